@@ -1,0 +1,216 @@
+//! The local HTTP endpoint: MCP at `/mcp` and `/servers/NAME/mcp`, the
+//! control API under `/api`, all behind the bearer token and the Origin
+//! check. `router` is a pure builder, tested with `oneshot`.
+
+pub mod api;
+pub mod builtin;
+pub mod session;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::hub::Scope;
+use crate::pool::Pool;
+use session::AgentSession;
+
+type McpService = StreamableHttpService<AgentSession, LocalSessionManager>;
+
+#[derive(Clone)]
+pub struct EndpointOptions {
+    pub token: String,
+    /// Accept any `Host` header (only with `--allow-non-loopback`).
+    pub any_host: bool,
+    /// Cancelled at shutdown: closes every agent session.
+    pub shutdown: CancellationToken,
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub pool: Pool,
+    options: EndpointOptions,
+    per_server: Arc<Mutex<HashMap<String, McpService>>>,
+}
+
+fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions) -> McpService {
+    let mut config = StreamableHttpServerConfig::default().with_cancellation_token(options.shutdown.child_token());
+    if options.any_host {
+        config = config.disable_allowed_hosts();
+    }
+    let pool = pool.clone();
+    StreamableHttpService::new(
+        move || Ok(AgentSession::new(pool.clone(), scope.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    )
+}
+
+pub fn router(pool: Pool, options: EndpointOptions) -> Router {
+    let aggregated = mcp_service(&pool, Scope::All, &options);
+    let state = AppState {
+        pool,
+        options: options.clone(),
+        per_server: Arc::default(),
+    };
+    Router::new()
+        .nest_service("/mcp", aggregated)
+        .route("/servers/{name}/mcp", any(per_server_mcp))
+        .merge(api::routes())
+        .with_state(state)
+        .layer(middleware::from_fn_with_state(options, guard))
+}
+
+async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>, request: Request) -> Response {
+    if state.pool.server(&name).is_none() {
+        return (StatusCode::NOT_FOUND, format!("mcpool has no server named '{name}'\n")).into_response();
+    }
+    let service = {
+        let Ok(mut map) = state.per_server.lock() else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        map.entry(name.clone())
+            .or_insert_with(|| mcp_service(&state.pool, Scope::One(name.clone()), &state.options))
+            .clone()
+    };
+    service.handle(request).await.map(Body::new)
+}
+
+/// Origin first (a browser page elsewhere gets 403 whatever it sends), then
+/// the bearer token (401).
+async fn guard(State(options): State<EndpointOptions>, request: Request, next: Next) -> Response {
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        if !is_loopback_origin(origin.to_str().unwrap_or("")) {
+            return (
+                StatusCode::FORBIDDEN,
+                "mcpool accepts requests only from loopback origins\n",
+            )
+                .into_response();
+        }
+    }
+    if !has_token(request.headers(), &options.token) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer realm=\"mcpool\"")],
+            "mcpool needs `Authorization: Bearer TOKEN` (see `mcpool token`)\n",
+        )
+            .into_response();
+    }
+    next.run(request).await
+}
+
+fn has_token(headers: &HeaderMap, token: &str) -> bool {
+    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let Some(given) = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")) else {
+        return false;
+    };
+    constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `http(s)://localhost`, `127.x.x.x` or `[::1]`, any port.
+pub fn is_loopback_origin(origin: &str) -> bool {
+    let Ok(url) = url::Url::parse(origin) else { return false };
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tower::ServiceExt;
+
+    fn app(token: &str) -> Router {
+        router(
+            Pool::default(),
+            EndpointOptions {
+                token: token.into(),
+                any_host: false,
+                shutdown: CancellationToken::new(),
+            },
+        )
+    }
+
+    async fn status(app: Router, headers: &[(&str, &str)]) -> StatusCode {
+        let mut req = axum::http::Request::builder().uri("/api/servers");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        app.oneshot(req.body(Body::empty()).unwrap()).await.unwrap().status()
+    }
+
+    #[tokio::test]
+    async fn token_and_origin_rules() {
+        assert_eq!(status(app("s3cret"), &[]).await, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            status(app("s3cret"), &[("authorization", "Bearer nope")]).await,
+            StatusCode::UNAUTHORIZED
+        );
+        assert_eq!(
+            status(app("s3cret"), &[("authorization", "Bearer s3cret")]).await,
+            StatusCode::OK
+        );
+        assert_eq!(
+            status(
+                app("s3cret"),
+                &[("authorization", "Bearer s3cret"), ("origin", "https://evil.example")]
+            )
+            .await,
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            status(app("s3cret"), &[("origin", "http://evil.example")]).await,
+            StatusCode::FORBIDDEN
+        );
+        assert_eq!(
+            status(
+                app("s3cret"),
+                &[("authorization", "Bearer s3cret"), ("origin", "http://127.0.0.1:5173")]
+            )
+            .await,
+            StatusCode::OK
+        );
+    }
+
+    #[test]
+    fn loopback_origins() {
+        for ok in [
+            "http://localhost:3000",
+            "http://127.0.0.1",
+            "https://127.1.2.3:9",
+            "http://[::1]:80",
+        ] {
+            assert!(is_loopback_origin(ok), "{ok}");
+        }
+        for bad in [
+            "null",
+            "http://localhost.evil.com",
+            "http://10.0.0.1",
+            "file://",
+            "http://[::2]",
+        ] {
+            assert!(!is_loopback_origin(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! Why an attempt or a request failed: the classification of rule 10 and the
+//! one-sentence messages of rule 9 that agents read.
+
+use std::error::Error as StdError;
+use std::time::{Duration, SystemTime};
+
+use rmcp::transport::streamable_http_client::{AuthRequiredError, HttpStatusError, InsufficientScopeError};
+
+use crate::backoff::parse_retry_after;
+use crate::lifecycle::{FailureKind, Refusal};
+
+/// Why one connection attempt failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot start '{command}': {source}")]
+    Spawn { command: String, source: std::io::Error },
+    #[error("invalid URL: {0}")]
+    InvalidUrl(String),
+    #[error("no answer to initialize within {} ms", .0.as_millis())]
+    Timeout(Duration),
+    #[error("{message}")]
+    Http {
+        status: u16,
+        retry_after: Option<Duration>,
+        message: String,
+    },
+    #[error("{0}")]
+    Network(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ConnectError {
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            ConnectError::Spawn { .. } | ConnectError::InvalidUrl(_) => FailureKind::Permanent,
+            ConnectError::Http { status: 401, .. } => FailureKind::Auth,
+            ConnectError::Http {
+                status: 403 | 404 | 405 | 410,
+                ..
+            } => FailureKind::Permanent,
+            ConnectError::Http { retry_after, .. } => FailureKind::Transient {
+                retry_after: *retry_after,
+            },
+            ConnectError::Timeout(_) | ConnectError::Network(_) | ConnectError::Other(_) => {
+                FailureKind::Transient { retry_after: None }
+            }
+        }
+    }
+
+    /// Classifies an error from rmcp's client or transport by walking its
+    /// source chain for the HTTP status, then for network causes.
+    pub fn from_transport(err: &(dyn StdError + 'static)) -> ConnectError {
+        let text = chain_text(err);
+        let mut source: Option<&(dyn StdError + 'static)> = Some(err);
+        while let Some(e) = source {
+            if e.downcast_ref::<AuthRequiredError>().is_some() {
+                return http(401, None, text);
+            }
+            if e.downcast_ref::<InsufficientScopeError>().is_some() {
+                return http(403, None, text);
+            }
+            if let Some(s) = e.downcast_ref::<HttpStatusError>() {
+                let retry = s
+                    .retry_after
+                    .as_deref()
+                    .and_then(|v| parse_retry_after(v, SystemTime::now()));
+                return http(s.status, retry, text);
+            }
+            if let Some(r) = e.downcast_ref::<reqwest::Error>() {
+                if let Some(status) = r.status() {
+                    return http(status.as_u16(), None, text);
+                }
+                if r.is_builder() {
+                    return ConnectError::InvalidUrl(text);
+                }
+                return ConnectError::Network(text);
+            }
+            source = e.source();
+        }
+        // rmcp reports 401/403/404 without a challenge as "HTTP <code> ...".
+        for code in [401u16, 403, 404, 405, 410, 429, 500, 502, 503, 504] {
+            if text.contains(&format!("HTTP {code}")) {
+                return http(code, None, text);
+            }
+        }
+        ConnectError::Other(text)
+    }
+}
+
+fn http(status: u16, retry_after: Option<Duration>, message: String) -> ConnectError {
+    ConnectError::Http {
+        status,
+        retry_after,
+        message,
+    }
+}
+
+/// An error and its causes on one line, without repeating a cause that the
+/// outer message already quotes.
+pub fn chain_text(err: &(dyn StdError + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(e) = source {
+        let s = e.to_string();
+        if !text.contains(&s) {
+            text.push_str(": ");
+            text.push_str(&s);
+        }
+        source = e.source();
+    }
+    text
+}
+
+/// Trims what would end a sentence early, so a reason can sit mid-sentence.
+pub fn clause(reason: &str) -> String {
+    let first_line = reason.lines().next().unwrap_or("").trim();
+    first_line.trim_end_matches(['.', ' ']).to_string()
+}
+
+fn secs(d: Duration) -> u64 {
+    d.as_millis().div_ceil(1000).max(1) as u64
+}
+
+/// The sentence an agent gets when a request is refused at once.
+pub fn refusal_sentence(server: &str, refusal: &Refusal) -> String {
+    match refusal {
+        Refusal::Disabled => format!(
+            "Server '{server}' is disconnected in mcpool; enable it in the mcpool tray or call mcpool__reconnect to use it."
+        ),
+        Refusal::NeedsAuth { error } => format!(
+            "Server '{server}' needs sign-in in the mcpool tray ({}).",
+            clause(error)
+        ),
+        Refusal::Permanent { error } => format!(
+            "Server '{server}' cannot start ({}); it will not be retried until its configuration changes or it is reconnected.",
+            clause(error)
+        ),
+        Refusal::Backoff { error, retry_in } => format!(
+            "Server '{server}' is unavailable ({}); retry in {} s.",
+            clause(error),
+            secs(*retry_in)
+        ),
+    }
+}
+
+/// The sentence an agent gets when the attempt its request made failed.
+pub fn attempt_failed_sentence(server: &str, err: &ConnectError, retry_in: Option<Duration>) -> String {
+    match (err.kind(), retry_in) {
+        (FailureKind::Auth, _) => format!("Server '{server}' needs sign-in in the mcpool tray ({}).", clause(&err.to_string())),
+        (FailureKind::Permanent, _) => format!(
+            "Server '{server}' cannot start ({}); it will not be retried until its configuration changes or it is reconnected.",
+            clause(&err.to_string())
+        ),
+        (FailureKind::Transient { .. }, Some(d)) => format!(
+            "Server '{server}' failed to connect ({}); retry in {} s.",
+            clause(&err.to_string()),
+            secs(d)
+        ),
+        (FailureKind::Transient { .. }, None) => format!(
+            "Server '{server}' failed to connect ({}); it reconnects on the next call.",
+            clause(&err.to_string())
+        ),
+    }
+}
+
+/// The sentence an agent gets when the connection went away during its call.
+/// The call is not sent again: it may have reached the server.
+pub fn dropped_during_call_sentence(server: &str, reason: &str) -> String {
+    format!(
+        "Server '{server}' dropped the connection during this call ({}); the call was not retried and the server reconnects on the next call.",
+        clause(reason)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classification() {
+        let spawn = ConnectError::Spawn {
+            command: "nope".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert_eq!(spawn.kind(), FailureKind::Permanent);
+        assert_eq!(http(401, None, String::new()).kind(), FailureKind::Auth);
+        assert_eq!(http(403, None, String::new()).kind(), FailureKind::Permanent);
+        assert_eq!(http(404, None, String::new()).kind(), FailureKind::Permanent);
+        assert_eq!(
+            http(503, None, String::new()).kind(),
+            FailureKind::Transient { retry_after: None }
+        );
+        let d = Some(Duration::from_secs(3));
+        assert_eq!(
+            http(429, d, String::new()).kind(),
+            FailureKind::Transient { retry_after: d }
+        );
+        assert_eq!(
+            ConnectError::Timeout(Duration::from_secs(1)).kind(),
+            FailureKind::Transient { retry_after: None }
+        );
+    }
+
+    #[test]
+    fn status_found_in_rmcp_text() {
+        let e = std::io::Error::other(
+            "Send message error Transport [x] error: unexpected server response: HTTP 403 Forbidden: no",
+        );
+        assert!(matches!(
+            ConnectError::from_transport(&e),
+            ConnectError::Http { status: 403, .. }
+        ));
+    }
+
+    #[test]
+    fn sentences_are_single_and_clean() {
+        let s = refusal_sentence(
+            "gh",
+            &Refusal::Backoff {
+                error: "connection refused.".into(),
+                retry_in: Duration::from_millis(3200),
+            },
+        );
+        assert_eq!(s, "Server 'gh' is unavailable (connection refused); retry in 4 s.");
+        let s = dropped_during_call_sentence("fs", "process exited with status 3.\nstderr: boom");
+        assert_eq!(s, "Server 'fs' dropped the connection during this call (process exited with status 3); the call was not retried and the server reconnects on the next call.");
+        for s in [
+            s,
+            refusal_sentence(
+                "x",
+                &Refusal::NeedsAuth {
+                    error: "HTTP 401.".into(),
+                },
+            ),
+        ] {
+            assert!(!s.contains(".."), "{s}");
+            assert_eq!(s.matches(". ").count(), 0, "{s}");
+        }
+    }
+}

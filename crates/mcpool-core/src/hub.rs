@@ -1,0 +1,291 @@
+//! The agent side of the pool: which agent sessions are open, and where a
+//! message from an upstream goes (progress to the call that asked for it,
+//! a sampling or elicitation request to the session whose call caused it,
+//! logging and resource updates to the sessions that can see the server).
+
+// Logging, sampling and roots are deprecated by SEP-2577 but agents and
+// servers in use today still rely on them, so the pool passes them through.
+#![allow(deprecated)]
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use rmcp::model::GetExtensions;
+use rmcp::model::{
+    ClientResult, ErrorData as McpError, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    RequestId, ResourceUpdatedNotificationParam, ServerNotification, ServerRequest,
+};
+use rmcp::service::{OriginatingRequestId, Peer, RoleServer};
+
+/// Which servers an agent session sees: all of them (`/mcp`) or one
+/// (`/servers/NAME/mcp`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    All,
+    One(String),
+}
+
+impl Scope {
+    pub fn sees(&self, server: &str) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::One(name) => name == server,
+        }
+    }
+}
+
+struct Agent {
+    scope: Scope,
+    peer: Peer<RoleServer>,
+    subscriptions: BTreeSet<String>,
+}
+
+struct Call {
+    server: String,
+    agent: u64,
+    peer: Peer<RoleServer>,
+    request_id: RequestId,
+    upstream_token: Option<ProgressToken>,
+    agent_token: Option<ProgressToken>,
+}
+
+#[derive(Default)]
+pub struct Hub {
+    next: AtomicU64,
+    agents: Mutex<BTreeMap<u64, Agent>>,
+    calls: Mutex<BTreeMap<u64, Call>>,
+    progress: Mutex<HashMap<(String, ProgressToken), u64>>,
+}
+
+/// Removes a call's routes when the call ends, however it ends.
+pub struct CallGuard<'a> {
+    hub: &'a Hub,
+    id: u64,
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        self.hub.end_call(self.id);
+    }
+}
+
+impl CallGuard<'_> {
+    /// Routes the upstream's progress for this call back to the agent, under
+    /// the agent's own token.
+    pub fn route_progress(&self, upstream_token: ProgressToken) {
+        let Ok(mut calls) = self.hub.calls.lock() else { return };
+        let Some(call) = calls.get_mut(&self.id) else { return };
+        if call.agent_token.is_none() {
+            return;
+        }
+        call.upstream_token = Some(upstream_token.clone());
+        if let Ok(mut progress) = self.hub.progress.lock() {
+            progress.insert((call.server.clone(), upstream_token), self.id);
+        }
+    }
+}
+
+impl Hub {
+    pub fn register(&self, scope: Scope, peer: Peer<RoleServer>) -> u64 {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut agents) = self.agents.lock() {
+            agents.insert(
+                id,
+                Agent {
+                    scope,
+                    peer,
+                    subscriptions: BTreeSet::new(),
+                },
+            );
+        }
+        id
+    }
+
+    pub fn agent_count(&self) -> usize {
+        self.prune();
+        self.agents.lock().map(|a| a.len()).unwrap_or(0)
+    }
+
+    fn prune(&self) {
+        if let Ok(mut agents) = self.agents.lock() {
+            agents.retain(|_, a| !a.peer.is_transport_closed());
+        }
+    }
+
+    pub fn subscribe(&self, agent: u64, uri: &str, on: bool) {
+        if let Ok(mut agents) = self.agents.lock() {
+            if let Some(a) = agents.get_mut(&agent) {
+                if on {
+                    a.subscriptions.insert(uri.to_string());
+                } else {
+                    a.subscriptions.remove(uri);
+                }
+            }
+        }
+    }
+
+    /// Peers of the sessions matching `filter`, pruned of closed ones.
+    fn peers(&self, filter: impl Fn(&Scope, &BTreeSet<String>) -> bool) -> Vec<Peer<RoleServer>> {
+        self.prune();
+        self.agents
+            .lock()
+            .map(|agents| {
+                agents
+                    .values()
+                    .filter(|a| filter(&a.scope, &a.subscriptions))
+                    .map(|a| a.peer.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn begin_call(
+        &self,
+        server: &str,
+        agent: u64,
+        peer: Peer<RoleServer>,
+        request_id: RequestId,
+        agent_token: Option<ProgressToken>,
+    ) -> CallGuard<'_> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.insert(
+                id,
+                Call {
+                    server: server.to_string(),
+                    agent,
+                    peer,
+                    request_id,
+                    upstream_token: None,
+                    agent_token,
+                },
+            );
+        }
+        CallGuard { hub: self, id }
+    }
+
+    fn end_call(&self, id: u64) {
+        let Ok(mut calls) = self.calls.lock() else { return };
+        if let Some(call) = calls.remove(&id) {
+            if let (Some(token), Ok(mut progress)) = (call.upstream_token, self.progress.lock()) {
+                progress.remove(&(call.server, token));
+            }
+        }
+    }
+
+    /// Sends tools/prompts/resources `list_changed` to the sessions `scope_filter` picks.
+    pub fn notify_list_changed(&self, kind: ListKind, scope_filter: impl Fn(&Scope) -> bool) {
+        for peer in self.peers(|scope, _| scope_filter(scope)) {
+            let notification = match kind {
+                ListKind::Tools => ServerNotification::ToolListChangedNotification(Default::default()),
+                ListKind::Prompts => ServerNotification::PromptListChangedNotification(Default::default()),
+                ListKind::Resources => ServerNotification::ResourceListChangedNotification(Default::default()),
+            };
+            tokio::spawn(async move {
+                let _ = peer.send_notification(notification).await;
+            });
+        }
+    }
+
+    pub fn route_progress(&self, server: &str, mut params: ProgressNotificationParam) {
+        let target = {
+            let Ok(progress) = self.progress.lock() else { return };
+            let Some(call_id) = progress
+                .get(&(server.to_string(), params.progress_token.clone()))
+                .copied()
+            else {
+                return;
+            };
+            let Ok(calls) = self.calls.lock() else { return };
+            calls
+                .get(&call_id)
+                .and_then(|c| c.agent_token.clone().map(|t| (c.peer.clone(), t)))
+        };
+        if let Some((peer, token)) = target {
+            params.progress_token = token;
+            tokio::spawn(async move {
+                let _ = peer.notify_progress(params).await;
+            });
+        }
+    }
+
+    pub fn route_log(&self, server: &str, aggregated_logger: bool, mut params: LoggingMessageNotificationParam) {
+        let own = self.peers(|scope, _| *scope == Scope::One(server.to_string()));
+        let all = if aggregated_logger {
+            self.peers(|scope, _| *scope == Scope::All)
+        } else {
+            Vec::new()
+        };
+        for peer in own {
+            let p = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_logging_message(p).await;
+            });
+        }
+        params.logger = Some(match params.logger.take() {
+            Some(l) => format!("{server}/{l}"),
+            None => server.to_string(),
+        });
+        for peer in all {
+            let p = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_logging_message(p).await;
+            });
+        }
+    }
+
+    pub fn route_resource_updated(&self, server: &str, params: ResourceUpdatedNotificationParam) {
+        let uri = params.uri.clone();
+        for peer in self.peers(|scope, subs| scope.sees(server) && subs.contains(&uri)) {
+            let p = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_resource_updated(p).await;
+            });
+        }
+    }
+
+    /// Sends an upstream's request (sampling, elicitation, roots, custom) to
+    /// the agent whose call is in flight on that server, else to any session
+    /// that sees the server. It rides the originating call's stream.
+    pub async fn forward_request(&self, server: &str, mut request: ServerRequest) -> Result<ClientResult, McpError> {
+        let target = self.calls.lock().ok().and_then(|calls| {
+            calls
+                .values()
+                .rev()
+                .find(|c| c.server == server)
+                .map(|c| (c.peer.clone(), Some(c.request_id.clone()), c.agent))
+        });
+        let (peer, origin) = match target {
+            Some((peer, origin, _)) => (peer, origin),
+            None => match self.peers(|scope, _| scope.sees(server)).into_iter().next() {
+                Some(peer) => (peer, None),
+                None => {
+                    return Err(McpError::internal_error(
+                        format!("no agent is connected to mcpool to answer server '{server}'"),
+                        None,
+                    ))
+                }
+            },
+        };
+        if let Some(origin) = origin {
+            request.extensions_mut().insert(OriginatingRequestId(origin));
+        }
+        // Sent from a task of its own so that rmcp's task-local origin (the
+        // upstream's request id) does not replace the agent's.
+        let sent = tokio::spawn(async move { peer.send_request(request).await })
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        sent.map_err(|e| match e {
+            rmcp::ServiceError::McpError(e) => e,
+            other => McpError::internal_error(format!("the agent did not answer: {other}"), None),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ListKind {
+    Tools,
+    Prompts,
+    Resources,
+}

@@ -1,0 +1,16 @@
+//! mcpool's headless core: the config, the upstream connections, the pool
+//! that keeps them alive, and the local endpoint agents connect to.
+
+pub mod backoff;
+pub mod config;
+pub mod endpoint;
+pub mod errors;
+pub mod hub;
+pub mod lifecycle;
+pub mod names;
+pub mod paths;
+pub mod pool;
+pub mod stderr_tail;
+pub mod supervisor;
+pub mod token;
+pub mod upstream;

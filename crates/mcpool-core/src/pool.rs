@@ -1,0 +1,309 @@
+//! The pool: every configured server's [`Supervisor`], the aggregated view
+//! agents see (names, list changes), and the status events for the UI.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+use rmcp::model::{Prompt, Tool};
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+use crate::backoff::Backoff;
+use crate::config::{Config, ConfigProblem};
+use crate::hub::{Hub, ListKind, Scope};
+use crate::lifecycle::Status;
+use crate::names::NameTable;
+use crate::supervisor::{Lists, Observer, ServerSnapshot, Supervisor};
+
+/// The server name the built-in tools live under.
+pub const BUILTIN_SERVER: &str = "mcpool";
+pub const STATUS_TOOL: &str = "mcpool__status";
+pub const RECONNECT_TOOL: &str = "mcpool__reconnect";
+
+/// How long shutdown waits for every server to stop.
+pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// One status change, as `/api/events` sends it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct StatusEvent {
+    pub server: String,
+    pub status: Status,
+    pub error: Option<String>,
+}
+
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<PoolInner>,
+}
+
+struct PoolInner {
+    hub: Arc<Hub>,
+    backoff: Backoff,
+    servers: RwLock<BTreeMap<String, Arc<Supervisor>>>,
+    events: broadcast::Sender<StatusEvent>,
+    last_status: Mutex<BTreeMap<String, (Status, Option<String>)>>,
+    signatures: Mutex<BTreeMap<(ListKind, Option<String>), u64>>,
+    problems: Mutex<Vec<ConfigProblem>>,
+    observer: Weak<dyn Observer>,
+}
+
+impl Observer for PoolInner {
+    fn status_changed(&self, server: &str) {
+        PoolInner::status_changed(self, server);
+    }
+    fn lists_changed(&self, server: &str) {
+        PoolInner::lists_changed(self, Some(server));
+    }
+}
+
+/// Aggregated tools with the table that maps their public names back.
+pub struct ToolView {
+    pub tools: Vec<Tool>,
+    pub names: NameTable,
+}
+
+pub struct PromptView {
+    pub prompts: Vec<Prompt>,
+    pub names: NameTable,
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Pool::new(Backoff::default())
+    }
+}
+
+impl Pool {
+    pub fn new(backoff: Backoff) -> Self {
+        let (events, _) = broadcast::channel(256);
+        let inner = Arc::new_cyclic(|weak: &Weak<PoolInner>| {
+            // Supervisors hold the pool only weakly: no reference cycle.
+            let weak_observer: Weak<dyn Observer> = weak.clone();
+            PoolInner {
+                hub: Arc::new(Hub::default()),
+                backoff,
+                servers: RwLock::new(BTreeMap::new()),
+                events,
+                last_status: Mutex::new(BTreeMap::new()),
+                signatures: Mutex::new(BTreeMap::new()),
+                problems: Mutex::new(Vec::new()),
+                observer: weak_observer,
+            }
+        });
+        Pool { inner }
+    }
+
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.inner.hub
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<StatusEvent> {
+        self.inner.events.subscribe()
+    }
+
+    pub fn server(&self, name: &str) -> Option<Arc<Supervisor>> {
+        self.inner.servers.read().ok()?.get(name).cloned()
+    }
+
+    pub fn servers(&self) -> Vec<Arc<Supervisor>> {
+        self.inner
+            .servers
+            .read()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn snapshot(&self) -> Vec<ServerSnapshot> {
+        self.servers().iter().map(|s| s.snapshot()).collect()
+    }
+
+    pub fn config_problems(&self) -> Vec<ConfigProblem> {
+        self.inner.problems.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// Makes the running set match `config`: new servers start, removed ones
+    /// stop, and only servers whose entry changed restart.
+    pub fn apply_config(&self, config: &Config) {
+        if let Ok(mut p) = self.inner.problems.lock() {
+            p.clone_from(&config.problems);
+        }
+        for problem in &config.problems {
+            tracing::warn!("{problem}");
+        }
+        let mut started = Vec::new();
+        let mut stopped = Vec::new();
+        {
+            let Ok(mut servers) = self.inner.servers.write() else {
+                return;
+            };
+            let names: BTreeSet<String> = servers.keys().cloned().collect();
+            for name in names {
+                let keep = config
+                    .servers
+                    .get(&name)
+                    .is_some_and(|spec| servers.get(&name).is_some_and(|s| s.spec() == *spec));
+                if !keep {
+                    if let Some(old) = servers.remove(&name) {
+                        stopped.push(old);
+                    }
+                }
+            }
+            for (name, spec) in &config.servers {
+                if !servers.contains_key(name) {
+                    let sup = Supervisor::new(
+                        spec.clone(),
+                        self.inner.hub.clone(),
+                        self.inner.observer.clone(),
+                        self.inner.backoff,
+                    );
+                    servers.insert(name.clone(), sup.clone());
+                    started.push(sup);
+                }
+            }
+        }
+        for old in &stopped {
+            let old = old.clone();
+            tokio::spawn(async move { old.stop().await });
+        }
+        for sup in &started {
+            sup.start();
+            self.inner.status_changed(sup.name());
+        }
+        for old in &stopped {
+            if let Ok(mut last) = self.inner.last_status.lock() {
+                last.remove(old.name());
+            }
+            self.inner.lists_changed(Some(old.name()));
+        }
+    }
+
+    /// Stops every server (and its process group) within the deadline.
+    pub async fn shutdown(&self) {
+        let all: Vec<Arc<Supervisor>> = match self.inner.servers.write() {
+            Ok(mut s) => std::mem::take(&mut *s).into_values().collect(),
+            Err(_) => Vec::new(),
+        };
+        let stops = futures::future::join_all(all.iter().map(|s| s.stop()));
+        if tokio::time::timeout(SHUTDOWN_DEADLINE, stops).await.is_err() {
+            tracing::warn!("some servers did not stop within {SHUTDOWN_DEADLINE:?}");
+        }
+    }
+
+    /// Every visible tool under its public name, built-ins first.
+    pub fn tool_view(&self) -> ToolView {
+        let lists: Vec<(String, Lists)> = self
+            .servers()
+            .iter()
+            .map(|s| (s.name().to_string(), s.lists()))
+            .collect();
+        let pairs = lists
+            .iter()
+            .flat_map(|(server, l)| l.tools.iter().map(move |t| (server.as_str(), t.name.as_ref())));
+        let names = NameTable::build_reserving(&[STATUS_TOOL, RECONNECT_TOOL], pairs);
+        let mut tools = crate::endpoint::builtin::tools();
+        for (server, l) in &lists {
+            for tool in &l.tools {
+                if let Some(public) = names.public_name(server, &tool.name) {
+                    let mut t = tool.clone();
+                    t.name = public.to_string().into();
+                    tools.push(t);
+                }
+            }
+        }
+        ToolView { tools, names }
+    }
+
+    pub fn prompt_view(&self) -> PromptView {
+        let lists: Vec<(String, Lists)> = self
+            .servers()
+            .iter()
+            .map(|s| (s.name().to_string(), s.lists()))
+            .collect();
+        let pairs = lists
+            .iter()
+            .flat_map(|(server, l)| l.prompts.iter().map(move |p| (server.as_str(), p.name.as_str())));
+        let names = NameTable::build(pairs);
+        let mut prompts = Vec::new();
+        for (server, l) in &lists {
+            for prompt in &l.prompts {
+                if let Some(public) = names.public_name(server, &prompt.name) {
+                    let mut p = prompt.clone();
+                    p.name = public.to_string();
+                    prompts.push(p);
+                }
+            }
+        }
+        PromptView { prompts, names }
+    }
+}
+
+impl PoolInner {
+    fn status_changed(&self, server: &str) {
+        let Some(sup) = self.servers.read().ok().and_then(|s| s.get(server).cloned()) else {
+            return;
+        };
+        let snap = sup.snapshot();
+        let current = (snap.status, snap.error.clone());
+        let changed = self
+            .last_status
+            .lock()
+            .map(|mut last| last.insert(server.to_string(), current.clone()) != Some(current))
+            .unwrap_or(true);
+        if changed {
+            let _ = self.events.send(StatusEvent {
+                server: server.to_string(),
+                status: snap.status,
+                error: snap.error,
+            });
+        }
+    }
+
+    /// Sends `list_changed` to the sessions whose visible lists really changed.
+    fn lists_changed(&self, server: Option<&str>) {
+        let servers: Vec<Arc<Supervisor>> = self
+            .servers
+            .read()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default();
+        let lists: Vec<(String, Lists)> = servers.iter().map(|s| (s.name().to_string(), s.lists())).collect();
+        for kind in [ListKind::Tools, ListKind::Prompts, ListKind::Resources] {
+            let all = signature(kind, lists.iter().map(|(n, l)| (n.as_str(), l)));
+            if self.update_signature(kind, None, all) {
+                self.hub.notify_list_changed(kind, |scope| *scope == Scope::All);
+            }
+            if let Some(server) = server {
+                let own = signature(
+                    kind,
+                    lists.iter().filter(|(n, _)| n == server).map(|(n, l)| (n.as_str(), l)),
+                );
+                if self.update_signature(kind, Some(server), own) {
+                    let target = Scope::One(server.to_string());
+                    self.hub.notify_list_changed(kind, |scope| *scope == target);
+                }
+            }
+        }
+    }
+
+    fn update_signature(&self, kind: ListKind, server: Option<&str>, sig: u64) -> bool {
+        let Ok(mut sigs) = self.signatures.lock() else {
+            return false;
+        };
+        sigs.insert((kind, server.map(str::to_string)), sig) != Some(sig)
+    }
+}
+
+fn signature<'a>(kind: ListKind, lists: impl Iterator<Item = (&'a str, &'a Lists)>) -> u64 {
+    let mut h = DefaultHasher::new();
+    for (name, l) in lists {
+        name.hash(&mut h);
+        let json = match kind {
+            ListKind::Tools => serde_json::to_string(&l.tools),
+            ListKind::Prompts => serde_json::to_string(&l.prompts),
+            ListKind::Resources => serde_json::to_string(&(&l.resources, &l.templates)),
+        };
+        json.unwrap_or_default().hash(&mut h);
+    }
+    h.finish()
+}

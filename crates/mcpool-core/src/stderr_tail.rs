@@ -1,0 +1,71 @@
+//! A bounded ring of a child's last stderr lines; its tail goes into errors.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+
+/// Lines kept, and the longest line kept (longer lines are cut).
+pub const MAX_LINES: usize = 20;
+pub const MAX_LINE_BYTES: usize = 400;
+
+#[derive(Debug, Clone, Default)]
+pub struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl StderrTail {
+    pub fn push(&self, line: &str) {
+        let mut line = line.trim_end().to_string();
+        if line.len() > MAX_LINE_BYTES {
+            let mut cut = MAX_LINE_BYTES;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push('…');
+        }
+        if let Ok(mut lines) = self.lines.lock() {
+            if lines.len() == MAX_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    pub fn tail(&self) -> Vec<String> {
+        self.lines
+            .lock()
+            .map(|l| l.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Reads `stream` line by line until it ends, keeping the last lines.
+    pub async fn drain(self, stream: impl AsyncRead + Unpin) {
+        let mut reader = BufReader::new(stream);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match reader.read_until(b'\n', &mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => self.push(&String::from_utf8_lossy(&buf)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn keeps_the_last_lines_bounded() {
+        let text: String = (0..50).map(|i| format!("line {i}\n")).collect::<String>() + &"y".repeat(5000);
+        let tail = StderrTail::default();
+        tail.clone().drain(text.as_bytes()).await;
+        let lines = tail.tail();
+        assert_eq!(lines.len(), MAX_LINES);
+        assert_eq!(lines[0], "line 31");
+        assert!(lines[MAX_LINES - 1].len() <= MAX_LINE_BYTES + 3);
+    }
+}

@@ -1,0 +1,692 @@
+//! One upstream server's driver: it owns the server's [`Lifecycle`], performs
+//! its effects (dial, close, drop tools), shares one attempt between
+//! concurrent requests, and turns a connection that ends on its own into a
+//! drop with the tools kept.
+
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, Prompt, Resource,
+    ResourceTemplate, ServerPeerInfo, ServerResult, Tool,
+};
+use rmcp::service::{
+    Peer, PeerRequestOptions, RequestContext, RoleClient, RoleServer, RunningServiceCancellationToken,
+};
+use rmcp::ServiceError;
+use serde::Serialize;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerSpec;
+use crate::errors::{
+    attempt_failed_sentence, chain_text, dropped_during_call_sentence, refusal_sentence, ConnectError,
+};
+use crate::hub::Hub;
+use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Status};
+use crate::upstream::stdio::{self, ProcessGroup};
+use crate::upstream::{self, Signal, UpstreamHandler};
+
+/// The exact end of a dropped server's error (SPEC §3 rule 2).
+pub const KEPT_SUFFIX: &str = "(tools kept; reconnects when next used)";
+
+/// How long after `initialize` the tools are listed once more: some servers
+/// announce `list_changed` before a client's stream is open.
+pub const RELIST_AFTER: Duration = Duration::from_millis(500);
+
+/// Where a server's listed tools come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolState {
+    Live,
+    Kept,
+    Cached,
+}
+
+/// The pool side a supervisor reports to.
+pub trait Observer: Send + Sync {
+    fn status_changed(&self, server: &str);
+    fn lists_changed(&self, server: &str);
+}
+
+/// Why a request could not be served, with the sentence for the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    pub sentence: String,
+}
+
+/// A request that reached the server but did not come back as a result.
+#[derive(Debug)]
+pub enum RequestError {
+    Unavailable(Unavailable),
+    /// The server answered with a JSON-RPC error.
+    Mcp(rmcp::model::ErrorData),
+    Cancelled,
+}
+
+struct Live {
+    peer: Peer<RoleClient>,
+    info: Option<Arc<ServerPeerInfo>>,
+    generation: u64,
+    cancel: Option<RunningServiceCancellationToken>,
+    group: Option<ProcessGroup>,
+}
+
+#[derive(Default, Clone)]
+pub struct Lists {
+    pub tools: Vec<Tool>,
+    pub prompts: Vec<Prompt>,
+    pub resources: Vec<Resource>,
+    pub templates: Vec<ResourceTemplate>,
+}
+
+struct Inner {
+    spec: ServerSpec,
+    machine: Lifecycle,
+    live: Option<Live>,
+    lists: Lists,
+    tool_state: Option<ToolState>,
+    info: Option<Arc<ServerPeerInfo>>,
+    generation: u64,
+    attempt_cancel: Option<CancellationToken>,
+    attempts_done: u64,
+    last_failure: Option<String>,
+    stopped: bool,
+}
+
+pub struct Supervisor {
+    name: String,
+    hub: Arc<Hub>,
+    observer: Weak<dyn Observer>,
+    inner: Mutex<Inner>,
+    attempt_lock: tokio::sync::Mutex<()>,
+}
+
+/// A point-in-time view of one server, as `/api/servers` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerSnapshot {
+    pub name: String,
+    pub status: Status,
+    pub error: Option<String>,
+    pub transport: &'static str,
+    pub tools: Vec<ToolSnapshot>,
+    pub tool_count: usize,
+    pub connecting: bool,
+    /// Milliseconds until the next attempt is allowed, during a backoff.
+    pub retry_in_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolSnapshot {
+    pub name: String,
+    pub state: ToolState,
+}
+
+impl Supervisor {
+    pub fn new(
+        spec: ServerSpec,
+        hub: Arc<Hub>,
+        observer: Weak<dyn Observer>,
+        backoff: crate::backoff::Backoff,
+    ) -> Arc<Self> {
+        let machine = Lifecycle::new(spec.disabled, backoff);
+        Arc::new(Supervisor {
+            name: spec.name.clone(),
+            hub,
+            observer,
+            inner: Mutex::new(Inner {
+                spec,
+                machine,
+                live: None,
+                lists: Lists::default(),
+                tool_state: None,
+                info: None,
+                generation: 0,
+                attempt_cancel: None,
+                attempts_done: 0,
+                last_failure: None,
+                stopped: false,
+            }),
+            attempt_lock: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // A panic while holding this lock leaves plain data behind; the
+        // state machine stays consistent, so keep going.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn spec(&self) -> ServerSpec {
+        self.lock().spec.clone()
+    }
+
+    pub fn status(&self) -> Status {
+        self.lock().machine.status()
+    }
+
+    /// The server's lists as agents see them (live, kept or cached).
+    pub fn lists(&self) -> Lists {
+        let inner = self.lock();
+        if inner.tool_state.is_some() {
+            inner.lists.clone()
+        } else {
+            Lists::default()
+        }
+    }
+
+    pub fn info(&self) -> Option<Arc<ServerPeerInfo>> {
+        self.lock().info.clone()
+    }
+
+    pub fn snapshot(&self) -> ServerSnapshot {
+        let inner = self.lock();
+        let now = Instant::now();
+        let tools: Vec<ToolSnapshot> = match inner.tool_state {
+            Some(state) => inner
+                .lists
+                .tools
+                .iter()
+                .map(|t| ToolSnapshot {
+                    name: t.name.to_string(),
+                    state,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        ServerSnapshot {
+            name: self.name.clone(),
+            status: inner.machine.status(),
+            error: inner.machine.error().map(str::to_string),
+            transport: inner.spec.transport.kind(),
+            tool_count: tools.len(),
+            tools,
+            connecting: inner.machine.attempting(),
+            retry_in_ms: inner
+                .machine
+                .retry_at()
+                .filter(|at| *at > now)
+                .map(|at| (at - now).as_millis() as u64),
+        }
+    }
+
+    fn notify_status(&self) {
+        if let Some(o) = self.observer.upgrade() {
+            o.status_changed(&self.name);
+        }
+    }
+
+    fn notify_lists(&self) {
+        if let Some(o) = self.observer.upgrade() {
+            o.lists_changed(&self.name);
+        }
+    }
+
+    /// Feeds `event` to the machine and performs the effects that need no
+    /// waiting; returns those that do (dial, close).
+    fn apply(self: &Arc<Self>, inner: &mut Inner, event: Event) -> (bool, bool) {
+        let effects = inner.machine.handle(event, Instant::now());
+        let mut dial = false;
+        let mut lists_changed = false;
+        for effect in effects {
+            match effect {
+                Effect::Dial => dial = true,
+                Effect::CancelAttempt => {
+                    if let Some(c) = inner.attempt_cancel.take() {
+                        c.cancel();
+                    }
+                }
+                Effect::Close => {
+                    if let Some(live) = inner.live.take() {
+                        tokio::spawn(close(live));
+                    }
+                }
+                Effect::DropTools => {
+                    lists_changed |= inner.tool_state.is_some();
+                    inner.tool_state = None;
+                    inner.lists = Lists::default();
+                }
+                Effect::NotifyNeedsAuth => {
+                    tracing::warn!(server = %self.name, "server needs sign-in");
+                }
+            }
+        }
+        (dial, lists_changed)
+    }
+
+    /// Launch: start the first attempt at once, in the background.
+    pub fn start(self: &Arc<Self>) {
+        let dial = {
+            let mut inner = self.lock();
+            if inner.spec.disabled {
+                return;
+            }
+            self.apply(&mut inner, Event::Start).0
+        };
+        self.notify_status();
+        if dial {
+            self.spawn_attempt();
+        }
+    }
+
+    fn spawn_attempt(self: &Arc<Self>) {
+        let this = self.clone();
+        tokio::spawn(async move {
+            let _ = this.peer().await;
+        });
+    }
+
+    /// A live peer for a request: the current connection, or one made now
+    /// (shared with concurrent requests), or the reason there is none.
+    pub async fn peer(self: &Arc<Self>) -> Result<(Peer<RoleClient>, u64), Unavailable> {
+        let seen = {
+            let inner = self.lock();
+            match self.admission(&inner) {
+                Ok(Some(ready)) => return Ok(ready),
+                Ok(None) => inner.attempts_done,
+                Err(u) => return Err(u),
+            }
+        };
+        let _turn = self.attempt_lock.lock().await;
+        {
+            let inner = self.lock();
+            if inner.attempts_done != seen {
+                // An attempt ended while this request waited: share its outcome.
+                if let Some(live) = &inner.live {
+                    return Ok((live.peer.clone(), live.generation));
+                }
+                let sentence = inner
+                    .last_failure
+                    .clone()
+                    .unwrap_or_else(|| format!("Server '{}' is not connected.", self.name));
+                return Err(Unavailable { sentence });
+            }
+            if let Some(ready) = self.admission(&inner)? {
+                return Ok(ready);
+            }
+        }
+        self.attempt().await
+    }
+
+    fn admission(&self, inner: &Inner) -> Result<Option<(Peer<RoleClient>, u64)>, Unavailable> {
+        if inner.stopped {
+            return Err(Unavailable {
+                sentence: format!("Server '{}' was removed from the mcpool config.", self.name),
+            });
+        }
+        match inner.machine.admit(Instant::now()) {
+            Admission::Ready => match &inner.live {
+                Some(live) => Ok(Some((live.peer.clone(), live.generation))),
+                None => Ok(None),
+            },
+            Admission::Dial => Ok(None),
+            Admission::Refuse(r) => Err(Unavailable {
+                sentence: refusal_sentence(&self.name, &r),
+            }),
+        }
+    }
+
+    async fn attempt(self: &Arc<Self>) -> Result<(Peer<RoleClient>, u64), Unavailable> {
+        let cancel = CancellationToken::new();
+        let spec = {
+            let mut inner = self.lock();
+            inner.attempt_cancel = Some(cancel.clone());
+            self.apply(&mut inner, Event::AttemptStarted);
+            inner.spec.clone()
+        };
+        self.notify_status();
+        let (signals_tx, signals_rx) = mpsc::unbounded_channel();
+        let handler = UpstreamHandler {
+            server: self.name.clone(),
+            hub: self.hub.clone(),
+            signals: signals_tx,
+        };
+        let work = async {
+            let established = upstream::connect(&spec, handler).await?;
+            let lists = list_all(&established.peer)
+                .await
+                .map_err(|e| ConnectError::from_transport(&e))?;
+            Ok::<_, ConnectError>((established, lists))
+        };
+        let outcome = tokio::select! {
+            _ = cancel.cancelled() => None,
+            r = tokio::time::timeout(spec.timeout, work) => Some(r.unwrap_or(Err(ConnectError::Timeout(spec.timeout)))),
+        };
+        let mut inner = self.lock();
+        inner.attempts_done += 1;
+        // Attempts are serialised by `attempt_lock`, so the token is ours.
+        inner.attempt_cancel = None;
+        let result = match outcome {
+            None => {
+                // Cancelled by an explicit action, which already set the state.
+                let sentence = format!("Server '{}' was disconnected while connecting.", self.name);
+                inner.last_failure = Some(sentence.clone());
+                drop(inner);
+                Err(Unavailable { sentence })
+            }
+            Some(Ok((established, _))) if inner.machine.status() == Status::Disabled || inner.stopped => {
+                drop(inner);
+                tokio::spawn(close(Live {
+                    peer: established.peer,
+                    info: None,
+                    generation: 0,
+                    cancel: Some(established.running.cancellation_token()),
+                    group: established.group,
+                }));
+                return Err(Unavailable {
+                    sentence: format!("Server '{}' was disconnected while connecting.", self.name),
+                });
+            }
+            Some(Ok((established, lists))) => {
+                inner.generation += 1;
+                let generation = inner.generation;
+                let info = established.peer.peer_info();
+                let peer = established.peer.clone();
+                let cancel = established.running.cancellation_token();
+                let exit = established.group.as_ref().map(ProcessGroup::exit_watch);
+                inner.live = Some(Live {
+                    peer: peer.clone(),
+                    info: info.clone(),
+                    generation,
+                    cancel: Some(cancel),
+                    group: established.group,
+                });
+                inner.info = info;
+                inner.lists = lists;
+                inner.tool_state = Some(ToolState::Live);
+                inner.last_failure = None;
+                self.apply(&mut inner, Event::AttemptSucceeded);
+                drop(inner);
+                self.watch(generation, established.running, exit, established.stderr, signals_rx);
+                self.notify_status();
+                self.notify_lists();
+                return Ok((peer, generation));
+            }
+            Some(Err(err)) => {
+                let kind_event = Event::AttemptFailed {
+                    kind: err.kind(),
+                    error: err.to_string(),
+                };
+                let (_, lists_changed) = self.apply(&mut inner, kind_event);
+                let retry_in = inner
+                    .machine
+                    .retry_at()
+                    .map(|at| at.saturating_duration_since(Instant::now()));
+                let sentence = attempt_failed_sentence(&self.name, &err, retry_in);
+                inner.last_failure = Some(sentence.clone());
+                drop(inner);
+                tracing::warn!(server = %self.name, "connection attempt failed: {err}");
+                if lists_changed {
+                    self.notify_lists();
+                }
+                Err(Unavailable { sentence })
+            }
+        };
+        self.notify_status();
+        result
+    }
+
+    /// Watches one connection: its end, and the list changes it announces.
+    fn watch(
+        self: &Arc<Self>,
+        generation: u64,
+        running: upstream::Running,
+        exit: Option<tokio::sync::watch::Receiver<Option<std::process::ExitStatus>>>,
+        stderr: Option<crate::stderr_tail::StderrTail>,
+        mut signals: mpsc::UnboundedReceiver<Signal>,
+    ) {
+        let this = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let quit = running.waiting().await;
+            let Some(this) = this.upgrade() else { return };
+            let reason = match exit {
+                Some(mut exit) => {
+                    let _ = tokio::time::timeout(Duration::from_millis(500), exit.wait_for(Option::is_some)).await;
+                    let status = *exit.borrow();
+                    stdio::describe_exit(status)
+                }
+                None => match quit {
+                    Ok(_) => "the connection closed".to_string(),
+                    Err(e) => format!("the connection task failed: {e}"),
+                },
+            };
+            let tail = stderr.map(|s| s.tail()).unwrap_or_default();
+            this.dropped(generation, &upstream::with_stderr(&reason, &tail));
+        });
+        let this = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut relist = Box::pin(tokio::time::sleep(RELIST_AFTER));
+            let mut relisted = false;
+            loop {
+                tokio::select! {
+                    _ = &mut relist, if !relisted => relisted = true,
+                    signal = signals.recv() => if signal.is_none() { return },
+                }
+                let Some(this) = this.upgrade() else { return };
+                this.relist(generation).await;
+            }
+        });
+    }
+
+    async fn relist(self: &Arc<Self>, generation: u64) {
+        let peer = {
+            let inner = self.lock();
+            match &inner.live {
+                Some(live) if live.generation == generation => live.peer.clone(),
+                _ => return,
+            }
+        };
+        let Ok(lists) = list_all(&peer).await else { return };
+        let changed = {
+            let mut inner = self.lock();
+            if !matches!(&inner.live, Some(l) if l.generation == generation) {
+                return;
+            }
+            let changed = !same_lists(&inner.lists, &lists);
+            inner.lists = lists;
+            changed
+        };
+        if changed {
+            self.notify_lists();
+        }
+    }
+
+    /// The connection of `generation` ended on its own: keep the tools,
+    /// show the reason, and wait for the next request to reconnect.
+    pub fn dropped(self: &Arc<Self>, generation: u64, reason: &str) {
+        let mut inner = self.lock();
+        if !matches!(&inner.live, Some(l) if l.generation == generation) {
+            return;
+        }
+        let live = inner.live.take();
+        if inner.tool_state.is_some() {
+            inner.tool_state = Some(ToolState::Kept);
+        }
+        let error = format!("{reason} {KEPT_SUFFIX}");
+        self.apply(&mut inner, Event::Dropped { error });
+        drop(inner);
+        tracing::warn!(server = %self.name, "connection dropped: {reason}");
+        if let Some(live) = live {
+            tokio::spawn(close(live));
+        }
+        self.notify_status();
+        self.notify_lists();
+    }
+
+    /// Explicit disconnect: tools go at once, any attempt is abandoned.
+    pub fn disconnect(self: &Arc<Self>) {
+        let changed = {
+            let mut inner = self.lock();
+            self.apply(&mut inner, Event::Disconnect).1
+        };
+        self.notify_status();
+        if changed {
+            self.notify_lists();
+        }
+    }
+
+    /// Explicit reconnect (or enable): bypasses backoff; waits for the attempt.
+    pub async fn reconnect(self: &Arc<Self>) -> Result<(), Unavailable> {
+        {
+            let mut inner = self.lock();
+            if inner.stopped {
+                return Err(Unavailable {
+                    sentence: format!("Server '{}' is not in the config.", self.name),
+                });
+            }
+            self.apply(&mut inner, Event::Reconnect);
+        }
+        self.notify_status();
+        self.peer().await.map(|_| ())
+    }
+
+    /// Stops the server for good (shutdown, or removal from the config).
+    pub async fn stop(self: &Arc<Self>) {
+        let live = {
+            let mut inner = self.lock();
+            inner.stopped = true;
+            if let Some(c) = inner.attempt_cancel.take() {
+                c.cancel();
+            }
+            inner.tool_state = None;
+            inner.lists = Lists::default();
+            inner.live.take()
+        };
+        if let Some(live) = live {
+            close(live).await;
+        }
+    }
+
+    /// Forwards one agent request to the server, with progress, cancellation
+    /// and server-to-client requests routed back to that agent. A request
+    /// that may have reached the server is never sent twice.
+    pub async fn forward(
+        self: &Arc<Self>,
+        request: ClientRequest,
+        ctx: Option<(&RequestContext<RoleServer>, u64)>,
+    ) -> Result<ServerResult, RequestError> {
+        let (peer, generation) = self.peer().await.map_err(RequestError::Unavailable)?;
+        let guard = ctx.map(|(ctx, agent)| {
+            self.hub.begin_call(
+                &self.name,
+                agent,
+                ctx.peer.clone(),
+                ctx.id.clone(),
+                ctx.meta.get_progress_token(),
+            )
+        });
+        let handle = match peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return Err(self.failed_request(generation, &e)),
+        };
+        if let Some(g) = &guard {
+            g.route_progress(handle.progress_token.clone());
+        }
+        let id = handle.id.clone();
+        let cancelled = ctx.map(|(c, _)| c.ct.clone()).unwrap_or_default();
+        let response = tokio::select! {
+            r = handle.await_response() => r,
+            _ = cancelled.cancelled() => {
+                let note = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some("cancelled by the agent".into())));
+                let _ = peer.send_notification(ClientNotification::CancelledNotification(note)).await;
+                return Err(RequestError::Cancelled);
+            }
+        };
+        match response {
+            Ok(result) => Ok(result),
+            Err(ServiceError::McpError(e)) => Err(RequestError::Mcp(e)),
+            Err(e) => Err(self.failed_request(generation, &e)),
+        }
+    }
+
+    fn failed_request(self: &Arc<Self>, generation: u64, err: &ServiceError) -> RequestError {
+        let reason = match err {
+            ServiceError::TransportClosed => "the connection closed".to_string(),
+            other => chain_text(other),
+        };
+        let auth = err.is_authorization_required();
+        if auth {
+            let mut inner = self.lock();
+            if matches!(&inner.live, Some(l) if l.generation == generation) {
+                let live = inner.live.take();
+                let (_, changed) = self.apply(
+                    &mut inner,
+                    Event::AttemptFailed {
+                        kind: crate::lifecycle::FailureKind::Auth,
+                        error: reason.clone(),
+                    },
+                );
+                drop(inner);
+                if let Some(live) = live {
+                    tokio::spawn(close(live));
+                }
+                self.notify_status();
+                if changed {
+                    self.notify_lists();
+                }
+            }
+            return RequestError::Unavailable(Unavailable {
+                sentence: format!("Server '{}' needs sign-in in the mcpool tray.", self.name),
+            });
+        }
+        // Wait briefly for a local process's exit, so the drop names it.
+        let this = self.clone();
+        let sentence = dropped_during_call_sentence(&self.name, &reason);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            this.dropped(generation, &reason);
+        });
+        RequestError::Unavailable(Unavailable { sentence })
+    }
+}
+
+async fn close(mut live: Live) {
+    if let Some(c) = live.cancel.take() {
+        c.cancel();
+    }
+    if let Some(mut group) = live.group.take() {
+        group.stop(stdio::STOP_GRACE).await;
+    }
+    let _ = live.generation;
+    let _ = live.info;
+}
+
+async fn list_all(peer: &Peer<RoleClient>) -> Result<Lists, ServiceError> {
+    let caps = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
+    let tools = if caps.tools.is_some() {
+        peer.list_all_tools().await?
+    } else {
+        Vec::new()
+    };
+    let prompts = if caps.prompts.is_some() {
+        peer.list_all_prompts().await.unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let (resources, templates) = if caps.resources.is_some() {
+        (
+            peer.list_all_resources().await.unwrap_or_default(),
+            peer.list_all_resource_templates().await.unwrap_or_default(),
+        )
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    Ok(Lists {
+        tools,
+        prompts,
+        resources,
+        templates,
+    })
+}
+
+fn same_lists(a: &Lists, b: &Lists) -> bool {
+    a.tools == b.tools && a.prompts == b.prompts && a.resources == b.resources && a.templates == b.templates
+}

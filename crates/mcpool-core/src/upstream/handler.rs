@@ -1,0 +1,84 @@
+//! What mcpool answers as the client of one upstream server: requests and
+//! notifications from the server go to the agents through the [`Hub`], list
+//! changes go to the server's supervisor.
+
+// Logging, sampling and roots are deprecated by SEP-2577 but agents and
+// servers in use today still rely on them, so the pool passes them through.
+#![allow(deprecated)]
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, ClientResult, ErrorData as McpError, Implementation, ServerNotification,
+    ServerRequest,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient, Service};
+use tokio::sync::mpsc;
+
+use crate::hub::Hub;
+
+/// A change an upstream announced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    ToolsChanged,
+    PromptsChanged,
+    ResourcesChanged,
+}
+
+pub struct UpstreamHandler {
+    pub server: String,
+    pub hub: Arc<Hub>,
+    pub signals: mpsc::UnboundedSender<Signal>,
+}
+
+pub fn client_config() -> ClientConfig {
+    let capabilities = ClientCapabilities::builder()
+        .enable_roots()
+        .enable_roots_list_changed()
+        .enable_sampling()
+        .enable_elicitation()
+        .build();
+    ClientConfig::new(capabilities, Implementation::new("mcpool", env!("CARGO_PKG_VERSION")))
+}
+
+impl Service<RoleClient> for UpstreamHandler {
+    async fn handle_request(
+        &self,
+        request: ServerRequest,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ClientResult, McpError> {
+        match request {
+            ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
+            other => self.hub.forward_request(&self.server, other).await,
+        }
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ServerNotification,
+        _context: NotificationContext<RoleClient>,
+    ) -> Result<(), McpError> {
+        match notification {
+            ServerNotification::ProgressNotification(n) => self.hub.route_progress(&self.server, n.params),
+            ServerNotification::LoggingMessageNotification(n) => self.hub.route_log(&self.server, true, n.params),
+            ServerNotification::ResourceUpdatedNotification(n) => {
+                self.hub.route_resource_updated(&self.server, n.params)
+            }
+            ServerNotification::ToolListChangedNotification(_) => {
+                let _ = self.signals.send(Signal::ToolsChanged);
+            }
+            ServerNotification::PromptListChangedNotification(_) => {
+                let _ = self.signals.send(Signal::PromptsChanged);
+            }
+            ServerNotification::ResourceListChangedNotification(_) => {
+                let _ = self.signals.send(Signal::ResourcesChanged);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        client_config()
+    }
+}

@@ -1,0 +1,118 @@
+//! Connections to upstream servers: spawn or dial, run `initialize`, and
+//! hand back a live peer plus what is needed to stop it and to tell why it
+//! ended.
+
+pub mod handler;
+pub mod sse;
+pub mod stdio;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+
+use crate::config::{ServerSpec, TransportSpec};
+use crate::errors::{chain_text, ConnectError};
+use crate::stderr_tail::StderrTail;
+pub use handler::{Signal, UpstreamHandler};
+use stdio::ProcessGroup;
+
+pub type Running = RunningService<RoleClient, UpstreamHandler>;
+
+/// A live connection: its peer, the service task, and for a local server its
+/// process group and stderr tail.
+pub struct Established {
+    pub peer: Peer<RoleClient>,
+    pub running: Running,
+    pub group: Option<ProcessGroup>,
+    pub stderr: Option<StderrTail>,
+}
+
+/// Connects to `spec`. The caller bounds it with the server's timeout;
+/// dropping the future midway stops a spawned process group.
+pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Established, ConnectError> {
+    match &spec.transport {
+        TransportSpec::Stdio { .. } => {
+            let spawned = stdio::spawn(&spec.transport)?;
+            let mut group = spawned.group;
+            let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin);
+            match handler.serve(transport).await {
+                Ok(running) => Ok(Established {
+                    peer: running.peer().clone(),
+                    running,
+                    group: Some(group),
+                    stderr: Some(spawned.stderr),
+                }),
+                Err(e) => {
+                    // Give a process that is exiting a moment, so its exit
+                    // status and last words make the error.
+                    let status = group.wait_exit(Duration::from_millis(300)).await;
+                    let reason = match status {
+                        Some(_) => stdio::describe_exit(status),
+                        None => chain_text(&e),
+                    };
+                    group.stop(stdio::STOP_GRACE).await;
+                    Err(ConnectError::Other(with_stderr(&reason, &spawned.stderr.tail())))
+                }
+            }
+        }
+        TransportSpec::Http { url, headers } => {
+            url::Url::parse(url).map_err(|e| ConnectError::InvalidUrl(e.to_string()))?;
+            let mut custom = HashMap::new();
+            for (k, v) in headers {
+                let name = http::HeaderName::from_bytes(k.as_bytes())
+                    .map_err(|_| ConnectError::Other(format!("header '{k}' is not a valid name")))?;
+                let value = http::HeaderValue::from_str(v)
+                    .map_err(|_| ConnectError::Other(format!("the value of header '{k}' is not valid")))?;
+                custom.insert(name, value);
+            }
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                .custom_headers(custom)
+                .reinit_on_expired_session(true);
+            // The standalone event stream may retry a few times; after that the
+            // connection counts as dropped instead of retrying forever.
+            let mut retry = ExponentialBackoff::default();
+            retry.max_times = Some(3);
+            retry.base_duration = Duration::from_millis(500);
+            retry.max_delay = Some(Duration::from_secs(4));
+            config.retry_config = Arc::new(retry);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let running = handler
+                .serve(transport)
+                .await
+                .map_err(|e| ConnectError::from_transport(&e))?;
+            Ok(Established {
+                peer: running.peer().clone(),
+                running,
+                group: None,
+                stderr: None,
+            })
+        }
+        TransportSpec::Sse { url, headers } => {
+            let transport = sse::open(url, headers).await?;
+            let running = handler
+                .serve(transport)
+                .await
+                .map_err(|e| ConnectError::from_transport(&e))?;
+            Ok(Established {
+                peer: running.peer().clone(),
+                running,
+                group: None,
+                stderr: None,
+            })
+        }
+    }
+}
+
+/// Joins a reason and a stderr tail into one error text.
+pub fn with_stderr(reason: &str, tail: &[String]) -> String {
+    if tail.is_empty() {
+        return reason.to_string();
+    }
+    format!("{reason}; stderr (last {} lines):\n{}", tail.len(), tail.join("\n"))
+}

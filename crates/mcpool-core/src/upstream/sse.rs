@@ -1,0 +1,157 @@
+//! A small client for the legacy HTTP+SSE transport (protocol 2024-11-05),
+//! which rmcp 3 no longer ships: a GET event stream that first names the
+//! POST endpoint, then carries the server's messages.
+
+use std::collections::BTreeMap;
+
+use futures::StreamExt;
+use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use sse_stream::SseStream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::errors::ConnectError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SseError {
+    #[error("POST to the SSE endpoint failed: {0}")]
+    Post(#[from] reqwest::Error),
+    #[error("POST to the SSE endpoint answered HTTP {0}")]
+    Status(u16),
+}
+
+pub struct SseTransport {
+    client: reqwest::Client,
+    endpoint: url::Url,
+    headers: reqwest::header::HeaderMap,
+    incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
+    stop: CancellationToken,
+}
+
+pub fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header::HeaderMap, ConnectError> {
+    let mut map = reqwest::header::HeaderMap::new();
+    for (k, v) in headers {
+        let name = reqwest::header::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| ConnectError::Other(format!("header '{k}' is not a valid name")))?;
+        let value = reqwest::header::HeaderValue::from_str(v)
+            .map_err(|_| ConnectError::Other(format!("the value of header '{k}' is not valid")))?;
+        map.insert(name, value);
+    }
+    Ok(map)
+}
+
+/// Opens the event stream and waits for the `endpoint` event.
+pub async fn open(url: &str, headers: &BTreeMap<String, String>) -> Result<SseTransport, ConnectError> {
+    let base = url::Url::parse(url).map_err(|e| ConnectError::InvalidUrl(e.to_string()))?;
+    let headers = header_map(headers)?;
+    let client = reqwest::Client::new();
+    let response = client
+        .get(base.clone())
+        .headers(headers.clone())
+        .header(reqwest::header::ACCEPT, "text/event-stream")
+        .send()
+        .await
+        .map_err(|e| ConnectError::from_transport(&e))?;
+    let status = response.status();
+    if !status.is_success() {
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| crate::backoff::parse_retry_after(v, std::time::SystemTime::now()));
+        return Err(ConnectError::Http {
+            status: status.as_u16(),
+            retry_after,
+            message: format!("HTTP {status} from the SSE stream"),
+        });
+    }
+    let mut events = SseStream::from_bytes_stream(response.bytes_stream());
+    let endpoint = loop {
+        match events.next().await {
+            Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
+                let data = event.data.unwrap_or_default();
+                break base
+                    .join(data.trim())
+                    .map_err(|e| ConnectError::Other(format!("the SSE endpoint event is not a URL: {e}")))?;
+            }
+            Some(Ok(_)) => continue,
+            Some(Err(e)) => return Err(ConnectError::Network(format!("SSE stream error: {e}"))),
+            None => {
+                return Err(ConnectError::Network(
+                    "the SSE stream ended before naming its endpoint".into(),
+                ))
+            }
+        }
+    };
+    let (tx, incoming) = mpsc::channel(64);
+    let stop = CancellationToken::new();
+    let reader_stop = stop.clone();
+    tokio::spawn(async move {
+        loop {
+            let next = tokio::select! {
+                _ = reader_stop.cancelled() => break,
+                next = events.next() => next,
+            };
+            match next {
+                Some(Ok(event)) if matches!(event.event.as_deref(), None | Some("message")) => {
+                    let Some(data) = event.data else { continue };
+                    match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&data) {
+                        Ok(message) => {
+                            if tx.send(message).await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => tracing::warn!("ignoring an SSE message that is not JSON-RPC: {e}"),
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => break,
+            }
+        }
+    });
+    Ok(SseTransport {
+        client,
+        endpoint,
+        headers,
+        incoming,
+        stop,
+    })
+}
+
+impl Transport<RoleClient> for SseTransport {
+    type Error = SseError;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), SseError>> + Send + 'static {
+        let request = self
+            .client
+            .post(self.endpoint.clone())
+            .headers(self.headers.clone())
+            .json(&item);
+        async move {
+            let response = request.send().await?;
+            if !response.status().is_success() {
+                return Err(SseError::Status(response.status().as_u16()));
+            }
+            Ok(())
+        }
+    }
+
+    fn receive(&mut self) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.incoming.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), SseError> {
+        self.stop.cancel();
+        Ok(())
+    }
+}
+
+impl Drop for SseTransport {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}

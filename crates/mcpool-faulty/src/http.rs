@@ -1,0 +1,282 @@
+//! Streamable HTTP serving: the `/mcp` endpoint behind a fault layer, plus `/control` and `/stats`.
+//!
+//! Faults are switched at runtime through `POST /control`, so a test can flip
+//! a running server between healthy and failing without restarting it.
+
+use std::{
+    collections::HashSet,
+    net::SocketAddr,
+    sync::{Arc, Mutex, MutexGuard, PoisonError},
+};
+
+use anyhow::Context as _;
+use axum::{
+    extract::{Request, State},
+    http::{header, HeaderMap, HeaderValue, StatusCode},
+    middleware::{self, Next},
+    response::{IntoResponse, Response},
+    routing::{get, post},
+    Json, Router,
+};
+use rmcp::transport::streamable_http_server::{
+    session::local::LocalSessionManager, SessionManager as _, StreamableHttpServerConfig, StreamableHttpService,
+};
+use serde::{Deserialize, Serialize};
+use tokio::{io::AsyncWriteExt as _, net::TcpListener};
+
+use crate::{server::Faulty, shared::Shared};
+
+const SESSION_HEADER: &str = "mcp-session-id";
+const DEFAULT_RETRY_AFTER_SECS: u64 = 2;
+
+/// How `/mcp` answers, as set by `/control`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Mode {
+    #[serde(rename = "ok")]
+    Ok,
+    #[serde(rename = "401")]
+    Unauthorized,
+    #[serde(rename = "403")]
+    Forbidden,
+    #[serde(rename = "404")]
+    NotFound,
+    #[serde(rename = "429")]
+    TooManyRequests,
+    #[serde(rename = "500")]
+    ServerError,
+}
+
+impl Mode {
+    fn status(self) -> Option<StatusCode> {
+        match self {
+            Mode::Ok => None,
+            Mode::Unauthorized => Some(StatusCode::UNAUTHORIZED),
+            Mode::Forbidden => Some(StatusCode::FORBIDDEN),
+            Mode::NotFound => Some(StatusCode::NOT_FOUND),
+            Mode::TooManyRequests => Some(StatusCode::TOO_MANY_REQUESTS),
+            Mode::ServerError => Some(StatusCode::INTERNAL_SERVER_ERROR),
+        }
+    }
+}
+
+/// Body of `POST /control`; absent fields leave the current setting alone.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlRequest {
+    pub mode: Option<Mode>,
+    pub retry_after: Option<u64>,
+    #[serde(default)]
+    pub expire_sessions: bool,
+}
+
+/// The fault settings in force, returned by `POST /control`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Faults {
+    pub mode: Mode,
+    pub retry_after: u64,
+    /// Sessions forgotten through `expire_sessions`, since start.
+    pub expired_sessions: usize,
+}
+
+/// Options that only make sense over HTTP.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    pub require_bearer: Option<String>,
+    pub hang_at_start: bool,
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    shared: Arc<Shared>,
+    sessions: Arc<LocalSessionManager>,
+    options: Arc<HttpOptions>,
+    faults: Arc<Mutex<Faults>>,
+    expired: Arc<Mutex<HashSet<String>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Binds `listen`, announces the URL on stdout, and serves until killed.
+pub async fn serve(shared: Arc<Shared>, listen: SocketAddr, options: HttpOptions) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    let addr = listener.local_addr().context("no local address")?;
+    let app = router(shared, options, &addr.ip().to_string());
+    let mut stdout = tokio::io::stdout();
+    stdout
+        .write_all(format!("LISTENING http://{addr}/mcp\n").as_bytes())
+        .await?;
+    stdout.flush().await?;
+    axum::serve(listener, app).await.context("http server failed")
+}
+
+/// The whole app; `host` is added to the hosts rmcp accepts in `Host`.
+pub fn router(shared: Arc<Shared>, options: HttpOptions, host: &str) -> Router {
+    let sessions = Arc::new(LocalSessionManager::default());
+    let config = StreamableHttpServerConfig::default().with_allowed_hosts([
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+        host.to_owned(),
+    ]);
+    let factory_shared = shared.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(Faulty::new(factory_shared.clone())),
+        sessions.clone(),
+        config,
+    );
+    let state = AppState {
+        shared,
+        sessions,
+        options: Arc::new(options),
+        faults: Arc::new(Mutex::new(Faults {
+            mode: Mode::Ok,
+            retry_after: DEFAULT_RETRY_AFTER_SECS,
+            expired_sessions: 0,
+        })),
+        expired: Arc::new(Mutex::new(HashSet::new())),
+    };
+    let mcp_routes = Router::new()
+        .route_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(state.clone(), fault_layer));
+    Router::new()
+        .route("/control", post(control))
+        .route("/stats", get(stats))
+        .with_state(state)
+        .merge(mcp_routes)
+}
+
+/// Answers `/mcp` with the configured fault instead of MCP, or passes it on.
+async fn fault_layer(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    state.shared.record_http_request();
+    if state.options.hang_at_start {
+        return std::future::pending().await;
+    }
+    let faults = lock(&state.faults).clone();
+    if let Some(status) = faults.mode.status() {
+        return fault_response(status, faults.retry_after);
+    }
+    let authorized = match &state.options.require_bearer {
+        Some(token) => has_bearer(request.headers(), token),
+        None => true,
+    };
+    if !authorized {
+        return fault_response(StatusCode::UNAUTHORIZED, faults.retry_after);
+    }
+    let expired = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|session| lock(&state.expired).contains(session));
+    if expired {
+        return (StatusCode::NOT_FOUND, "Not Found: Session expired").into_response();
+    }
+    next.run(request).await
+}
+
+fn has_bearer(headers: &HeaderMap, token: &str) -> bool {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .is_some_and(|given| given.trim() == token)
+}
+
+fn fault_response(status: StatusCode, retry_after: u64) -> Response {
+    let mut response = (status, format!("faulty: injected {}", status.as_u16())).into_response();
+    let headers = response.headers_mut();
+    if status == StatusCode::UNAUTHORIZED {
+        headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(retry_after));
+    }
+    response
+}
+
+async fn control(State(state): State<AppState>, Json(request): Json<ControlRequest>) -> Json<Faults> {
+    if request.expire_sessions {
+        let expired = expire_sessions(&state).await;
+        lock(&state.faults).expired_sessions += expired;
+    }
+    let mut faults = lock(&state.faults);
+    if let Some(mode) = request.mode {
+        faults.mode = mode;
+    }
+    if let Some(retry_after) = request.retry_after {
+        faults.retry_after = retry_after;
+    } else if request.mode.is_some() {
+        faults.retry_after = DEFAULT_RETRY_AFTER_SECS;
+    }
+    Json(faults.clone())
+}
+
+/// Closes every live session; their ids are remembered and answered 404.
+async fn expire_sessions(state: &AppState) -> usize {
+    let ids: Vec<_> = state.sessions.sessions.read().await.keys().cloned().collect();
+    lock(&state.expired).extend(ids.iter().map(|id| id.to_string()));
+    for id in &ids {
+        if let Err(error) = state.sessions.close_session(id).await {
+            eprintln!("mcpool-faulty: closing session {id}: {error}");
+        }
+    }
+    ids.len()
+}
+
+async fn stats(State(state): State<AppState>) -> Json<crate::shared::Stats> {
+    Json(state.shared.stats())
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use tower::ServiceExt as _;
+
+    use super::*;
+
+    fn app(options: HttpOptions) -> Router {
+        let shared = Arc::new(Shared::new("t".into(), String::new(), None, None, None));
+        router(shared, options, "127.0.0.1")
+    }
+
+    fn post_json(uri: &str, body: &str) -> Request {
+        Request::post(uri)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::HOST, "127.0.0.1")
+            .body(Body::from(body.to_owned()))
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn control_switches_mcp_to_429_with_retry_after() {
+        let app = app(HttpOptions::default());
+        let set = post_json("/control", r#"{"mode":"429","retry_after":7}"#);
+        assert_eq!(app.clone().oneshot(set).await.unwrap().status(), StatusCode::OK);
+        let response = app.clone().oneshot(post_json("/mcp", "{}")).await.unwrap();
+        assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "7");
+        let stats = app.oneshot(Request::get("/stats").body(Body::empty()).unwrap());
+        assert_eq!(stats.await.unwrap().status(), StatusCode::OK);
+    }
+
+    #[tokio::test]
+    async fn missing_bearer_is_401_with_challenge() {
+        let app = app(HttpOptions {
+            require_bearer: Some("sekret".into()),
+            hang_at_start: false,
+        });
+        let response = app.oneshot(post_json("/mcp", "{}")).await.unwrap();
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(response.headers()[header::WWW_AUTHENTICATE], "Bearer");
+    }
+
+    #[tokio::test]
+    async fn unknown_mode_is_rejected() {
+        let app = app(HttpOptions::default());
+        let response = app.oneshot(post_json("/control", r#"{"mode":"418"}"#)).await.unwrap();
+        assert!(response.status().is_client_error());
+    }
+}

@@ -1,0 +1,158 @@
+//! `mcpool-faulty`: the command line, and the faults that happen before serving.
+//!
+//! A fault-injecting MCP server for mcpool's integration tests, over stdio or
+//! Streamable HTTP. See `tools.rs` for the per-call faults and `http.rs` for
+//! the HTTP faults switched at runtime.
+
+mod http;
+mod server;
+mod shared;
+mod stdio;
+mod tools;
+
+use std::{io::Write as _, net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
+
+use clap::{Args, Parser, Subcommand};
+use rmcp::model::ProtocolVersion;
+
+use crate::{http::HttpOptions, shared::Shared};
+
+/// Lines written before the `--exit-at-start` message, so a client that keeps
+/// only the last lines of stderr has more than it keeps.
+const EXIT_NOISE_LINES: usize = 30;
+
+#[derive(Debug, Parser)]
+#[command(version, about = "A fault-injecting MCP server for mcpool's tests")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve one session on stdin/stdout.
+    Stdio {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Serve Streamable HTTP at /mcp, with /control and /stats.
+    Http {
+        /// Address to bind; port 0 picks a free port (announced on stdout).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: SocketAddr,
+        /// Answer /mcp requests lacking `Authorization: Bearer TOKEN` with 401.
+        #[arg(long, value_name = "TOKEN")]
+        require_bearer: Option<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Debug, Args)]
+struct Common {
+    /// serverInfo name.
+    #[arg(long, default_value = "faulty")]
+    name: String,
+    /// Append "start <pid>", "initialize" and "call <tool>" lines to FILE.
+    #[arg(long, value_name = "FILE")]
+    spawn_log: Option<PathBuf>,
+    /// Sleep this long before serving.
+    #[arg(long, value_name = "MS")]
+    startup_delay_ms: Option<u64>,
+    /// Write 30 noise lines then MSG to stderr and exit with code 1.
+    #[arg(long, value_name = "MSG")]
+    exit_at_start: Option<String>,
+    /// Write TEXT to stderr at start, then serve normally.
+    #[arg(long, value_name = "TEXT")]
+    stderr_at_start: Option<String>,
+    /// Never answer initialize.
+    #[arg(long)]
+    hang_at_start: bool,
+    /// (stdio) Print a non-JSON line to stdout before serving.
+    #[arg(long)]
+    malformed_at_start: bool,
+    /// Prefix every tool name with P.
+    #[arg(long, value_name = "P", default_value = "")]
+    tools_prefix: String,
+    /// Newest protocol version to negotiate, e.g. 2025-06-18 (default: all rmcp knows).
+    #[arg(long, value_name = "VERSION", value_parser = known_version)]
+    max_protocol_version: Option<ProtocolVersion>,
+}
+
+fn known_version(text: &str) -> Result<ProtocolVersion, String> {
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .find(|version| version.as_str() == text)
+        .cloned()
+        .ok_or_else(|| {
+            let known: Vec<_> = ProtocolVersion::KNOWN_VERSIONS.iter().map(|v| v.as_str()).collect();
+            format!("unknown protocol version; known: {}", known.join(", "))
+        })
+}
+
+impl Common {
+    fn shared(&self, injector: Option<shared::StdoutInjector>) -> Shared {
+        Shared::new(
+            self.name.clone(),
+            self.tools_prefix.clone(),
+            self.max_protocol_version.clone(),
+            self.spawn_log.clone(),
+            injector,
+        )
+    }
+
+    /// The faults that happen before any MCP traffic.
+    async fn start(&self) {
+        if let Some(path) = &self.spawn_log {
+            shared::append_line(path, &format!("start {}", std::process::id()));
+        }
+        if let Some(text) = &self.stderr_at_start {
+            eprintln!("{text}");
+        }
+        if let Some(ms) = self.startup_delay_ms {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        if let Some(message) = &self.exit_at_start {
+            let mut stderr = std::io::stderr().lock();
+            for line in 1..=EXIT_NOISE_LINES {
+                let _ = writeln!(stderr, "stderr line {line}");
+            }
+            let _ = writeln!(stderr, "{message}");
+            let _ = stderr.flush();
+            std::process::exit(1);
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Stdio { common } => {
+            common.start().await;
+            if common.hang_at_start {
+                // Keep reading so the client's writes succeed, but never answer.
+                let mut sink = tokio::io::sink();
+                tokio::io::copy(&mut tokio::io::stdin(), &mut sink).await?;
+                return Ok(());
+            }
+            if common.malformed_at_start {
+                let mut stdout = std::io::stdout().lock();
+                writeln!(stdout, "this is not json at start")?;
+                stdout.flush()?;
+            }
+            stdio::serve(|injector| common.shared(Some(injector))).await
+        }
+        Command::Http {
+            listen,
+            require_bearer,
+            common,
+        } => {
+            common.start().await;
+            let options = HttpOptions {
+                require_bearer,
+                hang_at_start: common.hang_at_start,
+            };
+            http::serve(Arc::new(common.shared(None)), listen, options).await
+        }
+    }
+}

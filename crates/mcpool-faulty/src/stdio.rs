@@ -1,0 +1,103 @@
+//! Serving over stdio, with stdout funnelled through one writer so faults can inject lines.
+//!
+//! rmcp writes its frames into an in-memory pipe; a forwarder copies whole
+//! lines from it to stdout and slips injected lines (the `malformed` tool)
+//! in between frames, never inside one.
+
+use std::{sync::Arc, time::Duration};
+
+use anyhow::Context as _;
+use rmcp::ServiceExt as _;
+use tokio::{
+    io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader},
+    sync::mpsc,
+};
+
+use crate::{server::Faulty, shared::Shared};
+
+/// Room for one frame in flight between rmcp and the forwarder.
+const PIPE_BYTES: usize = 256 * 1024;
+/// How long the forwarder may take to drain stdout once the session ended.
+const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// Serves one MCP session on stdin/stdout until stdin closes.
+pub async fn serve(make_shared: impl FnOnce(mpsc::UnboundedSender<String>) -> Shared) -> anyhow::Result<()> {
+    let (inject_tx, inject_rx) = mpsc::unbounded_channel();
+    let shared = Arc::new(make_shared(inject_tx));
+    let (rmcp_side, forwarder_side) = tokio::io::duplex(PIPE_BYTES);
+    let forwarder = tokio::spawn(forward_lines(forwarder_side, inject_rx, tokio::io::stdout()));
+
+    let running = Faulty::new(shared)
+        .serve((tokio::io::stdin(), rmcp_side))
+        .await
+        .context("stdio session did not start")?;
+    running.waiting().await.context("stdio session failed")?;
+
+    match tokio::time::timeout(DRAIN_DEADLINE, forwarder).await {
+        Ok(Ok(result)) => result.context("writing stdout"),
+        Ok(Err(join_error)) => Err(join_error).context("stdout forwarder panicked"),
+        Err(_) => anyhow::bail!("stdout forwarder did not drain in time"),
+    }
+}
+
+/// Copies newline-terminated frames from `frames` to `out`, interleaving
+/// injected lines only at frame boundaries. Ends when `frames` closes.
+pub async fn forward_lines(
+    frames: impl AsyncRead + Unpin,
+    mut injected: mpsc::UnboundedReceiver<String>,
+    mut out: impl AsyncWrite + Unpin,
+) -> std::io::Result<()> {
+    let mut frames = BufReader::new(frames);
+    let mut frame = Vec::new();
+    loop {
+        tokio::select! {
+            biased;
+            Some(line) = injected.recv() => {
+                out.write_all(line.as_bytes()).await?;
+                out.write_all(b"\n").await?;
+                out.flush().await?;
+            }
+            // Cancel safe: a partial read stays in `frame` for the next turn.
+            read = frames.read_until(b'\n', &mut frame) => {
+                if read? == 0 {
+                    out.write_all(&frame).await?;
+                    out.flush().await?;
+                    return Ok(());
+                }
+                if frame.ends_with(b"\n") {
+                    out.write_all(&frame).await?;
+                    out.flush().await?;
+                    frame.clear();
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt as _;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn injected_lines_never_split_a_frame() {
+        let (mut writer, reader) = tokio::io::duplex(64);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (out, mut out_reader) = tokio::io::duplex(4096);
+        let forwarder = tokio::spawn(forward_lines(reader, rx, out));
+        writer.write_all(b"{\"a\":").await.unwrap();
+        writer.flush().await.unwrap();
+        tokio::task::yield_now().await;
+        tx.send("garbage".to_owned()).unwrap();
+        tokio::task::yield_now().await;
+        writer.write_all(b"1}\n{\"b\":2}\n").await.unwrap();
+        drop(writer);
+        forwarder.await.unwrap().unwrap();
+        let mut text = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut out_reader, &mut text)
+            .await
+            .unwrap();
+        assert_eq!(text, "garbage\n{\"a\":1}\n{\"b\":2}\n");
+    }
+}

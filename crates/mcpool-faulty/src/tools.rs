@@ -1,0 +1,375 @@
+//! The tools: their JSON schemas and what each call does, faults included.
+
+// Sampling, roots and logging are deprecated by SEP-2577 but are exactly what
+// the tests exercise over the legacy (initialize) lifecycle.
+#![allow(deprecated)]
+
+use std::{sync::Arc, time::Duration};
+
+use rmcp::{
+    model::{
+        CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, JsonObject, LoggingLevel,
+        LoggingMessageNotificationParam, ProgressNotificationParam, ResourceUpdatedNotificationParam, SamplingMessage,
+        Tool,
+    },
+    service::RequestContext,
+    ErrorData as McpError, RoleServer,
+};
+use serde::{de::DeserializeOwned, Deserialize};
+use serde_json::{json, Value};
+
+use crate::shared::Shared;
+
+/// Default size of the `big` tool's answer: 10 MiB.
+pub const DEFAULT_BIG_BYTES: usize = 10 * 1024 * 1024;
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn object(properties: Value, required: &[&str]) -> Arc<JsonObject> {
+    schema(json!({ "type": "object", "properties": properties, "required": required }))
+}
+
+fn text_schema(field: &str, description: &str) -> Arc<JsonObject> {
+    object(
+        json!({ field: { "type": "string", "description": description } }),
+        &[field],
+    )
+}
+
+/// The built-in tools, unprefixed, in a stable order.
+pub fn builtin_tools() -> Vec<Tool> {
+    vec![
+        Tool::new("echo", "Returns the text", text_schema("text", "Text to echo")),
+        Tool::new(
+            "add",
+            "Returns the sum of a and b",
+            object(
+                json!({ "a": { "type": "number" }, "b": { "type": "number" } }),
+                &["a", "b"],
+            ),
+        ),
+        Tool::new(
+            "crash",
+            "Writes a message to stderr and exits with code 3 without answering",
+            object(json!({ "message": { "type": "string" } }), &[]),
+        ),
+        Tool::new("hang", "Never answers (until cancelled)", object(json!({}), &[])),
+        Tool::new(
+            "slow",
+            "Sleeps ms milliseconds, then answers",
+            object(json!({ "ms": { "type": "integer", "minimum": 0 } }), &["ms"]),
+        ),
+        Tool::new(
+            "big",
+            "Returns `bytes` 'x' characters (default 10 MiB)",
+            object(json!({ "bytes": { "type": "integer", "minimum": 0 } }), &[]),
+        ),
+        Tool::new(
+            "malformed",
+            "stdio: writes a line of invalid JSON to stdout, then answers",
+            object(json!({}), &[]),
+        ),
+        Tool::new(
+            "progress",
+            "Sends `steps` progress notifications, then answers",
+            object(json!({ "steps": { "type": "integer", "minimum": 0 } }), &[]),
+        ),
+        Tool::new(
+            "sample",
+            "Asks the client to sample a message for the prompt",
+            text_schema("prompt", "User message to sample from"),
+        ),
+        Tool::new(
+            "elicit",
+            "Asks the client to elicit an answer",
+            text_schema("message", "Message shown to the user"),
+        ),
+        Tool::new("roots", "Asks the client for its roots", object(json!({}), &[])),
+        Tool::new(
+            "log",
+            "Sends an info log message",
+            text_schema("message", "Message to log"),
+        ),
+        Tool::new(
+            "set_tools",
+            "Adds echo-like tools with these names and notifies list_changed",
+            object(
+                json!({ "names": { "type": "array", "items": { "type": "string" } } }),
+                &["names"],
+            ),
+        ),
+        Tool::new(
+            "touch",
+            "Sends notifications/resources/updated for the uri if subscribed",
+            text_schema("uri", "Resource URI"),
+        ),
+    ]
+}
+
+/// A tool added at runtime by `set_tools`; behaves like `echo`.
+pub fn extra_tool(name: String) -> Tool {
+    Tool::new(name, "Dynamic tool (echoes text)", text_schema("text", "Text to echo"))
+}
+
+fn parse<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<T, McpError> {
+    let value = Value::Object(arguments.unwrap_or_default());
+    serde_json::from_value(value).map_err(|error| McpError::invalid_params(format!("bad arguments: {error}"), None))
+}
+
+fn text(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::success(vec![ContentBlock::text(text)])
+}
+
+fn failure(text: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+#[derive(Deserialize)]
+struct Text {
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct Add {
+    a: f64,
+    b: f64,
+}
+
+#[derive(Deserialize)]
+struct Crash {
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Slow {
+    ms: u64,
+}
+
+#[derive(Deserialize)]
+struct Big {
+    bytes: Option<usize>,
+}
+
+#[derive(Deserialize)]
+struct Progress {
+    steps: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct Prompt {
+    prompt: String,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    message: String,
+}
+
+#[derive(Deserialize)]
+struct Names {
+    names: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Uri {
+    uri: String,
+}
+
+/// What a session contributes to a call beyond the shared state.
+pub struct Call<'a> {
+    pub shared: &'a Shared,
+    pub context: RequestContext<RoleServer>,
+    /// Whether this session subscribed to a URI (for `touch`).
+    pub is_subscribed: &'a (dyn Fn(&str) -> bool + Send + Sync),
+}
+
+/// Runs the tool `name` (already stripped of the prefix). `None`: no such tool.
+pub async fn call(
+    call: Call<'_>,
+    name: &str,
+    arguments: Option<JsonObject>,
+) -> Option<Result<CallToolResult, McpError>> {
+    let Call {
+        shared,
+        context,
+        is_subscribed,
+    } = call;
+    let result = match name {
+        "echo" => parse::<Text>(arguments).map(|args| text(args.text)),
+        "add" => parse::<Add>(arguments).map(|args| text((args.a + args.b).to_string())),
+        "crash" => match parse::<Crash>(arguments) {
+            Ok(args) => crash(args.message),
+            Err(error) => Err(error),
+        },
+        "hang" => {
+            context.ct.cancelled().await;
+            Err(McpError::internal_error("cancelled", None))
+        }
+        "slow" => match parse::<Slow>(arguments) {
+            Ok(args) => {
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_millis(args.ms)) => {
+                        Ok(text(format!("slept {}", args.ms)))
+                    }
+                    () = context.ct.cancelled() => Err(McpError::internal_error("cancelled", None)),
+                }
+            }
+            Err(error) => Err(error),
+        },
+        "big" => parse::<Big>(arguments).map(|args| text("x".repeat(args.bytes.unwrap_or(DEFAULT_BIG_BYTES)))),
+        "malformed" => {
+            let injected = shared.inject_stdout("this is {not json");
+            Ok(text(if injected {
+                "sent a malformed line"
+            } else {
+                "nothing malformed over http"
+            }))
+        }
+        "progress" => match parse::<Progress>(arguments) {
+            Ok(args) => progress(&context, args.steps.unwrap_or(3)).await,
+            Err(error) => Err(error),
+        },
+        "sample" => match parse::<Prompt>(arguments) {
+            Ok(args) => sample(&context, args.prompt).await,
+            Err(error) => Err(error),
+        },
+        "elicit" => match parse::<Message>(arguments) {
+            Ok(args) => elicit(&context, args.message).await,
+            Err(error) => Err(error),
+        },
+        "roots" => Ok(match context.peer.list_roots().await {
+            Ok(roots) => text(to_json(&roots)),
+            Err(error) => failure(format!("roots/list failed: {error}")),
+        }),
+        "log" => match parse::<Message>(arguments) {
+            Ok(args) => {
+                let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, Value::String(args.message))
+                    .with_logger("faulty");
+                Ok(match context.peer.notify_logging_message(param).await {
+                    Ok(()) => text("logged"),
+                    Err(error) => failure(format!("log failed: {error}")),
+                })
+            }
+            Err(error) => Err(error),
+        },
+        "set_tools" => match parse::<Names>(arguments) {
+            Ok(args) => {
+                shared.add_extra_tools(args.names);
+                Ok(match context.peer.notify_tool_list_changed().await {
+                    Ok(()) => text("tools set"),
+                    Err(error) => failure(format!("list_changed failed: {error}")),
+                })
+            }
+            Err(error) => Err(error),
+        },
+        "touch" => match parse::<Uri>(arguments) {
+            Ok(args) if is_subscribed(&args.uri) => {
+                let param = ResourceUpdatedNotificationParam::new(args.uri);
+                Ok(match context.peer.notify_resource_updated(param).await {
+                    Ok(()) => text("notified"),
+                    Err(error) => failure(format!("resources/updated failed: {error}")),
+                })
+            }
+            Ok(_) => Ok(text("not subscribed")),
+            Err(error) => Err(error),
+        },
+        other if shared.has_extra_tool(other) => parse::<Text>(arguments).map(|a| text(a.text)),
+        _ => return None,
+    };
+    Some(result)
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|error| format!("<unserializable: {error}>"))
+}
+
+/// Exits mid-call: the client sees the connection drop, never a response.
+fn crash(message: Option<String>) -> Result<CallToolResult, McpError> {
+    eprintln!("{}", message.unwrap_or_else(|| "crashing on purpose".to_owned()));
+    std::process::exit(3)
+}
+
+async fn progress(context: &RequestContext<RoleServer>, steps: u32) -> Result<CallToolResult, McpError> {
+    let Some(token) = context.meta.get_progress_token() else {
+        return Ok(text("done"));
+    };
+    for step in 1..=steps {
+        if step > 1 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
+            .with_total(f64::from(steps))
+            .with_message(format!("step {step}"));
+        if let Err(error) = context.peer.notify_progress(param).await {
+            return Ok(failure(format!("progress failed: {error}")));
+        }
+    }
+    Ok(text("done"))
+}
+
+async fn sample(context: &RequestContext<RoleServer>, prompt: String) -> Result<CallToolResult, McpError> {
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 256);
+    Ok(match context.peer.create_message(params).await {
+        Ok(result) => {
+            let answer = result
+                .message
+                .content
+                .iter()
+                .filter_map(|block| block.as_text())
+                .map(|content| content.text.as_str())
+                .collect::<Vec<_>>()
+                .join("");
+            text(answer)
+        }
+        Err(error) => failure(format!("sampling failed: {error}")),
+    })
+}
+
+async fn elicit(context: &RequestContext<RoleServer>, message: String) -> Result<CallToolResult, McpError> {
+    let params = json!({
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {
+            "type": "object",
+            "properties": { "answer": { "type": "string", "title": "Answer" } },
+            "required": ["answer"],
+        },
+    });
+    let params: ElicitRequestParams = serde_json::from_value(params)
+        .map_err(|error| McpError::internal_error(format!("elicit schema: {error}"), None))?;
+    Ok(match context.peer.create_elicitation(params).await {
+        Ok(result) => text(to_json(&result)),
+        Err(error) => failure(format!("elicitation failed: {error}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_tools_have_unique_names_and_object_schemas() {
+        let tools = builtin_tools();
+        let mut names: Vec<_> = tools.iter().map(|tool| tool.name.to_string()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), tools.len());
+        for tool in &tools {
+            assert_eq!(tool.input_schema.get("type"), Some(&json!("object")));
+        }
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        let args = json!({ "a": 1, "b": 2.5 });
+        let Value::Object(args) = args else { panic!() };
+        let add: Add = parse(Some(args)).unwrap();
+        assert_eq!(add.a + add.b, 3.5);
+        assert!(parse::<Add>(None).is_err());
+    }
+}

@@ -1,0 +1,136 @@
+//! Commands that talk to a running instance over its control API.
+
+use std::process::ExitCode;
+
+use anyhow::{anyhow, Context};
+use mcpool_core::{paths, token};
+use serde::Deserialize;
+
+use crate::Instance;
+
+#[derive(Deserialize)]
+struct ServerRow {
+    name: String,
+    status: String,
+    error: Option<String>,
+    tools: Vec<serde_json::Value>,
+    #[serde(default)]
+    retry_in_ms: Option<u64>,
+}
+
+fn instance_token() -> anyhow::Result<String> {
+    token::resolve(std::env::var(token::ENV).ok(), &paths::data_dir(), false)?
+        .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))
+}
+
+async fn send(instance: &Instance, method: reqwest::Method, path: &str) -> anyhow::Result<reqwest::Response> {
+    let url = format!("http://{}{path}", instance.listen);
+    let token = instance_token()?;
+    reqwest::Client::new()
+        .request(method, &url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .map_err(|e| {
+            if e.is_connect() {
+                anyhow!(
+                    "no mcpool instance is running at {} (start one with `mcpool serve`)",
+                    instance.listen
+                )
+            } else {
+                anyhow!("cannot reach mcpool at {}: {e}", instance.listen)
+            }
+        })
+}
+
+pub async fn status(instance: &Instance, json: bool) -> anyhow::Result<ExitCode> {
+    let response = send(instance, reqwest::Method::GET, "/api/servers").await?;
+    if response.status() == reqwest::StatusCode::UNAUTHORIZED {
+        return Err(anyhow!(
+            "the instance at {} refused the token (check MCPOOL_TOKEN)",
+            instance.listen
+        ));
+    }
+    let text = response.error_for_status()?.text().await?;
+    if json {
+        println!("{text}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows: Vec<ServerRow> = serde_json::from_str(&text).context("unexpected answer from /api/servers")?;
+    print!("{}", table(&rows));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(rows: &[ServerRow]) -> String {
+    if rows.is_empty() {
+        return "No servers configured.\n".to_string();
+    }
+    let name_w = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(6);
+    let mut out = format!("{:<name_w$}  {:<10}  {:>5}  {}\n", "SERVER", "STATUS", "TOOLS", "ERROR");
+    for r in rows {
+        let mut error = r
+            .error
+            .as_deref()
+            .and_then(|e| e.lines().next())
+            .unwrap_or("")
+            .to_string();
+        if let Some(ms) = r.retry_in_ms {
+            error = format!("{error} [retry in {} s]", ms.div_ceil(1000));
+        }
+        out.push_str(&format!(
+            "{:<name_w$}  {:<10}  {:>5}  {}\n",
+            r.name,
+            r.status,
+            r.tools.len(),
+            error.trim()
+        ));
+    }
+    out
+}
+
+pub async fn action(instance: &Instance, name: &str, verb: &str) -> anyhow::Result<ExitCode> {
+    let response = send(instance, reqwest::Method::POST, &format!("/api/servers/{name}/{verb}")).await?;
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return Err(anyhow!("{}", body["error"].as_str().unwrap_or("no such server")));
+    }
+    if body["ok"].as_bool() == Some(true) {
+        let s = &body["server"];
+        println!(
+            "{name}: {} ({} tools)",
+            s["status"].as_str().unwrap_or("?"),
+            s["tools"].as_array().map_or(0, Vec::len)
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("{}", body["error"].as_str().unwrap_or("the action failed"));
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+pub fn print_token() -> anyhow::Result<ExitCode> {
+    let token = token::resolve(std::env::var(token::ENV).ok(), &paths::data_dir(), true)?.context("no token")?;
+    println!("{token}");
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_table() {
+        let rows: Vec<ServerRow> = serde_json::from_str(
+            r#"[{"name":"everything","status":"connected","error":null,"tools":[{"name":"echo","state":"live"}]},
+                {"name":"fs","status":"failed","error":"the process exited with status 3\nstderr","tools":[],"retry_in_ms":1500}]"#,
+        )
+        .unwrap();
+        expect_test::expect![[r#"
+            SERVER      STATUS      TOOLS  ERROR
+            everything  connected       1  
+            fs          failed          0  the process exited with status 3 [retry in 2 s]
+        "#]]
+        .assert_eq(&table(&rows));
+    }
+}

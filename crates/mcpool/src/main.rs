@@ -1,0 +1,89 @@
+//! `mcpool`: the headless pool and endpoint (`serve`), and the commands that
+//! talk to a running instance.
+
+mod client;
+mod serve;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "mcpool",
+    version,
+    about = "One shared, self-healing pool of MCP connections for every agent on this machine"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct Instance {
+    /// Address of the endpoint (loopback).
+    #[arg(long, env = "MCPOOL_LISTEN", default_value = mcpool_core::paths::DEFAULT_LISTEN, global = true)]
+    pub listen: SocketAddr,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the pool and its endpoint in the foreground until SIGINT/SIGTERM.
+    Serve(serve::ServeArgs),
+    /// Show every server of the running instance as a table.
+    Status {
+        #[command(flatten)]
+        instance: Instance,
+        /// Print the raw JSON of /api/servers instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reconnect one server now, bypassing any backoff.
+    Reconnect {
+        name: String,
+        #[command(flatten)]
+        instance: Instance,
+    },
+    /// Disconnect one server: its tools go away until it is enabled again.
+    Disconnect {
+        name: String,
+        #[command(flatten)]
+        instance: Instance,
+    },
+    /// Print the endpoint's bearer token.
+    Token,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mcpool: cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Serve(args) => serve::run(args).await,
+            Command::Status { instance, json } => client::status(&instance, json).await,
+            Command::Reconnect { name, instance } => client::action(&instance, &name, "reconnect").await,
+            Command::Disconnect { name, instance } => client::action(&instance, &name, "disconnect").await,
+            Command::Token => client::print_token(),
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("mcpool: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `--config`, else `MCPOOL_CONFIG`, else the platform default.
+pub fn config_path(flag: Option<PathBuf>) -> PathBuf {
+    flag.unwrap_or_else(mcpool_core::paths::default_config)
+}

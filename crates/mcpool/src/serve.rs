@@ -1,0 +1,136 @@
+//! `mcpool serve`: load the config, start every server, serve the endpoint,
+//! follow config changes, and stop every child on SIGINT/SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+use anyhow::{bail, Context};
+use mcpool_core::endpoint::{self, EndpointOptions};
+use mcpool_core::pool::Pool;
+use mcpool_core::{config, paths, token};
+use tokio::signal::unix::{signal, SignalKind};
+use tokio_util::sync::CancellationToken;
+
+/// How often the config file is checked for changes.
+const CONFIG_POLL: Duration = Duration::from_secs(2);
+/// How long open agent streams get to finish at shutdown.
+const DRAIN: Duration = Duration::from_secs(3);
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Config file (JSON with `mcpServers` or VS Code's `servers`).
+    #[arg(long, env = "MCPOOL_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, env = "MCPOOL_LISTEN", default_value = paths::DEFAULT_LISTEN)]
+    listen: SocketAddr,
+    /// Allow a listen address other than loopback.
+    #[arg(long)]
+    allow_non_loopback: bool,
+    /// Cache dir for tool lists.
+    #[arg(long, env = "MCPOOL_CACHE_DIR")]
+    cache_dir: Option<PathBuf>,
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    init_tracing();
+    if !args.listen.ip().is_loopback() && !args.allow_non_loopback {
+        bail!(
+            "refusing to listen on {} because it is not a loopback address; pass --allow-non-loopback if you really want other machines to reach your tools",
+            args.listen
+        );
+    }
+    let config_path = crate::config_path(args.config);
+    let token =
+        token::resolve(std::env::var(token::ENV).ok(), &paths::data_dir(), true)?.context("no token could be made")?;
+
+    let pool = Pool::default();
+    let mut config_stamp = stamp(&config_path);
+    match config::load(&config_path) {
+        Ok(c) => {
+            tracing::info!("config {}: {} servers", config_path.display(), c.servers.len());
+            pool.apply_config(&c);
+        }
+        Err(problem) => tracing::error!("{problem}; starting with no servers until the file is fixed"),
+    }
+
+    let shutdown = CancellationToken::new();
+    let app = endpoint::router(
+        pool.clone(),
+        EndpointOptions {
+            token,
+            any_host: args.allow_non_loopback,
+            shutdown: shutdown.clone(),
+        },
+    );
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let local = listener.local_addr()?;
+    println!("mcpool listening on http://{local}/mcp");
+    tracing::info!("endpoint at http://{local}/mcp, config {}", config_path.display());
+
+    let server_shutdown = shutdown.clone();
+    let mut server = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { server_shutdown.cancelled().await })
+            .await
+    });
+
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut poll = tokio::time::interval(CONFIG_POLL);
+    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+            r = &mut server => {
+                pool.shutdown().await;
+                r??;
+                return Ok(ExitCode::FAILURE);
+            }
+            _ = poll.tick() => {
+                let now = stamp(&config_path);
+                if now != config_stamp {
+                    config_stamp = now;
+                    reload(&pool, &config_path);
+                }
+            }
+        }
+    }
+    tracing::info!("stopping");
+    shutdown.cancel();
+    pool.shutdown().await;
+    if tokio::time::timeout(DRAIN, &mut server).await.is_err() {
+        server.abort();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn reload(pool: &Pool, path: &Path) {
+    match config::load(path) {
+        Ok(c) => {
+            tracing::info!("config changed: {} servers", c.servers.len());
+            pool.apply_config(&c);
+        }
+        // A half-written or broken file never takes the running servers down.
+        Err(problem) => tracing::error!("{problem}; keeping the servers that are running"),
+    }
+}
+
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPOOL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The one test command (CI runs it through .ci/run):
+#   environment setup -> rustfmt -> clippy -> build the binaries -> cargo test.
+# cargo test runs last so that the output ends with its own summary.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+if [ -d "${CARGO_HOME:-$HOME/.cargo}/bin" ]; then
+    PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+fi
+export PATH
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+step "test environment"
+bash scripts/test-env.sh </dev/null
+
+export MCPOOL_TEST_PYTHON="$ROOT/.venv/bin/python"
+export MCPOOL_TEST_NODE_MODULES="$ROOT/node_modules"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# Never let a developer's running instance or config leak into the tests.
+unset MCPOOL_TOKEN MCPOOL_LISTEN MCPOOL_CONFIG MCPOOL_CACHE_DIR || true
+
+step "cargo fmt --all --check"
+cargo fmt --all --check
+
+step "cargo clippy --workspace --all-targets -- -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo build --workspace --bins"
+cargo build --workspace --bins
+
+step "cargo test --workspace"
+cargo test --workspace
