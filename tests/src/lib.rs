@@ -1,1 +1,441 @@
+//! Test harness for mcpool's end-to-end tests: start the real `mcpool serve`
+//! binary on port 0 with a config written per test, talk to it as an agent
+//! (rmcp client or the official Python SDK), and read the fault-injecting
+//! server's spawn log and stats.
 
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, bail, Context};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceExt};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ClientHandler;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// The directory holding the workspace's built binaries.
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    // target/debug/deps/<test> -> target/debug
+    exe.parent().and_then(Path::parent).expect("target dir").to_path_buf()
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    let path = bin_dir().join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build --workspace --bins` first",
+        path.display()
+    );
+    path
+}
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_path_buf()
+}
+
+/// The Python of the test venv (`scripts/test-env.sh` makes it).
+pub fn python() -> PathBuf {
+    let path = std::env::var_os("MCPOOL_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+    assert!(path.exists(), "{} is missing: run scripts/test-env.sh", path.display());
+    path
+}
+
+pub fn node_modules() -> PathBuf {
+    let path = std::env::var_os("MCPOOL_TEST_NODE_MODULES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("node_modules"));
+    assert!(
+        path.join("@modelcontextprotocol/server-everything").exists(),
+        "server-everything is missing under {}: run scripts/test-env.sh",
+        path.display()
+    );
+    path
+}
+
+pub fn everything_js() -> PathBuf {
+    node_modules().join("@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+
+/// A fresh directory under the target dir, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = bin_dir()
+            .join("test-tmp")
+            .join(format!("{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).expect("temp dir");
+        TempDir(path)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A config entry that runs our fault-injecting server over stdio, logging
+/// its spawns to `log`.
+pub fn faulty_stdio(log: &Path, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "stdio".to_string(),
+        "--spawn-log".to_string(),
+        log.display().to_string(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    json!({"command": bin("mcpool-faulty"), "args": args})
+}
+
+/// Number of lines in a spawn log that start with `prefix`.
+pub fn count_lines(log: &Path, prefix: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .count()
+}
+
+/// PIDs a spawn log recorded.
+pub fn spawned_pids(log: &Path) -> Vec<i32> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("start ").and_then(|p| p.trim().parse().ok()))
+        .collect()
+}
+
+pub fn alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    if r != 0 {
+        return false;
+    }
+    // A zombie is not alive for our purposes.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z'))
+}
+
+/// A running `mcpool serve`, stopped with SIGTERM on drop.
+pub struct Mcpool {
+    pub child: Child,
+    pub port: u16,
+    pub token: String,
+    pub dir: TempDir,
+    pub stderr_log: PathBuf,
+}
+
+impl Mcpool {
+    pub async fn start(config: Value) -> anyhow::Result<Self> {
+        Self::start_with(config, &[]).await
+    }
+
+    pub async fn start_with(config: Value, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        let dir = TempDir::new("mcpool");
+        let config_path = dir.path().join("config.json");
+        std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
+        let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let stderr_log = dir.path().join("mcpool.stderr");
+        let mut cmd = Command::new(bin("mcpool"));
+        cmd.args(["serve", "--config"])
+            .arg(&config_path)
+            .args(["--listen", "127.0.0.1:0"])
+            .env("MCPOOL_TOKEN", &token)
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .env("XDG_CACHE_HOME", dir.path().join("cache"))
+            .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env_remove("MCPOOL_LISTEN")
+            .env_remove("MCPOOL_CONFIG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_log)?)
+            .kill_on_drop(true);
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn()?;
+        let stdout = child.stdout.take().context("stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .map_err(|_| anyhow!("mcpool did not print its address within 20 s"))??
+            .ok_or_else(|| {
+                anyhow!(
+                    "mcpool exited before listening: {}",
+                    std::fs::read_to_string(&stderr_log).unwrap_or_default()
+                )
+            })?;
+        let port = line
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
+            .ok_or_else(|| anyhow!("unexpected first line: {line}"))?;
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(Mcpool {
+            child,
+            port,
+            token,
+            dir,
+            stderr_log,
+        })
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.dir.path().join("config.json")
+    }
+
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
+    }
+
+    pub async fn servers(&self) -> anyhow::Result<Vec<Value>> {
+        let r = reqwest::Client::new()
+            .get(self.url("/api/servers"))
+            .bearer_auth(&self.token)
+            .send()
+            .await?;
+        Ok(r.error_for_status()?.json().await?)
+    }
+
+    pub async fn server(&self, name: &str) -> anyhow::Result<Value> {
+        self.servers()
+            .await?
+            .into_iter()
+            .find(|s| s["name"] == name)
+            .ok_or_else(|| anyhow!("no server {name} in /api/servers"))
+    }
+
+    pub async fn post(&self, path: &str) -> anyhow::Result<(u16, Value)> {
+        let r = reqwest::Client::new()
+            .post(self.url(path))
+            .bearer_auth(&self.token)
+            .send()
+            .await?;
+        let status = r.status().as_u16();
+        Ok((status, r.json().await.unwrap_or(Value::Null)))
+    }
+
+    /// Polls `/api/servers` until `name` has `status`, or fails after `limit`.
+    pub async fn wait_status(&self, name: &str, status: &str, limit: Duration) -> anyhow::Result<Value> {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let s = self.server(name).await?;
+            if s["status"] == status {
+                return Ok(s);
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!(
+                    "server {name} did not reach {status} within {limit:?}; last: {s}\nlogs:\n{}",
+                    self.logs()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Connects an rmcp client as an agent to `path` (`/mcp` or `/servers/NAME/mcp`).
+    pub async fn agent(&self, path: &str) -> anyhow::Result<Agent> {
+        let handler = AgentHandler::default();
+        let counters = handler.clone();
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url(path)).auth_header(self.token.clone());
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let service = handler.serve(transport).await?;
+        Ok(Agent {
+            service,
+            handler: counters,
+        })
+    }
+
+    /// Sends SIGTERM and waits for the exit (bounded).
+    pub async fn stop(&mut self) -> anyhow::Result<std::process::ExitStatus> {
+        if let Some(pid) = self.child.id() {
+            // SAFETY: signals the child we spawned.
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        }
+        Ok(tokio::time::timeout(Duration::from_secs(15), self.child.wait()).await??)
+    }
+}
+
+impl Drop for Mcpool {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            // SAFETY: signals the child we spawned; a graceful stop lets it
+            // stop its own children.
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        }
+    }
+}
+
+/// What an rmcp test agent saw from the server.
+#[derive(Clone, Default)]
+pub struct AgentHandler {
+    pub tool_list_changed: Arc<AtomicUsize>,
+    pub progress: Arc<std::sync::Mutex<Vec<f64>>>,
+    pub sampling_answer: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl ClientHandler for AgentHandler {
+    fn get_info(&self) -> ClientConfig {
+        #[allow(deprecated)]
+        let caps = ClientCapabilities::builder().enable_sampling().build();
+        ClientConfig::new(caps, Implementation::new("mcpool-test-agent", "0"))
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tool_list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut p) = self.progress.lock() {
+            p.push(params.progress);
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(
+        &self,
+        params: rmcp::model::CreateMessageRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::CreateMessageResult, rmcp::model::ErrorData> {
+        let prompt = serde_json::to_string(&params.messages).unwrap_or_default();
+        let answer = format!("sampled: {}", prompt.len());
+        if let Ok(mut a) = self.sampling_answer.lock() {
+            *a = Some(answer.clone());
+        }
+        serde_json::from_value(
+            json!({"role": "assistant", "content": {"type": "text", "text": answer}, "model": "test-model"}),
+        )
+        .map_err(|e| rmcp::model::ErrorData::internal_error(e.to_string(), None))
+    }
+}
+
+pub struct Agent {
+    pub service: RunningService<RoleClient, AgentHandler>,
+    pub handler: AgentHandler,
+}
+
+impl Agent {
+    pub async fn call(&self, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        Ok(self.service.peer().call_tool(params).await?)
+    }
+
+    pub async fn tool_names(&self) -> anyhow::Result<Vec<String>> {
+        Ok(self
+            .service
+            .peer()
+            .list_all_tools()
+            .await?
+            .into_iter()
+            .map(|t| t.name.to_string())
+            .collect())
+    }
+}
+
+/// The text parts of a tool result, joined.
+pub fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Runs the Python SDK agent script and returns its JSON report.
+pub async fn python_agent(args: &[&str]) -> anyhow::Result<Value> {
+    let script = repo_root().join("tests/py/agent.py");
+    let out = tokio::time::timeout(
+        Duration::from_secs(120),
+        Command::new(python())
+            .arg(script)
+            .args(args)
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await??;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.trim()).map_err(|e| {
+        anyhow!(
+            "agent.py printed no JSON ({e}); stdout: {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    if !out.status.success() {
+        bail!(
+            "agent.py failed: {report}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(report)
+}
+
+/// Starts the fault-injecting server over HTTP; returns it and its MCP URL.
+pub async fn faulty_http(log: &Path, extra: &[&str]) -> anyhow::Result<(Child, String)> {
+    let mut child = Command::new(bin("mcpool-faulty"))
+        .args(["http", "--listen", "127.0.0.1:0", "--spawn-log"])
+        .arg(log)
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await??
+        .context("no LISTENING line")?;
+    let url = line
+        .strip_prefix("LISTENING ")
+        .context("unexpected first line")?
+        .to_string();
+    Ok((child, url))
+}
+
+/// POSTs a fault mode to the HTTP fault server (`/control` beside `/mcp`).
+pub async fn control(mcp_url: &str, body: Value) -> anyhow::Result<()> {
+    let url = mcp_url.replace("/mcp", "/control");
+    reqwest::Client::new()
+        .post(url)
+        .json(&body)
+        .send()
+        .await?
+        .error_for_status()?;
+    Ok(())
+}
+
+pub async fn stats(mcp_url: &str) -> anyhow::Result<Value> {
+    let url = mcp_url.replace("/mcp", "/stats");
+    Ok(reqwest::Client::new().get(url).send().await?.json().await?)
+}

@@ -26,11 +26,26 @@ pub enum ConnectError {
     },
     #[error("{0}")]
     Network(String),
+    /// A local server that ended before `initialize` completed.
+    #[error("{}", crate::upstream::with_stderr(.reason, .stderr))]
+    Exited { reason: String, stderr: Vec<String> },
     #[error("{0}")]
     Other(String),
 }
 
 impl ConnectError {
+    /// A short clause for a sentence: a local server's last stderr line
+    /// says more than its exit status alone.
+    pub fn summary(&self) -> String {
+        match self {
+            ConnectError::Exited { reason, stderr } => match stderr.iter().rev().find(|l| !l.trim().is_empty()) {
+                Some(last) => format!("{}: {}", clause(reason), clause(last)),
+                None => clause(reason),
+            },
+            other => clause(&other.to_string()),
+        }
+    }
+
     pub fn kind(&self) -> FailureKind {
         match self {
             ConnectError::Spawn { .. } | ConnectError::InvalidUrl(_) => FailureKind::Permanent,
@@ -42,9 +57,10 @@ impl ConnectError {
             ConnectError::Http { retry_after, .. } => FailureKind::Transient {
                 retry_after: *retry_after,
             },
-            ConnectError::Timeout(_) | ConnectError::Network(_) | ConnectError::Other(_) => {
-                FailureKind::Transient { retry_after: None }
-            }
+            ConnectError::Timeout(_)
+            | ConnectError::Network(_)
+            | ConnectError::Other(_)
+            | ConnectError::Exited { .. } => FailureKind::Transient { retry_after: None },
         }
     }
 
@@ -147,19 +163,19 @@ pub fn refusal_sentence(server: &str, refusal: &Refusal) -> String {
 /// The sentence an agent gets when the attempt its request made failed.
 pub fn attempt_failed_sentence(server: &str, err: &ConnectError, retry_in: Option<Duration>) -> String {
     match (err.kind(), retry_in) {
-        (FailureKind::Auth, _) => format!("Server '{server}' needs sign-in in the mcpool tray ({}).", clause(&err.to_string())),
+        (FailureKind::Auth, _) => format!("Server '{server}' needs sign-in in the mcpool tray ({}).", err.summary()),
         (FailureKind::Permanent, _) => format!(
             "Server '{server}' cannot start ({}); it will not be retried until its configuration changes or it is reconnected.",
-            clause(&err.to_string())
+            err.summary()
         ),
         (FailureKind::Transient { .. }, Some(d)) => format!(
             "Server '{server}' failed to connect ({}); retry in {} s.",
-            clause(&err.to_string()),
+            err.summary(),
             secs(d)
         ),
         (FailureKind::Transient { .. }, None) => format!(
             "Server '{server}' failed to connect ({}); it reconnects on the next call.",
-            clause(&err.to_string())
+            err.summary()
         ),
     }
 }

@@ -113,6 +113,16 @@ impl Hub {
         }
     }
 
+    /// Whether a call is in flight on `server` or a session can see it.
+    pub fn has_agent_for(&self, server: &str) -> bool {
+        let calling = self
+            .calls
+            .lock()
+            .map(|c| c.values().any(|c| c.server == server))
+            .unwrap_or(false);
+        calling || !self.peers(|scope, _| scope.sees(server)).is_empty()
+    }
+
     pub fn subscribe(&self, agent: u64, uri: &str, on: bool) {
         if let Ok(mut agents) = self.agents.lock() {
             if let Some(a) = agents.get_mut(&agent) {

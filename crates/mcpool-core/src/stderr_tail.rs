@@ -9,9 +9,19 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 pub const MAX_LINES: usize = 20;
 pub const MAX_LINE_BYTES: usize = 400;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct StderrTail {
     lines: Arc<Mutex<VecDeque<String>>>,
+    closed: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for StderrTail {
+    fn default() -> Self {
+        StderrTail {
+            lines: Arc::default(),
+            closed: tokio::sync::watch::Sender::new(false),
+        }
+    }
 }
 
 impl StderrTail {
@@ -51,6 +61,14 @@ impl StderrTail {
                 Ok(_) => self.push(&String::from_utf8_lossy(&buf)),
             }
         }
+        self.closed.send_replace(true);
+    }
+
+    /// Waits up to `limit` for the stream to end, so a process's last words
+    /// are in before its exit is reported.
+    pub async fn wait_closed(&self, limit: std::time::Duration) {
+        let mut rx = self.closed.subscribe();
+        let _ = tokio::time::timeout(limit, rx.wait_for(|c| *c)).await;
     }
 }
 

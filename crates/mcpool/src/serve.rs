@@ -128,7 +128,7 @@ fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
 
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCPOOL_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

@@ -204,21 +204,14 @@ impl ServerHandler for AgentSession {
                     let result = builtin::call(&self.pool, &request.name, request.arguments.as_ref()).await;
                     return Ok(CallToolResponse::Complete(result));
                 }
-                let view = self.pool.tool_view();
-                let Some((server, tool)) = view.names.resolve(&request.name) else {
-                    return Err(McpError::invalid_params(
-                        format!("mcpool has no tool named '{}'.", request.name),
-                        None,
-                    ));
-                };
-                let Some(sup) = self.pool.server(server) else {
+                let Some((sup, tool)) = self.route_tool(&request.name) else {
                     return Err(McpError::invalid_params(
                         format!("mcpool has no tool named '{}'.", request.name),
                         None,
                     ));
                 };
                 let mut upstream = request.clone();
-                upstream.name = tool.to_string().into();
+                upstream.name = tool.into();
                 (sup, upstream)
             }
             Scope::One(_) => (self.single()?, request),
@@ -503,6 +496,23 @@ impl ServerHandler for AgentSession {
 }
 
 impl AgentSession {
+    /// The server and upstream name behind a public tool name. A name whose
+    /// tools are not listed right now (a disconnected or signed-out server)
+    /// still reaches its server by prefix, so the agent hears why.
+    fn route_tool(&self, public: &str) -> Option<(Arc<Supervisor>, String)> {
+        let view = self.pool.tool_view();
+        if let Some((server, tool)) = view.names.resolve(public) {
+            return self.pool.server(server).map(|s| (s, tool.to_string()));
+        }
+        let (server, tool) = public.split_once(crate::names::SEPARATOR)?;
+        let sup = self
+            .pool
+            .servers()
+            .into_iter()
+            .find(|s| crate::names::sanitize(s.name()) == server)?;
+        Some((sup, tool.to_string()))
+    }
+
     /// The server a resource URI belongs to: the one listing it, else the
     /// one whose template's fixed prefix matches it.
     fn owner_of_uri(&self, uri: &str) -> Result<Arc<Supervisor>, McpError> {

@@ -49,6 +49,11 @@ impl Service<RoleClient> for UpstreamHandler {
     ) -> Result<ClientResult, McpError> {
         match request {
             ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
+            // With no agent to ask, a server that lists roots sees none
+            // rather than an error.
+            ServerRequest::ListRootsRequest(_) if !self.hub.has_agent_for(&self.server) => {
+                Ok(ClientResult::ListRootsResult(Default::default()))
+            }
             other => self.hub.forward_request(&self.server, other).await,
         }
     }

@@ -57,7 +57,11 @@ pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Esta
                         None => chain_text(&e),
                     };
                     group.stop(stdio::STOP_GRACE).await;
-                    Err(ConnectError::Other(with_stderr(&reason, &spawned.stderr.tail())))
+                    spawned.stderr.wait_closed(Duration::from_millis(300)).await;
+                    Err(ConnectError::Exited {
+                        reason,
+                        stderr: spawned.stderr.tail(),
+                    })
                 }
             }
         }
