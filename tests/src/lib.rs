@@ -294,7 +294,34 @@ impl Drop for Mcpool {
 pub struct AgentHandler {
     pub tool_list_changed: Arc<AtomicUsize>,
     pub progress: Arc<std::sync::Mutex<Vec<f64>>>,
+    /// The progress token of each progress notification, as JSON.
+    pub progress_tokens: Arc<std::sync::Mutex<Vec<Value>>>,
     pub sampling_answer: Arc<std::sync::Mutex<Option<String>>>,
+    /// Every `notifications/message`, as JSON.
+    pub logs: Arc<std::sync::Mutex<Vec<Value>>>,
+    /// The URI of every `notifications/resources/updated`.
+    pub resource_updates: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl AgentHandler {
+    pub fn tool_list_changes(&self) -> usize {
+        self.tool_list_changed.load(Ordering::SeqCst)
+    }
+    pub fn progress(&self) -> Vec<f64> {
+        self.progress.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+    pub fn progress_tokens(&self) -> Vec<Value> {
+        self.progress_tokens.lock().map(|p| p.clone()).unwrap_or_default()
+    }
+    pub fn sampling_answer(&self) -> Option<String> {
+        self.sampling_answer.lock().ok().and_then(|a| a.clone())
+    }
+    pub fn logs(&self) -> Vec<Value> {
+        self.logs.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+    pub fn resource_updates(&self) -> Vec<String> {
+        self.resource_updates.lock().map(|r| r.clone()).unwrap_or_default()
+    }
 }
 
 impl ClientHandler for AgentHandler {
@@ -315,6 +342,31 @@ impl ClientHandler for AgentHandler {
     ) {
         if let Ok(mut p) = self.progress.lock() {
             p.push(params.progress);
+        }
+        if let Ok(mut t) = self.progress_tokens.lock() {
+            t.push(serde_json::to_value(&params.progress_token).unwrap_or_default());
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut l) = self.logs.lock() {
+            l.push(serde_json::to_value(&params).unwrap_or_default());
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut r) = self.resource_updates.lock() {
+            r.push(params.uri);
         }
     }
 
@@ -360,6 +412,18 @@ impl Agent {
             .map(|t| t.name.to_string())
             .collect())
     }
+}
+
+/// Polls `check` every 50 ms until it holds, or fails with `what` after `limit`.
+pub async fn wait_for(what: &str, limit: Duration, mut check: impl FnMut() -> bool) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + limit;
+    while !check() {
+        if tokio::time::Instant::now() > deadline {
+            bail!("{what} did not happen within {limit:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
 }
 
 /// The text parts of a tool result, joined.

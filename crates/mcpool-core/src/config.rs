@@ -395,10 +395,10 @@ mod tests {
         expect_test::expect![[r#"
             [
                 "/cfg/config.json: server 'badargs': field 'args': expected an array of strings",
-                "/cfg/config.json: server 'badenv': field 'env.K': expected a string",
-                "/cfg/config.json: server 'badtimeout': field 'timeout': expected a positive number of milliseconds",
                 "/cfg/config.json: server 'badurl': field 'url': invalid URL: relative URL without a base",
                 "/cfg/config.json: server 'none': needs either 'command' (a local server) or 'url' (a remote server)",
+                "/cfg/config.json: server 'badtimeout': field 'timeout': expected a positive number of milliseconds",
+                "/cfg/config.json: server 'badenv': field 'env.K': expected a string",
             ]
         "#]]
         .assert_debug_eq(&texts);

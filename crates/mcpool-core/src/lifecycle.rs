@@ -36,7 +36,7 @@ impl Status {
 
 impl fmt::Display for Status {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        f.pad(self.as_str())
     }
 }
 
@@ -279,12 +279,16 @@ mod tests {
     /// Replays `(seconds since start, event)` pairs and renders one line per
     /// step: the event, the status after it, the effects, and what a request
     /// would be told at that moment.
-    fn check(script: &[(u64, Event)], expected: Expect) {
+    /// Runs on paused tokio time: the clock only moves when the script says.
+    async fn check(script: &[(u64, Event)], expected: Expect) {
         let t0 = Instant::now();
         let mut machine = Lifecycle::new(false, Backoff::default());
         let mut out = String::new();
         for (secs, event) in script {
-            let now = t0 + Duration::from_secs(*secs);
+            let at = t0 + Duration::from_secs(*secs);
+            tokio::time::advance(at.saturating_duration_since(Instant::now())).await;
+            let now = Instant::now();
+            assert_eq!(now, at, "time must be paused");
             let label = match event {
                 Event::AttemptFailed { kind, .. } => format!("AttemptFailed({kind:?})"),
                 Event::Dropped { .. } => "Dropped".to_string(),
@@ -313,8 +317,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn start_connect_drop_reconnect_on_demand() {
+    #[tokio::test(start_paused = true)]
+    async fn start_connect_drop_reconnect_on_demand() {
         check(
             &[
                 (0, Event::Start),
@@ -337,11 +341,12 @@ mod tests {
                 t=  9s AttemptStarted                           -> failed     [] request: dial
                 t=  9s AttemptSucceeded                         -> connected  [] request: ready
             "#]],
-        );
+        )
+        .await;
     }
 
-    #[test]
-    fn backoff_doubles_and_resets_on_success() {
+    #[tokio::test(start_paused = true)]
+    async fn backoff_doubles_and_resets_on_success() {
         check(
             &[
                 (0, Event::AttemptStarted),
@@ -369,11 +374,12 @@ mod tests {
                 t=  8s AttemptStarted                           -> failed     [] request: dial
                 t=  8s AttemptFailed(Transient { retry_after: None }) -> failed     [] request: refuse, retry in 1s
             "#]],
-        );
+        )
+        .await;
     }
 
-    #[test]
-    fn retry_after_is_honoured() {
+    #[tokio::test(start_paused = true)]
+    async fn retry_after_is_honoured() {
         check(
             &[
                 (0, Event::AttemptStarted),
@@ -391,11 +397,12 @@ mod tests {
                 t=  0s AttemptStarted                           -> pending    [] request: dial
                 t=  0s AttemptFailed(Transient { retry_after: Some(7s) }) -> failed     [] request: refuse, retry in 7s
             "#]],
-        );
+        )
+        .await;
     }
 
-    #[test]
-    fn auth_and_permanent_are_not_retried_until_an_explicit_action() {
+    #[tokio::test(start_paused = true)]
+    async fn auth_and_permanent_are_not_retried_until_an_explicit_action() {
         check(
             &[
                 (0, Event::AttemptStarted),
@@ -427,11 +434,12 @@ mod tests {
                 t=3600s AttemptFailed(Permanent)                 -> failed     [DropTools] request: refuse Permanent
                 t=7200s Reconnect                                -> pending    [Dial] request: dial
             "#]],
-        );
+        )
+        .await;
     }
 
-    #[test]
-    fn explicit_disconnect_wins_over_an_attempt_in_flight() {
+    #[tokio::test(start_paused = true)]
+    async fn explicit_disconnect_wins_over_an_attempt_in_flight() {
         check(
             &[
                 (0, Event::AttemptStarted),
@@ -453,6 +461,7 @@ mod tests {
                 t=  3s Disconnect                               -> disabled   [Close, DropTools] request: refuse Disabled
                 t=  4s Dropped                                  -> disabled   [] request: refuse Disabled
             "#]],
-        );
+        )
+        .await;
     }
 }

@@ -208,6 +208,7 @@ pub async fn call(
         },
         "hang" => {
             context.ct.cancelled().await;
+            shared.log_line("cancelled hang");
             Err(McpError::internal_error("cancelled", None))
         }
         "slow" => match parse::<Slow>(arguments) {
