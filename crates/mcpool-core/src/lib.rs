@@ -2,14 +2,17 @@
 //! that keeps them alive, and the local endpoint agents connect to.
 
 pub mod backoff;
+pub mod cache;
 pub mod config;
 pub mod endpoint;
 pub mod errors;
 pub mod hub;
+pub mod import;
 pub mod lifecycle;
 pub mod names;
 pub mod paths;
 pub mod pool;
+pub mod secrets;
 pub mod stderr_tail;
 pub mod supervisor;
 pub mod token;

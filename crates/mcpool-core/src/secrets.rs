@@ -1,0 +1,301 @@
+//! Secrets: the [`SecretStore`] boundary (the OS keyring in production, an
+//! in-memory fake in unit tests) and `${keyring:NAME}` references in config
+//! values, resolved only at connect time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+/// The keyring service every mcpool entry lives under.
+pub const SERVICE: &str = "mcpool";
+/// Entry names that mcpool uses itself and `secret list` does not show.
+pub const INDEX_ENTRY: &str = "__mcpool_names__";
+pub const HMAC_KEY_ENTRY: &str = "__mcpool_fingerprint_key__";
+pub const TOKEN_ENTRY: &str = "__mcpool_endpoint_token__";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SecretError {
+    #[error("the OS keyring is not reachable: {0}")]
+    Unavailable(String),
+    #[error("the OS keyring failed: {0}")]
+    Failed(String),
+    #[error("'{0}' is not a valid secret name (use letters, digits, '.', '_' and '-')")]
+    InvalidName(String),
+}
+
+/// A named-secret store. Calls may block (D-Bus): call from `spawn_blocking`
+/// inside async code.
+pub trait SecretStore: Send + Sync {
+    fn get(&self, name: &str) -> Result<Option<String>, SecretError>;
+    fn set(&self, name: &str, value: &str) -> Result<(), SecretError>;
+    /// Returns whether the entry existed.
+    fn delete(&self, name: &str) -> Result<bool, SecretError>;
+}
+
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with("__")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// User secrets on top of a raw store: names are validated and kept in an
+/// index entry (names only), so `list` works on every platform.
+pub struct Secrets {
+    store: Arc<dyn SecretStore>,
+}
+
+impl Secrets {
+    pub fn new(store: Arc<dyn SecretStore>) -> Self {
+        Secrets { store }
+    }
+
+    pub fn store(&self) -> &Arc<dyn SecretStore> {
+        &self.store
+    }
+
+    pub fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
+        self.store.get(name)
+    }
+
+    pub fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
+        if !valid_name(name) {
+            return Err(SecretError::InvalidName(name.to_string()));
+        }
+        self.store.set(name, value)?;
+        let mut names = self.list()?;
+        if names.insert(name.to_string()) {
+            self.write_index(&names)?;
+        }
+        Ok(())
+    }
+
+    pub fn remove(&self, name: &str) -> Result<bool, SecretError> {
+        let existed = self.store.delete(name)?;
+        let mut names = self.list()?;
+        if names.remove(name) {
+            self.write_index(&names)?;
+        }
+        Ok(existed)
+    }
+
+    pub fn list(&self) -> Result<BTreeSet<String>, SecretError> {
+        Ok(match self.store.get(INDEX_ENTRY)? {
+            Some(json) => serde_json::from_str(&json).unwrap_or_default(),
+            None => BTreeSet::new(),
+        })
+    }
+
+    fn write_index(&self, names: &BTreeSet<String>) -> Result<(), SecretError> {
+        let json = serde_json::to_string(names).map_err(|e| SecretError::Failed(e.to_string()))?;
+        self.store.set(INDEX_ENTRY, &json)
+    }
+}
+
+/// The OS keyring (Secret Service on Linux, Keychain, Credential Manager).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Keyring;
+
+fn keyring_error(e: keyring::Error) -> SecretError {
+    match e {
+        keyring::Error::NoStorageAccess(p) => SecretError::Unavailable(p.to_string()),
+        keyring::Error::PlatformFailure(p) => SecretError::Unavailable(p.to_string()),
+        keyring::Error::NoDefaultStore => SecretError::Unavailable("no default credential store".into()),
+        other => SecretError::Failed(other.to_string()),
+    }
+}
+
+impl Keyring {
+    fn entry(name: &str) -> Result<keyring::Entry, SecretError> {
+        keyring::Entry::new(SERVICE, name).map_err(keyring_error)
+    }
+}
+
+impl SecretStore for Keyring {
+    fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
+        match Self::entry(name)?.get_password() {
+            Ok(v) => Ok(Some(v)),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(keyring_error(e)),
+        }
+    }
+
+    fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
+        Self::entry(name)?.set_password(value).map_err(keyring_error)
+    }
+
+    fn delete(&self, name: &str) -> Result<bool, SecretError> {
+        match Self::entry(name)?.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(keyring::Error::NoEntry) => Ok(false),
+            Err(e) => Err(keyring_error(e)),
+        }
+    }
+}
+
+/// A hand-written in-memory store for unit tests.
+#[derive(Debug, Default, Clone)]
+pub struct MemoryStore {
+    entries: Arc<Mutex<BTreeMap<String, String>>>,
+    unavailable: bool,
+}
+
+impl MemoryStore {
+    /// A store that fails like a machine without a keyring.
+    pub fn unavailable() -> Self {
+        MemoryStore {
+            unavailable: true,
+            ..Default::default()
+        }
+    }
+
+    pub fn dump(&self) -> BTreeMap<String, String> {
+        self.entries.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl SecretStore for MemoryStore {
+    fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
+        if self.unavailable {
+            return Err(SecretError::Unavailable("no keyring in this test".into()));
+        }
+        Ok(self
+            .entries
+            .lock()
+            .map_err(|e| SecretError::Failed(e.to_string()))?
+            .get(name)
+            .cloned())
+    }
+
+    fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
+        if self.unavailable {
+            return Err(SecretError::Unavailable("no keyring in this test".into()));
+        }
+        self.entries
+            .lock()
+            .map_err(|e| SecretError::Failed(e.to_string()))?
+            .insert(name.to_string(), value.to_string());
+        Ok(())
+    }
+
+    fn delete(&self, name: &str) -> Result<bool, SecretError> {
+        if self.unavailable {
+            return Err(SecretError::Unavailable("no keyring in this test".into()));
+        }
+        Ok(self
+            .entries
+            .lock()
+            .map_err(|e| SecretError::Failed(e.to_string()))?
+            .remove(name)
+            .is_some())
+    }
+}
+
+/// A `${keyring:NAME}` reference in a config value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part<'a> {
+    Text(&'a str),
+    Secret(&'a str),
+}
+
+/// Splits a value into literal text and `${keyring:NAME}` references.
+pub fn parse_value(value: &str) -> Vec<Part<'_>> {
+    let mut parts = Vec::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${keyring:") {
+        let after = &rest[start + "${keyring:".len()..];
+        let Some(end) = after.find('}') else { break };
+        if start > 0 {
+            parts.push(Part::Text(&rest[..start]));
+        }
+        parts.push(Part::Secret(&after[..end]));
+        rest = &after[end + 1..];
+    }
+    if !rest.is_empty() || parts.is_empty() {
+        parts.push(Part::Text(rest));
+    }
+    parts
+}
+
+pub fn references(value: &str) -> Vec<&str> {
+    parse_value(value)
+        .into_iter()
+        .filter_map(|p| match p {
+            Part::Secret(n) => Some(n),
+            Part::Text(_) => None,
+        })
+        .collect()
+}
+
+/// Why a reference could not be resolved; names the secret and the fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("the secret '{name}' is not in the keyring; set it with `mcpool secret set {name}`")]
+    Missing { name: String },
+    #[error("the secret '{name}' could not be read: {reason}")]
+    Unreadable { name: String, reason: String },
+}
+
+/// Replaces every `${keyring:NAME}` in `value` with the secret's value.
+pub fn resolve_value(value: &str, store: &dyn SecretStore) -> Result<String, ResolveError> {
+    let mut out = String::with_capacity(value.len());
+    for part in parse_value(value) {
+        match part {
+            Part::Text(t) => out.push_str(t),
+            Part::Secret(name) => match store.get(name) {
+                Ok(Some(v)) => out.push_str(&v),
+                Ok(None) => return Err(ResolveError::Missing { name: name.to_string() }),
+                Err(e) => {
+                    return Err(ResolveError::Unreadable {
+                        name: name.to_string(),
+                        reason: e.to_string(),
+                    })
+                }
+            },
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_found_and_resolved() {
+        let store = MemoryStore::default();
+        store.set("GH", "ghp_123").unwrap();
+        assert_eq!(references("Bearer ${keyring:GH}"), vec!["GH"]);
+        assert_eq!(resolve_value("Bearer ${keyring:GH}", &store).unwrap(), "Bearer ghp_123");
+        assert_eq!(resolve_value("plain", &store).unwrap(), "plain");
+        assert_eq!(
+            resolve_value("${keyring:GH}${keyring:GH}", &store).unwrap(),
+            "ghp_123ghp_123"
+        );
+        assert_eq!(
+            resolve_value("${keyring:NOPE}", &store).unwrap_err().to_string(),
+            "the secret 'NOPE' is not in the keyring; set it with `mcpool secret set NOPE`"
+        );
+        assert_eq!(
+            parse_value("${keyring:unterminated"),
+            vec![Part::Text("${keyring:unterminated")]
+        );
+    }
+
+    #[test]
+    fn names_are_listed_without_values() {
+        let store = MemoryStore::default();
+        let secrets = Secrets::new(Arc::new(store.clone()));
+        secrets.set("B", "two").unwrap();
+        secrets.set("A", "one").unwrap();
+        secrets.set("A", "uno").unwrap();
+        assert_eq!(secrets.list().unwrap().into_iter().collect::<Vec<_>>(), vec!["A", "B"]);
+        assert_eq!(secrets.get("A").unwrap().as_deref(), Some("uno"));
+        assert!(secrets.remove("A").unwrap());
+        assert!(!secrets.remove("A").unwrap());
+        assert_eq!(secrets.list().unwrap().len(), 1);
+        assert!(matches!(secrets.set("__x", "v"), Err(SecretError::InvalidName(_))));
+        assert!(!store.dump()[INDEX_ENTRY].contains("two"));
+    }
+}
