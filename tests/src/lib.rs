@@ -150,9 +150,20 @@ impl Mcpool {
     }
 
     pub async fn start_with(config: Value, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        Self::launch(Some(config), extra_env).await
+    }
+
+    /// Starts with `config_path()` absent.
+    pub async fn start_without_config() -> anyhow::Result<Self> {
+        Self::launch(None, &[]).await
+    }
+
+    async fn launch(config: Option<Value>, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
         let dir = TempDir::new("mcpool");
         let config_path = dir.path().join("config.json");
-        std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
+        if let Some(config) = config {
+            std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
+        }
         let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let stderr_log = dir.path().join("mcpool.stderr");
         let mut cmd = Command::new(bin("mcpool"));
@@ -238,14 +249,16 @@ impl Mcpool {
         Ok((status, r.json().await.unwrap_or(Value::Null)))
     }
 
-    /// Polls `/api/servers` until `name` has `status`, or fails after `limit`.
+    /// Polls `/api/servers` until `name` is there with `status`, or fails after `limit`.
     pub async fn wait_status(&self, name: &str, status: &str, limit: Duration) -> anyhow::Result<Value> {
         let deadline = tokio::time::Instant::now() + limit;
         loop {
-            let s = self.server(name).await?;
-            if s["status"] == status {
-                return Ok(s);
-            }
+            // A server the config adds while running shows up after a poll.
+            let s = match self.server(name).await {
+                Ok(s) if s["status"] == status => return Ok(s),
+                Ok(s) => s,
+                Err(_) => Value::Null,
+            };
             if tokio::time::Instant::now() > deadline {
                 bail!(
                     "server {name} did not reach {status} within {limit:?}; last: {s}\nlogs:\n{}",

@@ -57,7 +57,10 @@ async fn everything_http() -> anyhow::Result<(Child, String)> {
     .await;
     match waited {
         Ok(Ok(true)) => {}
-        _ => anyhow::bail!("server-everything did not listen on {port}; stderr:\n{}", seen.join("\n")),
+        _ => anyhow::bail!(
+            "server-everything did not listen on {port}; stderr:\n{}",
+            seen.join("\n")
+        ),
     }
     tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
     Ok((child, format!("http://127.0.0.1:{port}/mcp")))
@@ -97,7 +100,11 @@ async fn python_sees_everything(pool: &Mcpool, path: &str, name: impl Fn(&str) -
 
     let tools = strings(&report["tools"]);
     for tool in ["echo", "get-sum", "trigger-long-running-operation"] {
-        assert!(tools.contains(&name(tool)), "{path}: {} missing from {tools:?}", name(tool));
+        assert!(
+            tools.contains(&name(tool)),
+            "{path}: {} missing from {tools:?}",
+            name(tool)
+        );
     }
     assert!(
         strings(&report["prompts_list"]).contains(&name("simple-prompt")),
@@ -138,14 +145,15 @@ async fn rmcp_sees_everything(pool: &Mcpool, path: &str, name: impl Fn(&str) -> 
     let r = agent.call(&name("echo"), json!({"message": "hi from rust"})).await?;
     assert_eq!(text(&r), "Echo: hi from rust", "{path}");
 
-    let r = agent
-        .call(&name("get-sum"), json!({"a": 2, "b": 3}))
-        .await?;
+    let r = agent.call(&name("get-sum"), json!({"a": 2, "b": 3})).await?;
     assert_eq!(text(&r), "The sum of 2 and 3 is 5.", "{path}");
 
     // rmcp sends a progress token with every request.
     let r = agent
-        .call(&name("trigger-long-running-operation"), json!({"duration": 1, "steps": 4}))
+        .call(
+            &name("trigger-long-running-operation"),
+            json!({"duration": 1, "steps": 4}),
+        )
         .await?;
     assert_eq!(
         text(&r),
@@ -172,7 +180,10 @@ async fn rmcp_sees_everything(pool: &Mcpool, path: &str, name: impl Fn(&str) -> 
         .await?;
     let contents = serde_json::to_value(&read.contents)?;
     assert!(
-        contents[0]["text"].as_str().unwrap_or_default().starts_with(FEATURES_START),
+        contents[0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(FEATURES_START),
         "{path}: {contents}"
     );
     // A URI only a template offers reaches the server too.
@@ -182,7 +193,10 @@ async fn rmcp_sees_everything(pool: &Mcpool, path: &str, name: impl Fn(&str) -> 
         .await?;
     let contents = serde_json::to_value(&read.contents)?;
     assert!(
-        contents[0]["text"].as_str().unwrap_or_default().starts_with("Resource 1:"),
+        contents[0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Resource 1:"),
         "{path}: {contents}"
     );
     agent.service.cancel().await?;
@@ -191,7 +205,9 @@ async fn rmcp_sees_everything(pool: &Mcpool, path: &str, name: impl Fn(&str) -> 
 
 async fn everything_through_mcpool(entry: Value) -> anyhow::Result<()> {
     let pool = Mcpool::start(json!({"mcpServers": {"everything": entry}})).await?;
-    let s = pool.wait_status("everything", "connected", Duration::from_secs(30)).await?;
+    let s = pool
+        .wait_status("everything", "connected", Duration::from_secs(30))
+        .await?;
     let tools = s["tools"].as_array().cloned().unwrap_or_default();
     assert!(tools.iter().any(|t| t["name"] == "echo" && t["state"] == "live"), "{s}");
 

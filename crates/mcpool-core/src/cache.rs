@@ -314,7 +314,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let cache = ToolCache::new(&dir);
         let tool: Tool = serde_json::from_value(json!({"name": "echo", "inputSchema": {"type": "object"}})).unwrap();
-        cache.store("k1", "s", &[tool.clone()]).unwrap();
+        cache.store("k1", "s", std::slice::from_ref(&tool)).unwrap();
         assert_eq!(cache.load("k1").unwrap(), vec![tool.clone()]);
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(

@@ -4,7 +4,12 @@
 use std::error::Error as StdError;
 use std::time::{Duration, SystemTime};
 
-use rmcp::transport::streamable_http_client::{AuthRequiredError, HttpStatusError, InsufficientScopeError};
+use rmcp::service::ClientInitializeError;
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, HttpStatusError, InsufficientScopeError, StreamableHttpError,
+};
+use rmcp::transport::DynamicTransportError;
+use rmcp::ServiceError;
 
 use crate::backoff::parse_retry_after;
 use crate::lifecycle::{FailureKind, Refusal};
@@ -76,7 +81,13 @@ impl ConnectError {
             if e.downcast_ref::<InsufficientScopeError>().is_some() {
                 return http(403, None, text);
             }
-            if let Some(s) = e.downcast_ref::<HttpStatusError>() {
+            // `StreamableHttpError::HttpStatus` is transparent: the status
+            // error itself is never anyone's `source()`.
+            let status = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                Some(StreamableHttpError::HttpStatus(s)) => Some(s),
+                _ => e.downcast_ref::<HttpStatusError>(),
+            };
+            if let Some(s) = status {
                 let retry = s
                     .retry_after
                     .as_deref()
@@ -92,7 +103,7 @@ impl ConnectError {
                 }
                 return ConnectError::Network(text);
             }
-            source = e.source();
+            source = cause(e);
         }
         // rmcp reports 401/403/404 without a challenge as "HTTP <code> ...".
         for code in [401u16, 403, 404, 405, 410, 429, 500, 502, 503, 504] {
@@ -104,7 +115,36 @@ impl ConnectError {
     }
 }
 
+/// The next error in the chain. rmcp's `ClientInitializeError` keeps the
+/// transport's error out of `source()`, which would hide the HTTP status (and
+/// a 401's challenge) of a failed `initialize`.
+fn cause<'a>(err: &'a (dyn StdError + 'static)) -> Option<&'a (dyn StdError + 'static)> {
+    match err.downcast_ref::<ClientInitializeError>() {
+        Some(ClientInitializeError::TransportError { error, .. }) => Some(error),
+        Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => Some(fallback.as_ref()),
+        _ => err.source(),
+    }
+}
+
+/// Whether `err` only wraps its cause under the name of one of rmcp's
+/// internal types ("Transport [rmcp::transport::worker::WorkerTransport<...>]
+/// error: ..."), which says nothing to a person or a model.
+fn is_wrapper(err: &(dyn StdError + 'static)) -> bool {
+    err.is::<DynamicTransportError>()
+        || matches!(err.downcast_ref::<ServiceError>(), Some(ServiceError::TransportSend(_)))
+        || matches!(
+            err.downcast_ref::<ClientInitializeError>(),
+            Some(ClientInitializeError::TransportError { .. })
+        )
+}
+
 fn http(status: u16, retry_after: Option<Duration>, message: String) -> ConnectError {
+    let code = format!("HTTP {status}");
+    let message = if message.contains(&code) {
+        message
+    } else {
+        format!("{code}: {message}")
+    };
     ConnectError::Http {
         status,
         retry_after,
@@ -112,18 +152,23 @@ fn http(status: u16, retry_after: Option<Duration>, message: String) -> ConnectE
     }
 }
 
-/// An error and its causes on one line, without repeating a cause that the
-/// outer message already quotes.
+/// An error and its causes on one line, without rmcp's type-named wrappers
+/// and without repeating a cause that the outer message already quotes.
 pub fn chain_text(err: &(dyn StdError + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(e) = source {
+    let mut text = String::new();
+    let mut current = Some(err);
+    while let Some(e) = current {
+        current = cause(e);
+        if is_wrapper(e) && current.is_some() {
+            continue;
+        }
         let s = e.to_string();
         if !text.contains(&s) {
-            text.push_str(": ");
+            if !text.is_empty() {
+                text.push_str(": ");
+            }
             text.push_str(&s);
         }
-        source = e.source();
     }
     text
 }
@@ -227,6 +272,42 @@ mod tests {
             ConnectError::from_transport(&e),
             ConnectError::Http { status: 403, .. }
         ));
+    }
+
+    /// What rmcp's client hands back when the HTTP transport fails `initialize`.
+    fn failed_initialize(error: StreamableHttpError<reqwest::Error>) -> ClientInitializeError {
+        ClientInitializeError::TransportError {
+            error: DynamicTransportError::from_parts(
+                "rmcp::transport::worker::WorkerTransport<Worker<Client>>",
+                std::any::TypeId::of::<()>(),
+                Box::new(error),
+            ),
+            context: "send initialize request".into(),
+        }
+    }
+
+    #[test]
+    fn failed_initialize_keeps_status_retry_after_and_challenge() {
+        let e = failed_initialize(StreamableHttpError::HttpStatus(HttpStatusError::new(
+            429,
+            Some("5".into()),
+        )));
+        let c = ConnectError::from_transport(&e);
+        assert_eq!(
+            c.kind(),
+            FailureKind::Transient {
+                retry_after: Some(Duration::from_secs(5))
+            }
+        );
+        assert_eq!(c.to_string(), "HTTP 429");
+
+        let e = failed_initialize(StreamableHttpError::AuthRequired(AuthRequiredError::new(
+            "Bearer".into(),
+        )));
+        let c = ConnectError::from_transport(&e);
+        assert_eq!(c.kind(), FailureKind::Auth);
+        assert_eq!(c.to_string(), "HTTP 401: Auth required: authorization required: Bearer");
+        assert!(!chain_text(&e).contains("WorkerTransport"), "{}", chain_text(&e));
     }
 
     #[test]

@@ -135,6 +135,21 @@ impl Hub {
         }
     }
 
+    /// Whether an open session other than `agent` that sees `server` is
+    /// subscribed to `uri`: the upstream's one subscription serves them all,
+    /// so it must stay while any of them wants it.
+    pub fn others_subscribed(&self, agent: u64, server: &str, uri: &str) -> bool {
+        self.prune();
+        self.agents
+            .lock()
+            .map(|agents| {
+                agents
+                    .iter()
+                    .any(|(id, a)| *id != agent && a.scope.sees(server) && a.subscriptions.contains(uri))
+            })
+            .unwrap_or(false)
+    }
+
     /// Peers of the sessions matching `filter`, pruned of closed ones.
     fn peers(&self, filter: impl Fn(&Scope, &BTreeSet<String>) -> bool) -> Vec<Peer<RoleServer>> {
         self.prune();

@@ -109,9 +109,13 @@ pub async fn action(instance: &Instance, name: &str, verb: &str) -> anyhow::Resu
     }
 }
 
+/// The token agents need: the instance's, made now if none exists yet.
+pub fn token_or_create() -> anyhow::Result<String> {
+    token::resolve(std::env::var(token::ENV).ok(), &paths::data_dir(), true)?.context("no token")
+}
+
 pub fn print_token() -> anyhow::Result<ExitCode> {
-    let token = token::resolve(std::env::var(token::ENV).ok(), &paths::data_dir(), true)?.context("no token")?;
-    println!("{token}");
+    println!("{}", token_or_create()?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,7 +1,11 @@
 //! `mcpool`: the headless pool and endpoint (`serve`), and the commands that
 //! talk to a running instance.
 
+mod bridge;
 mod client;
+mod connect;
+mod import_cmd;
+mod secret;
 mod serve;
 
 use std::net::SocketAddr;
@@ -54,6 +58,22 @@ enum Command {
     },
     /// Print the endpoint's bearer token.
     Token,
+    /// Add the servers of a Claude Desktop, Claude Code, Cursor, VS Code or opencode config.
+    Import(import_cmd::ImportArgs),
+    /// Manage secrets in the OS keyring, used in the config as ${keyring:NAME}.
+    #[command(subcommand)]
+    Secret(secret::SecretCommand),
+    /// Print what to add to an agent so it uses mcpool.
+    Connect {
+        client: connect::ClientKind,
+        #[command(flatten)]
+        instance: Instance,
+    },
+    /// A stdio MCP server relaying to the running instance (for stdio-only clients).
+    Stdio {
+        #[command(flatten)]
+        instance: Instance,
+    },
 }
 
 fn main() -> ExitCode {
@@ -72,6 +92,14 @@ fn main() -> ExitCode {
             Command::Reconnect { name, instance } => client::action(&instance, &name, "reconnect").await,
             Command::Disconnect { name, instance } => client::action(&instance, &name, "disconnect").await,
             Command::Token => client::print_token(),
+            Command::Import(args) => import_cmd::run(args).await,
+            Command::Secret(command) => secret::run(command).await,
+            Command::Connect { client, instance } => {
+                let token = client::token_or_create()?;
+                print!("{}", connect::snippet(client, instance.listen, &token));
+                Ok(ExitCode::SUCCESS)
+            }
+            Command::Stdio { instance } => bridge::run(&instance, client::token_or_create()?).await,
         }
     });
     match result {

@@ -423,7 +423,12 @@ impl ServerHandler for AgentSession {
     ) -> Result<(), McpError> {
         let sup = self.owner_of_uri(&request.uri)?;
         let uri = request.uri.clone();
-        self.pool.hub().subscribe(self.agent_id(), &uri, false);
+        let hub = self.pool.hub();
+        hub.subscribe(self.agent_id(), &uri, false);
+        if hub.others_subscribed(self.agent_id(), sup.name(), &uri) {
+            // Another agent still wants the updates of this resource.
+            return Ok(());
+        }
         self.forward(&sup, ClientRequest::UnsubscribeRequest(Request::new(request)), &context)
             .await?;
         Ok(())

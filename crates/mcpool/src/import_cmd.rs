@@ -1,0 +1,170 @@
+//! `mcpool import [FILE]`: show the plan, ask, move secrets into the keyring,
+//! then write mcpool's config. Source files are only read.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{bail, Context};
+use mcpool_core::import::{self, Plan, Step};
+use mcpool_core::secrets::{Keyring, SecretStore, Secrets};
+use serde_json::Value;
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// A client config to import; without it, every standard one found.
+    file: Option<PathBuf>,
+    /// mcpool's config file to add to.
+    #[arg(long, env = "MCPOOL_CONFIG")]
+    config: Option<PathBuf>,
+    /// Write without asking.
+    #[arg(long, short = 'y')]
+    yes: bool,
+    /// Only show the plan.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+fn read_json(path: &Path) -> anyhow::Result<Value> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_str(&import::strip_jsonc(&text)).with_context(|| format!("{} is not valid JSON", path.display()))
+}
+
+pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
+    run_with(args, Arc::new(Keyring)).await
+}
+
+pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::Result<ExitCode> {
+    let target = crate::config_path(args.config);
+    let mut existing = if target.exists() {
+        read_json(&target)?
+    } else {
+        Value::Object(Default::default())
+    };
+    let sources: Vec<(import::Client, PathBuf, Value)> = match &args.file {
+        Some(file) => {
+            let root = read_json(file)?;
+            vec![(import::detect(file, &root), file.clone(), root)]
+        }
+        None => {
+            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+            let config_dir = dirs_config_dir(&home);
+            let mut found = Vec::new();
+            for (client, path) in import::standard_files(&home, &config_dir) {
+                if path.exists() && path != target {
+                    match read_json(&path) {
+                        Ok(root) => found.push((client, path, root)),
+                        Err(e) => eprintln!("skipping {}: {e:#}", path.display()),
+                    }
+                }
+            }
+            if found.is_empty() {
+                eprintln!("No Claude Desktop, Claude Code, Cursor, VS Code or opencode config found.");
+                return Ok(ExitCode::SUCCESS);
+            }
+            found
+        }
+    };
+    let mut plans: Vec<Plan> = Vec::new();
+    for (client, path, root) in sources {
+        let candidates = import::candidates(client, &root);
+        let plan = import::plan(&path, client, candidates, &existing);
+        // A server found in two sources is added once.
+        let plan = dedupe_against(plan, &plans);
+        print!("{}", import::describe(&plan));
+        plans.push(plan);
+    }
+    let adds = plans
+        .iter()
+        .flat_map(|p| &p.steps)
+        .filter(|s| matches!(s, Step::Add { .. }))
+        .count();
+    if adds == 0 {
+        println!("Nothing to import: mcpool already has these servers.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.dry_run {
+        println!("Dry run: nothing written.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !args.yes && !confirm(&target)? {
+        println!("Nothing written.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Secrets first, so the config never names a secret that is not there.
+    let moved: Vec<(String, String)> = plans
+        .iter()
+        .flat_map(|p| &p.steps)
+        .filter_map(|s| match s {
+            Step::Add { secrets, .. } => Some(secrets.iter().map(|m| (m.name.clone(), m.value.clone()))),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let count = moved.len();
+    tokio::task::spawn_blocking(move || {
+        let secrets = Secrets::new(store);
+        for (name, value) in moved {
+            secrets
+                .set(&name, &value)
+                .with_context(|| format!("cannot store the secret '{name}' in the keyring"))?;
+        }
+        anyhow::Ok(())
+    })
+    .await??;
+    let added = import::apply_to_config(&mut existing, &plans);
+    write_config(&target, &existing)?;
+    println!(
+        "Added {added} servers to {} ({count} secrets moved to the keyring).",
+        target.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dedupe_against(mut plan: Plan, earlier: &[Plan]) -> Plan {
+    for step in &mut plan.steps {
+        if let Step::Add { name, .. } = step {
+            let seen = earlier
+                .iter()
+                .flat_map(|p| &p.steps)
+                .any(|s| matches!(s, Step::Add { name: n, .. } if n == name));
+            if seen {
+                *step = Step::Duplicate { name: name.clone() };
+            }
+        }
+    }
+    plan
+}
+
+fn confirm(target: &Path) -> anyhow::Result<bool> {
+    if !std::io::stdin().is_terminal() {
+        bail!("not writing without confirmation: run again with --yes (or --dry-run to only see the plan)");
+    }
+    print!("Write these changes to {}? [y/N] ", target.display());
+    std::io::stdout().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES"))
+}
+
+fn write_config(path: &Path, value: &Value) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_string_pretty(value)? + "\n")
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn dirs_config_dir(home: &Path) -> PathBuf {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .unwrap_or_else(|| home.join(".config"))
+}

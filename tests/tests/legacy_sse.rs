@@ -1,0 +1,99 @@
+//! Remote servers on the legacy HTTP+SSE transport (2024-11-05), served by
+//! the official Python SDK (`tests/py/sse_server.py`), through mcpool.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::Context;
+use mcpool_tests::*;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Starts the Python SDK's SSE server on a free loopback port; returns it and its URL.
+async fn sse_server(extra: &[&str]) -> anyhow::Result<(Child, String)> {
+    let mut child = Command::new(python())
+        .arg(repo_root().join("tests/py/sse_server.py"))
+        .args(["--port", "0"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+        .await??
+        .context("sse_server.py printed no LISTENING line")?;
+    let url = line
+        .strip_prefix("LISTENING ")
+        .with_context(|| format!("unexpected first line: {line}"))?
+        .to_string();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    Ok((child, url))
+}
+
+/// Tools listed and called through `/mcp` under `name`'s prefix.
+async fn works_through_the_endpoint(pool: &Mcpool, name: &str) -> anyhow::Result<()> {
+    let s = pool.wait_status(name, "connected", Duration::from_secs(30)).await?;
+    assert_eq!(s["transport"], "sse", "{s}");
+    let agent = pool.agent("/mcp").await?;
+    let names = agent.tool_names().await?;
+    for tool in ["echo", "add", "long_running", "pid"] {
+        assert!(names.contains(&format!("{name}__{tool}")), "{tool} missing: {names:?}");
+    }
+    let r = agent.call(&format!("{name}__echo"), json!({"message": "hi"})).await?;
+    assert_eq!(text(&r), "Echo: hi");
+    let r = agent.call(&format!("{name}__add"), json!({"a": 2, "b": 3})).await?;
+    assert_eq!(text(&r), "5");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_sse_upstream_is_listed_and_called_through_the_endpoints() -> anyhow::Result<()> {
+    let (_server, url) = sse_server(&[]).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {"s": {"url": url, "transport": "sse"}}})).await?;
+    works_through_the_endpoint(&pool, "s").await?;
+
+    // The per-server endpoint shows it as itself.
+    let agent = pool.agent("/servers/s/mcp").await?;
+    let info = agent
+        .service
+        .peer()
+        .peer_info()
+        .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()));
+    assert_eq!(info.as_deref(), Some("sse-test-server"));
+    let r = agent.call("echo", json!({"message": "direct"})).await?;
+    assert_eq!(text(&r), "Echo: direct");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_vs_code_style_sse_entry_works_too() -> anyhow::Result<()> {
+    let (_server, url) = sse_server(&[]).await?;
+    let pool = Mcpool::start(json!({"servers": {"v": {"type": "sse", "url": url}}})).await?;
+    works_through_the_endpoint(&pool, "v").await
+}
+
+#[tokio::test]
+async fn configured_headers_reach_an_sse_server() -> anyhow::Result<()> {
+    let (_server, url) = sse_server(&["--require-header", "X-Api-Key: k1"]).await?;
+    let with = |headers: Value| json!({"url": url, "transport": "sse", "headers": headers});
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "keyed": with(json!({"X-Api-Key": "k1"})),
+        "bare": with(json!({})),
+    }}))
+    .await?;
+    // The GET stream and every POST carry the header: listing and calls work.
+    works_through_the_endpoint(&pool, "keyed").await?;
+
+    // Without it the server answers 401: a sign-in matter, not a retry loop.
+    let s = pool.wait_status("bare", "needs_auth", Duration::from_secs(30)).await?;
+    assert!(s["error"].as_str().unwrap_or_default().contains("401"), "{s}");
+    let agent = pool.agent("/mcp").await?;
+    let r = agent.call("bare__echo", json!({"message": "x"})).await?;
+    assert_eq!(r.is_error, Some(true));
+    assert!(text(&r).starts_with("Server 'bare' needs sign-in"), "{}", text(&r));
+    Ok(())
+}
