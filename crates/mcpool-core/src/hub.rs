@@ -38,7 +38,8 @@ impl Scope {
 struct Agent {
     scope: Scope,
     peer: Peer<RoleServer>,
-    subscriptions: BTreeSet<String>,
+    /// `(server, uri)` pairs this session subscribed to.
+    subscriptions: BTreeSet<(String, String)>,
 }
 
 struct Call {
@@ -123,13 +124,13 @@ impl Hub {
         calling || !self.peers(|scope, _| scope.sees(server)).is_empty()
     }
 
-    pub fn subscribe(&self, agent: u64, uri: &str, on: bool) {
+    pub fn subscribe(&self, agent: u64, server: &str, uri: &str, on: bool) {
         if let Ok(mut agents) = self.agents.lock() {
             if let Some(a) = agents.get_mut(&agent) {
                 if on {
-                    a.subscriptions.insert(uri.to_string());
+                    a.subscriptions.insert((server.to_string(), uri.to_string()));
                 } else {
-                    a.subscriptions.remove(uri);
+                    a.subscriptions.remove(&(server.to_string(), uri.to_string()));
                 }
             }
         }
@@ -145,13 +146,30 @@ impl Hub {
             .map(|agents| {
                 agents
                     .iter()
-                    .any(|(id, a)| *id != agent && a.scope.sees(server) && a.subscriptions.contains(uri))
+                    .any(|(id, a)| *id != agent && a.subscriptions.contains(&(server.to_string(), uri.to_string())))
             })
             .unwrap_or(false)
     }
 
+    /// Every URI some open session is subscribed to on `server`, to renew
+    /// after the server reconnects.
+    pub fn subscribed_uris(&self, server: &str) -> BTreeSet<String> {
+        self.prune();
+        self.agents
+            .lock()
+            .map(|agents| {
+                agents
+                    .values()
+                    .flat_map(|a| a.subscriptions.iter())
+                    .filter(|(s, _)| s == server)
+                    .map(|(_, uri)| uri.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Peers of the sessions matching `filter`, pruned of closed ones.
-    fn peers(&self, filter: impl Fn(&Scope, &BTreeSet<String>) -> bool) -> Vec<Peer<RoleServer>> {
+    fn peers(&self, filter: impl Fn(&Scope, &BTreeSet<(String, String)>) -> bool) -> Vec<Peer<RoleServer>> {
         self.prune();
         self.agents
             .lock()
@@ -213,7 +231,9 @@ impl Hub {
         }
     }
 
-    pub fn route_progress(&self, server: &str, mut params: ProgressNotificationParam) {
+    /// Sends an upstream's progress to the agent whose call asked for it,
+    /// under the agent's token; returns once it is sent (or has no route).
+    pub async fn route_progress(&self, server: &str, mut params: ProgressNotificationParam) {
         let target = {
             let Ok(progress) = self.progress.lock() else { return };
             let Some(call_id) = progress
@@ -229,9 +249,7 @@ impl Hub {
         };
         if let Some((peer, token)) = target {
             params.progress_token = token;
-            tokio::spawn(async move {
-                let _ = peer.notify_progress(params).await;
-            });
+            let _ = peer.notify_progress(params).await;
         }
     }
 
@@ -262,7 +280,7 @@ impl Hub {
 
     pub fn route_resource_updated(&self, server: &str, params: ResourceUpdatedNotificationParam) {
         let uri = params.uri.clone();
-        for peer in self.peers(|scope, subs| scope.sees(server) && subs.contains(&uri)) {
+        for peer in self.peers(|_, subs| subs.contains(&(server.to_string(), uri.clone()))) {
             let p = params.clone();
             tokio::spawn(async move {
                 let _ = peer.notify_resource_updated(p).await;

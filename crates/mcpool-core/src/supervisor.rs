@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
+    Request, SubscribeRequestParams,
     CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, Prompt, Resource,
     ResourceTemplate, ServerPeerInfo, ServerResult, Tool,
 };
@@ -26,6 +27,7 @@ use crate::errors::{
 use crate::hub::Hub;
 use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Status};
 use crate::upstream::stdio::{self, ProcessGroup};
+use crate::upstream::ledger::ProgressLedger;
 use crate::upstream::{self, Signal, UpstreamHandler};
 
 /// The exact end of a dropped server's error (SPEC §3 rule 2).
@@ -34,6 +36,9 @@ pub const KEPT_SUFFIX: &str = "(tools kept; reconnects when next used)";
 /// How long after `initialize` the tools are listed once more: some servers
 /// announce `list_changed` before a client's stream is open.
 pub const RELIST_AFTER: Duration = Duration::from_millis(500);
+
+/// The longest a result waits for progress notifications sent before it.
+pub const PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 
 /// Where a server's listed tools come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -65,12 +70,27 @@ pub enum RequestError {
     Cancelled,
 }
 
+/// A live connection as a request uses it.
+#[derive(Clone)]
+pub struct Link {
+    pub peer: Peer<RoleClient>,
+    pub generation: u64,
+    ledger: Arc<ProgressLedger>,
+}
+
 struct Live {
     peer: Peer<RoleClient>,
+    ledger: Arc<ProgressLedger>,
     info: Option<Arc<ServerPeerInfo>>,
     generation: u64,
     cancel: Option<RunningServiceCancellationToken>,
     group: Option<ProcessGroup>,
+}
+
+impl Live {
+    fn link(&self) -> Link {
+        Link { peer: self.peer.clone(), generation: self.generation, ledger: self.ledger.clone() }
+    }
 }
 
 #[derive(Default, Clone)]
@@ -283,7 +303,7 @@ impl Supervisor {
 
     /// A live peer for a request: the current connection, or one made now
     /// (shared with concurrent requests), or the reason there is none.
-    pub async fn peer(self: &Arc<Self>) -> Result<(Peer<RoleClient>, u64), Unavailable> {
+    pub async fn peer(self: &Arc<Self>) -> Result<Link, Unavailable> {
         let seen = {
             let inner = self.lock();
             match self.admission(&inner) {
@@ -298,7 +318,7 @@ impl Supervisor {
             if inner.attempts_done != seen {
                 // An attempt ended while this request waited: share its outcome.
                 if let Some(live) = &inner.live {
-                    return Ok((live.peer.clone(), live.generation));
+                    return Ok(live.link());
                 }
                 let sentence = inner
                     .last_failure
@@ -313,7 +333,7 @@ impl Supervisor {
         self.attempt().await
     }
 
-    fn admission(&self, inner: &Inner) -> Result<Option<(Peer<RoleClient>, u64)>, Unavailable> {
+    fn admission(&self, inner: &Inner) -> Result<Option<Link>, Unavailable> {
         if inner.stopped {
             return Err(Unavailable {
                 sentence: format!("Server '{}' was removed from the mcpool config.", self.name),
@@ -321,7 +341,7 @@ impl Supervisor {
         }
         match inner.machine.admit(Instant::now()) {
             Admission::Ready => match &inner.live {
-                Some(live) => Ok(Some((live.peer.clone(), live.generation))),
+                Some(live) => Ok(Some(live.link())),
                 None => Ok(None),
             },
             Admission::Dial => Ok(None),
@@ -331,7 +351,7 @@ impl Supervisor {
         }
     }
 
-    async fn attempt(self: &Arc<Self>) -> Result<(Peer<RoleClient>, u64), Unavailable> {
+    async fn attempt(self: &Arc<Self>) -> Result<Link, Unavailable> {
         let cancel = CancellationToken::new();
         let spec = {
             let mut inner = self.lock();
@@ -341,10 +361,12 @@ impl Supervisor {
         };
         self.notify_status();
         let (signals_tx, signals_rx) = mpsc::unbounded_channel();
+        let ledger = Arc::new(ProgressLedger::default());
         let handler = UpstreamHandler {
             server: self.name.clone(),
             hub: self.hub.clone(),
             signals: signals_tx,
+            ledger: ledger.clone(),
         };
         let work = async {
             let established = upstream::connect(&spec, handler).await?;
@@ -373,6 +395,7 @@ impl Supervisor {
                 drop(inner);
                 tokio::spawn(close(Live {
                     peer: established.peer,
+                    ledger,
                     info: None,
                     generation: 0,
                     cancel: Some(established.running.cancellation_token()),
@@ -391,6 +414,7 @@ impl Supervisor {
                 let exit = established.group.as_ref().map(ProcessGroup::exit_watch);
                 inner.live = Some(Live {
                     peer: peer.clone(),
+                    ledger: ledger.clone(),
                     info: info.clone(),
                     generation,
                     cancel: Some(cancel),
@@ -403,9 +427,10 @@ impl Supervisor {
                 self.apply(&mut inner, Event::AttemptSucceeded);
                 drop(inner);
                 self.watch(generation, established.running, exit, established.stderr, signals_rx);
+                self.renew_subscriptions(&peer);
                 self.notify_status();
                 self.notify_lists();
-                return Ok((peer, generation));
+                return Ok(Link { peer, generation, ledger });
             }
             Some(Err(err)) => {
                 let kind_event = Event::AttemptFailed {
@@ -469,6 +494,22 @@ impl Supervisor {
                 }
                 let Some(this) = this.upgrade() else { return };
                 this.relist(generation).await;
+            }
+        });
+    }
+
+    /// A new connection knows nothing of the agents' resource subscriptions:
+    /// subscribe again to every URI an open session still holds.
+    fn renew_subscriptions(&self, peer: &Peer<RoleClient>) {
+        let uris = self.hub.subscribed_uris(&self.name);
+        if uris.is_empty() {
+            return;
+        }
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            for uri in uris {
+                let request = ClientRequest::SubscribeRequest(Request::new(SubscribeRequestParams::new(uri)));
+                let _ = peer.send_request(request).await;
             }
         });
     }
@@ -570,7 +611,7 @@ impl Supervisor {
         request: ClientRequest,
         ctx: Option<(&RequestContext<RoleServer>, u64)>,
     ) -> Result<ServerResult, RequestError> {
-        let (peer, generation) = self.peer().await.map_err(RequestError::Unavailable)?;
+        let Link { peer, generation, ledger } = self.peer().await.map_err(RequestError::Unavailable)?;
         let guard = ctx.map(|(ctx, agent)| {
             self.hub.begin_call(
                 &self.name,
@@ -587,8 +628,9 @@ impl Supervisor {
             Ok(h) => h,
             Err(e) => return Err(self.failed_request(generation, &e)),
         };
+        let handle_token = handle.progress_token.clone();
         if let Some(g) = &guard {
-            g.route_progress(handle.progress_token.clone());
+            g.route_progress(handle_token.clone());
         }
         let id = handle.id.clone();
         let cancelled = ctx.map(|(c, _)| c.ct.clone()).unwrap_or_default();
@@ -600,6 +642,8 @@ impl Supervisor {
                 return Err(RequestError::Cancelled);
             }
         };
+        // Progress sent before the result reaches the agent before it.
+        ledger.settle(&handle_token, PROGRESS_SETTLE).await;
         match response {
             Ok(result) => Ok(result),
             Err(ServiceError::McpError(e)) => Err(RequestError::Mcp(e)),

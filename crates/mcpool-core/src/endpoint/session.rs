@@ -412,7 +412,7 @@ impl ServerHandler for AgentSession {
         let uri = request.uri.clone();
         self.forward(&sup, ClientRequest::SubscribeRequest(Request::new(request)), &context)
             .await?;
-        self.pool.hub().subscribe(self.agent_id(), &uri, true);
+        self.pool.hub().subscribe(self.agent_id(), sup.name(), &uri, true);
         Ok(())
     }
 
@@ -424,7 +424,7 @@ impl ServerHandler for AgentSession {
         let sup = self.owner_of_uri(&request.uri)?;
         let uri = request.uri.clone();
         let hub = self.pool.hub();
-        hub.subscribe(self.agent_id(), &uri, false);
+        hub.subscribe(self.agent_id(), sup.name(), &uri, false);
         if hub.others_subscribed(self.agent_id(), sup.name(), &uri) {
             // Another agent still wants the updates of this resource.
             return Ok(());

@@ -29,6 +29,7 @@ pub struct UpstreamHandler {
     pub server: String,
     pub hub: Arc<Hub>,
     pub signals: mpsc::UnboundedSender<Signal>,
+    pub ledger: Arc<super::ledger::ProgressLedger>,
 }
 
 pub fn client_config() -> ClientConfig {
@@ -64,7 +65,11 @@ impl Service<RoleClient> for UpstreamHandler {
         _context: NotificationContext<RoleClient>,
     ) -> Result<(), McpError> {
         match notification {
-            ServerNotification::ProgressNotification(n) => self.hub.route_progress(&self.server, n.params),
+            ServerNotification::ProgressNotification(n) => {
+                let token = n.params.progress_token.clone();
+                self.hub.route_progress(&self.server, n.params).await;
+                self.ledger.handled(&token);
+            }
             ServerNotification::LoggingMessageNotification(n) => self.hub.route_log(&self.server, true, n.params),
             ServerNotification::ResourceUpdatedNotification(n) => {
                 self.hub.route_resource_updated(&self.server, n.params)

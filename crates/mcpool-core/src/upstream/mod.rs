@@ -3,6 +3,7 @@
 //! ended.
 
 pub mod handler;
+pub mod ledger;
 pub mod sse;
 pub mod stdio;
 
@@ -20,6 +21,7 @@ use crate::config::{ServerSpec, TransportSpec};
 use crate::errors::{chain_text, ConnectError};
 use crate::stderr_tail::StderrTail;
 pub use handler::{Signal, UpstreamHandler};
+use ledger::Observed;
 use stdio::ProcessGroup;
 
 pub type Running = RunningService<RoleClient, UpstreamHandler>;
@@ -36,11 +38,12 @@ pub struct Established {
 /// Connects to `spec`. The caller bounds it with the server's timeout;
 /// dropping the future midway stops a spawned process group.
 pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Established, ConnectError> {
+    let ledger = handler.ledger.clone();
     match &spec.transport {
         TransportSpec::Stdio { .. } => {
             let spawned = stdio::spawn(&spec.transport)?;
             let mut group = spawned.group;
-            let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin);
+            let transport = Observed { inner: AsyncRwTransport::new_client(spawned.stdout, spawned.stdin), ledger };
             match handler.serve(transport).await {
                 Ok(running) => Ok(Established {
                     peer: running.peer().clone(),
@@ -85,7 +88,7 @@ pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Esta
             retry.base_duration = Duration::from_millis(500);
             retry.max_delay = Some(Duration::from_secs(4));
             config.retry_config = Arc::new(retry);
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let transport = Observed { inner: StreamableHttpClientTransport::from_config(config), ledger };
             let running = handler
                 .serve(transport)
                 .await
@@ -98,7 +101,7 @@ pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Esta
             })
         }
         TransportSpec::Sse { url, headers } => {
-            let transport = sse::open(url, headers).await?;
+            let transport = Observed { inner: sse::open(url, headers).await?, ledger };
             let running = handler
                 .serve(transport)
                 .await

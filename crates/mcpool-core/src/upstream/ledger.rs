@@ -1,0 +1,113 @@
+//! Keeps a call's progress ahead of its result. rmcp hands each incoming
+//! notification to a task of its own but delivers a response at once, so a
+//! result could overtake the progress sent before it. The transport wrapper
+//! [`Observed`] counts progress notifications in wire order; the handler
+//! counts them again once delivered; a call waits for the two to meet.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{JsonRpcMessage, ProgressToken, ServerNotification};
+use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use tokio::sync::Notify;
+
+#[derive(Default)]
+pub struct ProgressLedger {
+    counts: Mutex<HashMap<ProgressToken, (u64, u64)>>,
+    changed: Notify,
+}
+
+impl ProgressLedger {
+    fn received(&self, token: &ProgressToken) {
+        if let Ok(mut c) = self.counts.lock() {
+            c.entry(token.clone()).or_default().0 += 1;
+        }
+    }
+
+    /// Marks one progress notification for `token` as handled (sent on or dropped).
+    pub fn handled(&self, token: &ProgressToken) {
+        if let Ok(mut c) = self.counts.lock() {
+            c.entry(token.clone()).or_default().1 += 1;
+        }
+        self.changed.notify_waiters();
+    }
+
+    /// Waits (bounded) until every progress notification read before now for
+    /// `token` has been handled, then forgets the token.
+    pub async fn settle(&self, token: &ProgressToken, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.changed.notified();
+                let done = self.counts.lock().map(|c| c.get(token).is_none_or(|(r, h)| h >= r)).unwrap_or(true);
+                if done {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
+        if let Ok(mut c) = self.counts.lock() {
+            c.remove(token);
+        }
+    }
+}
+
+/// A transport that notes progress notifications as they are read.
+pub struct Observed<T> {
+    pub inner: T,
+    pub ledger: Arc<ProgressLedger>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.inner.send(item)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
+        let message = self.inner.receive().await;
+        if let Some(JsonRpcMessage::Notification(n)) = &message {
+            if let ServerNotification::ProgressNotification(p) = &n.notification {
+                self.ledger.received(&p.params.progress_token);
+            }
+        }
+        message
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+
+    #[tokio::test(start_paused = true)]
+    async fn settle_waits_for_every_received_progress() {
+        let ledger = Arc::new(ProgressLedger::default());
+        let token = ProgressToken(NumberOrString::Number(1));
+        ledger.received(&token);
+        ledger.received(&token);
+        let l = ledger.clone();
+        let t = token.clone();
+        let waiter = tokio::spawn(async move { l.settle(&t, Duration::from_secs(5)).await });
+        ledger.handled(&token);
+        tokio::task::yield_now().await;
+        assert!(!waiter.is_finished(), "one progress is still on its way");
+        ledger.handled(&token);
+        tokio::time::timeout(Duration::from_millis(10), waiter).await.unwrap().unwrap();
+        // Bounded: a progress that never arrives does not hold a call forever.
+        ledger.received(&token);
+        let start = tokio::time::Instant::now();
+        ledger.settle(&token, Duration::from_secs(1)).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+}
