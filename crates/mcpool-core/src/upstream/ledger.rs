@@ -40,7 +40,11 @@ impl ProgressLedger {
         let wait = async {
             loop {
                 let notified = self.changed.notified();
-                let done = self.counts.lock().map(|c| c.get(token).is_none_or(|(r, h)| h >= r)).unwrap_or(true);
+                let done = self
+                    .counts
+                    .lock()
+                    .map(|c| c.get(token).is_none_or(|(r, h)| h >= r))
+                    .unwrap_or(true);
                 if done {
                     return;
                 }
@@ -103,7 +107,10 @@ mod tests {
         tokio::task::yield_now().await;
         assert!(!waiter.is_finished(), "one progress is still on its way");
         ledger.handled(&token);
-        tokio::time::timeout(Duration::from_millis(10), waiter).await.unwrap().unwrap();
+        tokio::time::timeout(Duration::from_millis(10), waiter)
+            .await
+            .unwrap()
+            .unwrap();
         // Bounded: a progress that never arrives does not hold a call forever.
         ledger.received(&token);
         let start = tokio::time::Instant::now();

@@ -43,7 +43,10 @@ pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Esta
         TransportSpec::Stdio { .. } => {
             let spawned = stdio::spawn(&spec.transport)?;
             let mut group = spawned.group;
-            let transport = Observed { inner: AsyncRwTransport::new_client(spawned.stdout, spawned.stdin), ledger };
+            let transport = Observed {
+                inner: AsyncRwTransport::new_client(spawned.stdout, spawned.stdin),
+                ledger,
+            };
             match handler.serve(transport).await {
                 Ok(running) => Ok(Established {
                     peer: running.peer().clone(),
@@ -88,7 +91,10 @@ pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Esta
             retry.base_duration = Duration::from_millis(500);
             retry.max_delay = Some(Duration::from_secs(4));
             config.retry_config = Arc::new(retry);
-            let transport = Observed { inner: StreamableHttpClientTransport::from_config(config), ledger };
+            let transport = Observed {
+                inner: StreamableHttpClientTransport::from_config(config),
+                ledger,
+            };
             let running = handler
                 .serve(transport)
                 .await
@@ -101,7 +107,10 @@ pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Esta
             })
         }
         TransportSpec::Sse { url, headers } => {
-            let transport = Observed { inner: sse::open(url, headers).await?, ledger };
+            let transport = Observed {
+                inner: sse::open(url, headers).await?,
+                ledger,
+            };
             let running = handler
                 .serve(transport)
                 .await

@@ -6,14 +6,8 @@
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use rmcp::model::{
-    Request, SubscribeRequestParams,
-    CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, Prompt, Resource,
-    ResourceTemplate, ServerPeerInfo, ServerResult, Tool,
-};
-use rmcp::service::{
-    Peer, PeerRequestOptions, RequestContext, RoleClient, RoleServer, RunningServiceCancellationToken,
-};
+use rmcp::model::{Prompt, Resource, ResourceTemplate, ServerPeerInfo, Tool};
+use rmcp::service::{Peer, RoleClient, RunningServiceCancellationToken};
 use rmcp::ServiceError;
 use serde::Serialize;
 use tokio::sync::mpsc;
@@ -21,14 +15,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerSpec;
-use crate::errors::{
-    attempt_failed_sentence, chain_text, dropped_during_call_sentence, refusal_sentence, ConnectError,
-};
+use crate::errors::{attempt_failed_sentence, refusal_sentence, ConnectError};
 use crate::hub::Hub;
 use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Status};
-use crate::upstream::stdio::{self, ProcessGroup};
 use crate::upstream::ledger::ProgressLedger;
-use crate::upstream::{self, Signal, UpstreamHandler};
+use crate::upstream::stdio::{self, ProcessGroup};
+use crate::upstream::{self, UpstreamHandler};
 
 /// The exact end of a dropped server's error (SPEC §3 rule 2).
 pub const KEPT_SUFFIX: &str = "(tools kept; reconnects when next used)";
@@ -41,6 +33,12 @@ pub const RELIST_AFTER: Duration = Duration::from_millis(500);
 pub const PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 
 /// Where a server's listed tools come from.
+mod forward;
+mod snapshot;
+mod watch;
+
+pub use snapshot::{ServerSnapshot, ToolSnapshot};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolState {
@@ -89,7 +87,11 @@ struct Live {
 
 impl Live {
     fn link(&self) -> Link {
-        Link { peer: self.peer.clone(), generation: self.generation, ledger: self.ledger.clone() }
+        Link {
+            peer: self.peer.clone(),
+            generation: self.generation,
+            ledger: self.ledger.clone(),
+        }
     }
 }
 
@@ -124,25 +126,6 @@ pub struct Supervisor {
 }
 
 /// A point-in-time view of one server, as `/api/servers` shows it.
-#[derive(Debug, Clone, Serialize)]
-pub struct ServerSnapshot {
-    pub name: String,
-    pub status: Status,
-    pub error: Option<String>,
-    pub transport: &'static str,
-    pub tools: Vec<ToolSnapshot>,
-    pub tool_count: usize,
-    pub connecting: bool,
-    /// Milliseconds until the next attempt is allowed, during a backoff.
-    pub retry_in_ms: Option<u64>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct ToolSnapshot {
-    pub name: String,
-    pub state: ToolState,
-}
-
 impl Supervisor {
     pub fn new(
         spec: ServerSpec,
@@ -202,37 +185,6 @@ impl Supervisor {
 
     pub fn info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.lock().info.clone()
-    }
-
-    pub fn snapshot(&self) -> ServerSnapshot {
-        let inner = self.lock();
-        let now = Instant::now();
-        let tools: Vec<ToolSnapshot> = match inner.tool_state {
-            Some(state) => inner
-                .lists
-                .tools
-                .iter()
-                .map(|t| ToolSnapshot {
-                    name: t.name.to_string(),
-                    state,
-                })
-                .collect(),
-            None => Vec::new(),
-        };
-        ServerSnapshot {
-            name: self.name.clone(),
-            status: inner.machine.status(),
-            error: inner.machine.error().map(str::to_string),
-            transport: inner.spec.transport.kind(),
-            tool_count: tools.len(),
-            tools,
-            connecting: inner.machine.attempting(),
-            retry_in_ms: inner
-                .machine
-                .retry_at()
-                .filter(|at| *at > now)
-                .map(|at| (at - now).as_millis() as u64),
-        }
     }
 
     fn notify_status(&self) {
@@ -430,7 +382,11 @@ impl Supervisor {
                 self.renew_subscriptions(&peer);
                 self.notify_status();
                 self.notify_lists();
-                return Ok(Link { peer, generation, ledger });
+                return Ok(Link {
+                    peer,
+                    generation,
+                    ledger,
+                });
             }
             Some(Err(err)) => {
                 let kind_event = Event::AttemptFailed {
@@ -454,109 +410,6 @@ impl Supervisor {
         };
         self.notify_status();
         result
-    }
-
-    /// Watches one connection: its end, and the list changes it announces.
-    fn watch(
-        self: &Arc<Self>,
-        generation: u64,
-        running: upstream::Running,
-        exit: Option<tokio::sync::watch::Receiver<Option<std::process::ExitStatus>>>,
-        stderr: Option<crate::stderr_tail::StderrTail>,
-        mut signals: mpsc::UnboundedReceiver<Signal>,
-    ) {
-        let this = Arc::downgrade(self);
-        tokio::spawn(async move {
-            let quit = running.waiting().await;
-            let Some(this) = this.upgrade() else { return };
-            let reason = match exit {
-                Some(mut exit) => {
-                    let _ = tokio::time::timeout(Duration::from_millis(500), exit.wait_for(Option::is_some)).await;
-                    let status = *exit.borrow();
-                    stdio::describe_exit(status)
-                }
-                None => match quit {
-                    Ok(_) => "the connection closed".to_string(),
-                    Err(e) => format!("the connection task failed: {e}"),
-                },
-            };
-            let tail = stderr.map(|s| s.tail()).unwrap_or_default();
-            this.dropped(generation, &upstream::with_stderr(&reason, &tail));
-        });
-        let this = Arc::downgrade(self);
-        tokio::spawn(async move {
-            let mut relist = Box::pin(tokio::time::sleep(RELIST_AFTER));
-            let mut relisted = false;
-            loop {
-                tokio::select! {
-                    _ = &mut relist, if !relisted => relisted = true,
-                    signal = signals.recv() => if signal.is_none() { return },
-                }
-                let Some(this) = this.upgrade() else { return };
-                this.relist(generation).await;
-            }
-        });
-    }
-
-    /// A new connection knows nothing of the agents' resource subscriptions:
-    /// subscribe again to every URI an open session still holds.
-    fn renew_subscriptions(&self, peer: &Peer<RoleClient>) {
-        let uris = self.hub.subscribed_uris(&self.name);
-        if uris.is_empty() {
-            return;
-        }
-        let peer = peer.clone();
-        tokio::spawn(async move {
-            for uri in uris {
-                let request = ClientRequest::SubscribeRequest(Request::new(SubscribeRequestParams::new(uri)));
-                let _ = peer.send_request(request).await;
-            }
-        });
-    }
-
-    async fn relist(self: &Arc<Self>, generation: u64) {
-        let peer = {
-            let inner = self.lock();
-            match &inner.live {
-                Some(live) if live.generation == generation => live.peer.clone(),
-                _ => return,
-            }
-        };
-        let Ok(lists) = list_all(&peer).await else { return };
-        let changed = {
-            let mut inner = self.lock();
-            if !matches!(&inner.live, Some(l) if l.generation == generation) {
-                return;
-            }
-            let changed = !same_lists(&inner.lists, &lists);
-            inner.lists = lists;
-            changed
-        };
-        if changed {
-            self.notify_lists();
-        }
-    }
-
-    /// The connection of `generation` ended on its own: keep the tools,
-    /// show the reason, and wait for the next request to reconnect.
-    pub fn dropped(self: &Arc<Self>, generation: u64, reason: &str) {
-        let mut inner = self.lock();
-        if !matches!(&inner.live, Some(l) if l.generation == generation) {
-            return;
-        }
-        let live = inner.live.take();
-        if inner.tool_state.is_some() {
-            inner.tool_state = Some(ToolState::Kept);
-        }
-        let error = format!("{reason} {KEPT_SUFFIX}");
-        self.apply(&mut inner, Event::Dropped { error });
-        drop(inner);
-        tracing::warn!(server = %self.name, "connection dropped: {reason}");
-        if let Some(live) = live {
-            tokio::spawn(close(live));
-        }
-        self.notify_status();
-        self.notify_lists();
     }
 
     /// Explicit disconnect: tools go at once, any attempt is abandoned.
@@ -601,94 +454,6 @@ impl Supervisor {
         if let Some(live) = live {
             close(live).await;
         }
-    }
-
-    /// Forwards one agent request to the server, with progress, cancellation
-    /// and server-to-client requests routed back to that agent. A request
-    /// that may have reached the server is never sent twice.
-    pub async fn forward(
-        self: &Arc<Self>,
-        request: ClientRequest,
-        ctx: Option<(&RequestContext<RoleServer>, u64)>,
-    ) -> Result<ServerResult, RequestError> {
-        let Link { peer, generation, ledger } = self.peer().await.map_err(RequestError::Unavailable)?;
-        let guard = ctx.map(|(ctx, agent)| {
-            self.hub.begin_call(
-                &self.name,
-                agent,
-                ctx.peer.clone(),
-                ctx.id.clone(),
-                ctx.meta.get_progress_token(),
-            )
-        });
-        let handle = match peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-        {
-            Ok(h) => h,
-            Err(e) => return Err(self.failed_request(generation, &e)),
-        };
-        let handle_token = handle.progress_token.clone();
-        if let Some(g) = &guard {
-            g.route_progress(handle_token.clone());
-        }
-        let id = handle.id.clone();
-        let cancelled = ctx.map(|(c, _)| c.ct.clone()).unwrap_or_default();
-        let response = tokio::select! {
-            r = handle.await_response() => r,
-            _ = cancelled.cancelled() => {
-                let note = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some("cancelled by the agent".into())));
-                let _ = peer.send_notification(ClientNotification::CancelledNotification(note)).await;
-                return Err(RequestError::Cancelled);
-            }
-        };
-        // Progress sent before the result reaches the agent before it.
-        ledger.settle(&handle_token, PROGRESS_SETTLE).await;
-        match response {
-            Ok(result) => Ok(result),
-            Err(ServiceError::McpError(e)) => Err(RequestError::Mcp(e)),
-            Err(e) => Err(self.failed_request(generation, &e)),
-        }
-    }
-
-    fn failed_request(self: &Arc<Self>, generation: u64, err: &ServiceError) -> RequestError {
-        let reason = match err {
-            ServiceError::TransportClosed => "the connection closed".to_string(),
-            other => chain_text(other),
-        };
-        let auth = err.is_authorization_required();
-        if auth {
-            let mut inner = self.lock();
-            if matches!(&inner.live, Some(l) if l.generation == generation) {
-                let live = inner.live.take();
-                let (_, changed) = self.apply(
-                    &mut inner,
-                    Event::AttemptFailed {
-                        kind: crate::lifecycle::FailureKind::Auth,
-                        error: reason.clone(),
-                    },
-                );
-                drop(inner);
-                if let Some(live) = live {
-                    tokio::spawn(close(live));
-                }
-                self.notify_status();
-                if changed {
-                    self.notify_lists();
-                }
-            }
-            return RequestError::Unavailable(Unavailable {
-                sentence: format!("Server '{}' needs sign-in in the mcpool tray.", self.name),
-            });
-        }
-        // Wait briefly for a local process's exit, so the drop names it.
-        let this = self.clone();
-        let sentence = dropped_during_call_sentence(&self.name, &reason);
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            this.dropped(generation, &reason);
-        });
-        RequestError::Unavailable(Unavailable { sentence })
     }
 }
 

@@ -1,0 +1,106 @@
+//! Forwarding one agent request to the server, once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, ServerResult};
+use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
+use rmcp::ServiceError;
+
+use super::{close, Link, RequestError, Supervisor, Unavailable, PROGRESS_SETTLE};
+use crate::errors::{chain_text, dropped_during_call_sentence};
+use crate::lifecycle::Event;
+
+impl Supervisor {
+    /// Forwards one agent request to the server, with progress, cancellation
+    /// and server-to-client requests routed back to that agent. A request
+    /// that may have reached the server is never sent twice.
+    pub async fn forward(
+        self: &Arc<Self>,
+        request: ClientRequest,
+        ctx: Option<(&RequestContext<RoleServer>, u64)>,
+    ) -> Result<ServerResult, RequestError> {
+        let Link {
+            peer,
+            generation,
+            ledger,
+        } = self.peer().await.map_err(RequestError::Unavailable)?;
+        let guard = ctx.map(|(ctx, agent)| {
+            self.hub.begin_call(
+                &self.name,
+                agent,
+                ctx.peer.clone(),
+                ctx.id.clone(),
+                ctx.meta.get_progress_token(),
+            )
+        });
+        let handle = match peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+        {
+            Ok(h) => h,
+            Err(e) => return Err(self.failed_request(generation, &e)),
+        };
+        let handle_token = handle.progress_token.clone();
+        if let Some(g) = &guard {
+            g.route_progress(handle_token.clone());
+        }
+        let id = handle.id.clone();
+        let cancelled = ctx.map(|(c, _)| c.ct.clone()).unwrap_or_default();
+        let response = tokio::select! {
+            r = handle.await_response() => r,
+            _ = cancelled.cancelled() => {
+                let note = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some("cancelled by the agent".into())));
+                let _ = peer.send_notification(ClientNotification::CancelledNotification(note)).await;
+                return Err(RequestError::Cancelled);
+            }
+        };
+        // Progress sent before the result reaches the agent before it.
+        ledger.settle(&handle_token, PROGRESS_SETTLE).await;
+        match response {
+            Ok(result) => Ok(result),
+            Err(ServiceError::McpError(e)) => Err(RequestError::Mcp(e)),
+            Err(e) => Err(self.failed_request(generation, &e)),
+        }
+    }
+
+    fn failed_request(self: &Arc<Self>, generation: u64, err: &ServiceError) -> RequestError {
+        let reason = match err {
+            ServiceError::TransportClosed => "the connection closed".to_string(),
+            other => chain_text(other),
+        };
+        let auth = err.is_authorization_required();
+        if auth {
+            let mut inner = self.lock();
+            if matches!(&inner.live, Some(l) if l.generation == generation) {
+                let live = inner.live.take();
+                let (_, changed) = self.apply(
+                    &mut inner,
+                    Event::AttemptFailed {
+                        kind: crate::lifecycle::FailureKind::Auth,
+                        error: reason.clone(),
+                    },
+                );
+                drop(inner);
+                if let Some(live) = live {
+                    tokio::spawn(close(live));
+                }
+                self.notify_status();
+                if changed {
+                    self.notify_lists();
+                }
+            }
+            return RequestError::Unavailable(Unavailable {
+                sentence: format!("Server '{}' needs sign-in in the mcpool tray.", self.name),
+            });
+        }
+        // Wait briefly for a local process's exit, so the drop names it.
+        let this = self.clone();
+        let sentence = dropped_during_call_sentence(&self.name, &reason);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            this.dropped(generation, &reason);
+        });
+        RequestError::Unavailable(Unavailable { sentence })
+    }
+}

@@ -1,0 +1,59 @@
+//! What `/api/servers` shows of one server.
+
+use serde::Serialize;
+use tokio::time::Instant;
+
+use super::{Supervisor, ToolState};
+use crate::lifecycle::Status;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerSnapshot {
+    pub name: String,
+    pub status: Status,
+    pub error: Option<String>,
+    pub transport: &'static str,
+    pub tools: Vec<ToolSnapshot>,
+    pub tool_count: usize,
+    pub connecting: bool,
+    /// Milliseconds until the next attempt is allowed, during a backoff.
+    pub retry_in_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolSnapshot {
+    pub name: String,
+    pub state: ToolState,
+}
+
+impl Supervisor {
+    pub fn snapshot(&self) -> ServerSnapshot {
+        let inner = self.lock();
+        let now = Instant::now();
+        let tools: Vec<ToolSnapshot> = match inner.tool_state {
+            Some(state) => inner
+                .lists
+                .tools
+                .iter()
+                .map(|t| ToolSnapshot {
+                    name: t.name.to_string(),
+                    state,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        ServerSnapshot {
+            name: self.name.clone(),
+            status: inner.machine.status(),
+            error: inner.machine.error().map(str::to_string),
+            transport: inner.spec.transport.kind(),
+            tool_count: tools.len(),
+            tools,
+            connecting: inner.machine.attempting(),
+            retry_in_ms: inner
+                .machine
+                .retry_at()
+                .filter(|at| *at > now)
+                .map(|at| (at - now).as_millis() as u64),
+        }
+    }
+}

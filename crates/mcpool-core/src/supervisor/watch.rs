@@ -1,0 +1,118 @@
+//! A live connection's watchers: its end (a drop, tools kept), the list
+//! changes it announces, and what a new connection must be told again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{ClientRequest, Request, SubscribeRequestParams};
+use rmcp::service::{Peer, RoleClient};
+use tokio::sync::mpsc;
+
+use super::{close, list_all, same_lists, Supervisor, ToolState, KEPT_SUFFIX, RELIST_AFTER};
+use crate::lifecycle::Event;
+use crate::upstream::{self, stdio, Signal};
+
+impl Supervisor {
+    /// Watches one connection: its end, and the list changes it announces.
+    pub(super) fn watch(
+        self: &Arc<Self>,
+        generation: u64,
+        running: upstream::Running,
+        exit: Option<tokio::sync::watch::Receiver<Option<std::process::ExitStatus>>>,
+        stderr: Option<crate::stderr_tail::StderrTail>,
+        mut signals: mpsc::UnboundedReceiver<Signal>,
+    ) {
+        let this = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let quit = running.waiting().await;
+            let Some(this) = this.upgrade() else { return };
+            let reason = match exit {
+                Some(mut exit) => {
+                    let _ = tokio::time::timeout(Duration::from_millis(500), exit.wait_for(Option::is_some)).await;
+                    let status = *exit.borrow();
+                    stdio::describe_exit(status)
+                }
+                None => match quit {
+                    Ok(_) => "the connection closed".to_string(),
+                    Err(e) => format!("the connection task failed: {e}"),
+                },
+            };
+            let tail = stderr.map(|s| s.tail()).unwrap_or_default();
+            this.dropped(generation, &upstream::with_stderr(&reason, &tail));
+        });
+        let this = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut relist = Box::pin(tokio::time::sleep(RELIST_AFTER));
+            let mut relisted = false;
+            loop {
+                tokio::select! {
+                    _ = &mut relist, if !relisted => relisted = true,
+                    signal = signals.recv() => if signal.is_none() { return },
+                }
+                let Some(this) = this.upgrade() else { return };
+                this.relist(generation).await;
+            }
+        });
+    }
+
+    /// A new connection knows nothing of the agents' resource subscriptions:
+    /// subscribe again to every URI an open session still holds.
+    pub(super) fn renew_subscriptions(&self, peer: &Peer<RoleClient>) {
+        let uris = self.hub.subscribed_uris(&self.name);
+        if uris.is_empty() {
+            return;
+        }
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            for uri in uris {
+                let request = ClientRequest::SubscribeRequest(Request::new(SubscribeRequestParams::new(uri)));
+                let _ = peer.send_request(request).await;
+            }
+        });
+    }
+
+    async fn relist(self: &Arc<Self>, generation: u64) {
+        let peer = {
+            let inner = self.lock();
+            match &inner.live {
+                Some(live) if live.generation == generation => live.peer.clone(),
+                _ => return,
+            }
+        };
+        let Ok(lists) = list_all(&peer).await else { return };
+        let changed = {
+            let mut inner = self.lock();
+            if !matches!(&inner.live, Some(l) if l.generation == generation) {
+                return;
+            }
+            let changed = !same_lists(&inner.lists, &lists);
+            inner.lists = lists;
+            changed
+        };
+        if changed {
+            self.notify_lists();
+        }
+    }
+
+    /// The connection of `generation` ended on its own: keep the tools,
+    /// show the reason, and wait for the next request to reconnect.
+    pub fn dropped(self: &Arc<Self>, generation: u64, reason: &str) {
+        let mut inner = self.lock();
+        if !matches!(&inner.live, Some(l) if l.generation == generation) {
+            return;
+        }
+        let live = inner.live.take();
+        if inner.tool_state.is_some() {
+            inner.tool_state = Some(ToolState::Kept);
+        }
+        let error = format!("{reason} {KEPT_SUFFIX}");
+        self.apply(&mut inner, Event::Dropped { error });
+        drop(inner);
+        tracing::warn!(server = %self.name, "connection dropped: {reason}");
+        if let Some(live) = live {
+            tokio::spawn(close(live));
+        }
+        self.notify_status();
+        self.notify_lists();
+    }
+}
