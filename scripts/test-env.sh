@@ -31,13 +31,14 @@ APT_PACKAGES=(
     build-essential     # cc/ld for Rust build scripts and native Python wheels' fallbacks
     pkg-config
     libssl-dev          # in case a dependency links OpenSSL (reqwest itself uses rustls)
-    libdbus-1-dev       # OS keyring (Secret Service) support
     ca-certificates
     curl
     iproute2            # ss/ip for network tests (namespaces, port checks)
     procps              # ps, for tests that check no child process is left
     python3
     python3-venv
+    dbus                # dbus-run-session: a private session bus for the tests
+    gnome-keyring       # a real Secret Service on that bus (the OS keyring)
 )
 # Node: keep a Node that is already installed (it must be >= 20, see below);
 # otherwise try Debian's.

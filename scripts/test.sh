@@ -32,5 +32,5 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo build --workspace --bins"
 cargo build --workspace --bins
 
-step "cargo test --workspace"
-cargo test --workspace
+step "cargo test --workspace (private D-Bus session, unlocked throwaway keyring)"
+exec dbus-run-session -- bash scripts/with-keyring.sh cargo test --workspace

@@ -70,6 +70,13 @@ pub fn everything_js() -> PathBuf {
 
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
+/// A keyring profile of the test's own, so tests sharing one Secret Service
+/// never see each other's entries.
+pub fn profile_for(dir: &Path) -> String {
+    let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("test");
+    format!("test-{name}")
+}
+
 /// A fresh directory under the target dir, removed on drop.
 pub struct TempDir(pub PathBuf);
 
@@ -174,6 +181,7 @@ impl Mcpool {
             .env("XDG_CONFIG_HOME", dir.path().join("config"))
             .env("XDG_CACHE_HOME", dir.path().join("cache"))
             .env("XDG_DATA_HOME", dir.path().join("data"))
+            .env("MCPOOL_PROFILE", profile_for(dir.path()))
             .env_remove("MCPOOL_LISTEN")
             .env_remove("MCPOOL_CONFIG")
             .stdin(Stdio::null())

@@ -25,6 +25,7 @@ async fn mcpool(args: &[&str], env: &[(&str, &str)], data: &std::path::Path) -> 
         .env("XDG_DATA_HOME", data)
         .env("XDG_CONFIG_HOME", data.join("config"))
         .env("XDG_CACHE_HOME", data.join("cache"))
+        .env("MCPOOL_PROFILE", profile_for(data))
         .stdin(Stdio::null());
     for (k, v) in env {
         cmd.env(k, v);
@@ -161,7 +162,7 @@ async fn status_without_a_running_instance_says_so() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn token_prints_the_env_token_or_one_that_persists() -> anyhow::Result<()> {
+async fn token_prints_the_env_token_or_one_kept_in_the_keyring() -> anyhow::Result<()> {
     let dir = TempDir::new("cli-token");
     let o = mcpool(&["token"], &[("MCPOOL_TOKEN", "from-env")], dir.path()).await?;
     assert!(o.status.success(), "{}", stderr(&o));
@@ -169,15 +170,36 @@ async fn token_prints_the_env_token_or_one_that_persists() -> anyhow::Result<()>
     let file = dir.path().join("mcpool/token");
     assert!(!file.exists(), "an env token must not be written down");
 
+    // The test runs with a real Secret Service: the token lives there only.
     let o = mcpool(&["token"], &[], dir.path()).await?;
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
     let made = stdout(&o).trim().to_string();
     assert_eq!(made.len(), 64, "{made}");
     assert!(made.chars().all(|c| c.is_ascii_hexdigit()), "{made}");
+    assert!(!file.exists(), "a keyring token must not be written to disk");
+    let o = mcpool(&["token"], &[], dir.path()).await?;
+    assert_eq!(stdout(&o).trim(), made, "the token changed between runs");
+    Ok(())
+}
+
+#[tokio::test]
+async fn without_a_keyring_the_token_falls_back_to_a_0600_file_and_says_so() -> anyhow::Result<()> {
+    let dir = TempDir::new("cli-token-file");
+    let no_bus = [("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/mcpool-test-bus")];
+    let o = mcpool(&["token"], &no_bus, dir.path()).await?;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let made = stdout(&o).trim().to_string();
+    assert_eq!(made.len(), 64, "{made}");
+    let file = dir.path().join("mcpool/token");
+    assert!(
+        stderr(&o).contains("warning") && stderr(&o).contains(&file.display().to_string()),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read_to_string(&file)?.trim(), made);
     assert_eq!(std::fs::metadata(&file)?.permissions().mode() & 0o777, 0o600);
-
-    let o = mcpool(&["token"], &[], dir.path()).await?;
+    let o = mcpool(&["token"], &no_bus, dir.path()).await?;
     assert_eq!(stdout(&o).trim(), made, "the token changed between runs");
     Ok(())
 }

@@ -57,6 +57,60 @@ impl Fingerprinter {
     }
 }
 
+/// The per-install fingerprint key: from the keyring, made there on first
+/// use; where no keyring is reachable, a 0600 file in `data_dir`, with the
+/// warning to show. Blocking (D-Bus).
+pub fn load_or_create_key(
+    store: &dyn crate::secrets::SecretStore,
+    data_dir: &Path,
+) -> std::io::Result<(Fingerprinter, Option<String>)> {
+    use crate::secrets::HMAC_KEY_ENTRY;
+    match store.get(HMAC_KEY_ENTRY) {
+        Ok(Some(hex_key)) => {
+            if let Some(fp) = Fingerprinter::from_hex(&hex_key) {
+                return Ok((fp, None));
+            }
+            let fresh = Fingerprinter::generate_key();
+            let _ = store.set(HMAC_KEY_ENTRY, &fresh);
+            Ok((
+                Fingerprinter::from_hex(&fresh).unwrap_or_else(|| Fingerprinter::new(vec![0; 32])),
+                None,
+            ))
+        }
+        Ok(None) => {
+            let fresh = Fingerprinter::generate_key();
+            if store.set(HMAC_KEY_ENTRY, &fresh).is_ok() {
+                return Ok((
+                    Fingerprinter::from_hex(&fresh).unwrap_or_else(|| Fingerprinter::new(vec![0; 32])),
+                    None,
+                ));
+            }
+            file_key(data_dir, "the OS keyring refused the fingerprint key".into())
+        }
+        Err(e) => file_key(data_dir, e.to_string()),
+    }
+}
+
+fn file_key(data_dir: &Path, why: String) -> std::io::Result<(Fingerprinter, Option<String>)> {
+    let path = data_dir.join("fingerprint.key");
+    let existing = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|k| Fingerprinter::from_hex(&k));
+    let fp = match existing {
+        Some(fp) => fp,
+        None => {
+            let fresh = Fingerprinter::generate_key();
+            crate::token::write_private(&path, &fresh)?;
+            Fingerprinter::from_hex(&fresh).unwrap_or_else(|| Fingerprinter::new(vec![0; 32]))
+        }
+    };
+    let warning = format!(
+        "{why}; the cache fingerprint key is kept in {} (mode 0600) instead",
+        path.display()
+    );
+    Ok((fp, Some(warning)))
+}
+
 /// What the identity needs beyond the spec: resolved secret values (env and
 /// header values after `${keyring:…}`), the client and the profile.
 #[derive(Debug, Clone, Default)]

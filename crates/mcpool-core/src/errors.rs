@@ -31,6 +31,9 @@ pub enum ConnectError {
     },
     #[error("{0}")]
     Network(String),
+    /// A `${keyring:NAME}` the keyring does not have.
+    #[error("{0}")]
+    Secret(crate::secrets::ResolveError),
     /// A local server that ended before `initialize` completed.
     #[error("{}", crate::upstream::with_stderr(.reason, .stderr))]
     Exited { reason: String, stderr: Vec<String> },
@@ -53,7 +56,9 @@ impl ConnectError {
 
     pub fn kind(&self) -> FailureKind {
         match self {
-            ConnectError::Spawn { .. } | ConnectError::InvalidUrl(_) => FailureKind::Permanent,
+            ConnectError::Spawn { .. } | ConnectError::InvalidUrl(_) | ConnectError::Secret(_) => {
+                FailureKind::Permanent
+            }
             ConnectError::Http { status: 401, .. } => FailureKind::Auth,
             ConnectError::Http {
                 status: 403 | 404 | 405 | 410,

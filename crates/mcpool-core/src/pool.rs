@@ -11,11 +11,13 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 
 use crate::backoff::Backoff;
+use crate::cache::{Fingerprinter, ToolCache};
 use crate::config::{Config, ConfigProblem};
 use crate::hub::{Hub, ListKind, Scope};
 use crate::lifecycle::Status;
 use crate::names::NameTable;
-use crate::supervisor::{Lists, Observer, ServerSnapshot, Supervisor};
+use crate::secrets::{MemoryStore, SecretStore};
+use crate::supervisor::{Context, Lists, Observer, ServerSnapshot, Supervisor};
 
 /// The server name the built-in tools live under.
 pub const BUILTIN_SERVER: &str = "mcpool";
@@ -40,7 +42,7 @@ pub struct Pool {
 
 struct PoolInner {
     hub: Arc<Hub>,
-    backoff: Backoff,
+    ctx: Arc<Context>,
     servers: RwLock<BTreeMap<String, Arc<Supervisor>>>,
     events: broadcast::Sender<StatusEvent>,
     last_status: Mutex<BTreeMap<String, (Status, Option<String>)>>,
@@ -69,21 +71,48 @@ pub struct PromptView {
     pub names: NameTable,
 }
 
+/// How a pool is set up: its policy and its boundaries.
+pub struct PoolOptions {
+    pub backoff: Backoff,
+    pub secrets: Arc<dyn SecretStore>,
+    pub cache: Option<(ToolCache, Fingerprinter)>,
+    pub profile: String,
+}
+
+impl Default for PoolOptions {
+    /// No keyring and no disk cache: for tests of the pure parts.
+    fn default() -> Self {
+        PoolOptions {
+            backoff: Backoff::default(),
+            secrets: Arc::new(MemoryStore::default()),
+            cache: None,
+            profile: "default".into(),
+        }
+    }
+}
+
 impl Default for Pool {
     fn default() -> Self {
-        Pool::new(Backoff::default())
+        Pool::new(PoolOptions::default())
     }
 }
 
 impl Pool {
-    pub fn new(backoff: Backoff) -> Self {
+    pub fn new(options: PoolOptions) -> Self {
+        let ctx = Arc::new(Context {
+            hub: Arc::new(Hub::default()),
+            backoff: options.backoff,
+            secrets: options.secrets,
+            cache: options.cache,
+            profile: options.profile,
+        });
         let (events, _) = broadcast::channel(256);
         let inner = Arc::new_cyclic(|weak: &Weak<PoolInner>| {
             // Supervisors hold the pool only weakly: no reference cycle.
             let weak_observer: Weak<dyn Observer> = weak.clone();
             PoolInner {
-                hub: Arc::new(Hub::default()),
-                backoff,
+                hub: ctx.hub.clone(),
+                ctx: ctx.clone(),
                 servers: RwLock::new(BTreeMap::new()),
                 events,
                 last_status: Mutex::new(BTreeMap::new()),
@@ -152,18 +181,16 @@ impl Pool {
             }
             for (name, spec) in &config.servers {
                 if !servers.contains_key(name) {
-                    let sup = Supervisor::new(
-                        spec.clone(),
-                        self.inner.hub.clone(),
-                        self.inner.observer.clone(),
-                        self.inner.backoff,
-                    );
+                    let sup = Supervisor::new(spec.clone(), self.inner.ctx.clone(), self.inner.observer.clone());
                     servers.insert(name.clone(), sup.clone());
                     started.push(sup);
                 }
             }
         }
         for old in &stopped {
+            // Removed or reconfigured: its cache file describes a server
+            // that no longer exists.
+            old.forget_cache();
             let old = old.clone();
             tokio::spawn(async move { old.stop().await });
         }

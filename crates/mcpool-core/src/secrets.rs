@@ -93,9 +93,27 @@ impl Secrets {
     }
 }
 
-/// The OS keyring (Secret Service on Linux, Keychain, Credential Manager).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Keyring;
+/// The OS keyring (Secret Service on Linux, Keychain, Credential Manager),
+/// one service name per profile.
+#[derive(Debug, Clone)]
+pub struct Keyring {
+    service: String,
+}
+
+impl Default for Keyring {
+    fn default() -> Self {
+        Keyring::for_profile(&profile())
+    }
+}
+
+/// `MCPOOL_PROFILE`, else `default`: separates keyring entries (and cache
+/// identities) of independent mcpool setups on one machine.
+pub fn profile() -> String {
+    std::env::var("MCPOOL_PROFILE")
+        .ok()
+        .filter(|p| !p.trim().is_empty())
+        .unwrap_or_else(|| "default".into())
+}
 
 fn keyring_error(e: keyring::Error) -> SecretError {
     match e {
@@ -107,14 +125,23 @@ fn keyring_error(e: keyring::Error) -> SecretError {
 }
 
 impl Keyring {
-    fn entry(name: &str) -> Result<keyring::Entry, SecretError> {
-        keyring::Entry::new(SERVICE, name).map_err(keyring_error)
+    pub fn for_profile(profile: &str) -> Self {
+        let service = if profile == "default" {
+            SERVICE.to_string()
+        } else {
+            format!("{SERVICE}.{profile}")
+        };
+        Keyring { service }
+    }
+
+    fn entry(&self, name: &str) -> Result<keyring::Entry, SecretError> {
+        keyring::Entry::new(&self.service, name).map_err(keyring_error)
     }
 }
 
 impl SecretStore for Keyring {
     fn get(&self, name: &str) -> Result<Option<String>, SecretError> {
-        match Self::entry(name)?.get_password() {
+        match self.entry(name)?.get_password() {
             Ok(v) => Ok(Some(v)),
             Err(keyring::Error::NoEntry) => Ok(None),
             Err(e) => Err(keyring_error(e)),
@@ -122,11 +149,11 @@ impl SecretStore for Keyring {
     }
 
     fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
-        Self::entry(name)?.set_password(value).map_err(keyring_error)
+        self.entry(name)?.set_password(value).map_err(keyring_error)
     }
 
     fn delete(&self, name: &str) -> Result<bool, SecretError> {
-        match Self::entry(name)?.delete_credential() {
+        match self.entry(name)?.delete_credential() {
             Ok(()) => Ok(true),
             Err(keyring::Error::NoEntry) => Ok(false),
             Err(e) => Err(keyring_error(e)),
@@ -237,6 +264,61 @@ pub enum ResolveError {
     Unreadable { name: String, reason: String },
 }
 
+/// A spec with every `${keyring:…}` replaced, for the connection only.
+pub struct Resolved {
+    pub spec: crate::config::ServerSpec,
+    /// The values that came from the keyring, to keep them out of errors.
+    pub secret_values: Vec<String>,
+}
+
+/// Resolves `${keyring:NAME}` in env values, header values and the URL.
+pub fn resolve_spec(spec: &crate::config::ServerSpec, store: &dyn SecretStore) -> Result<Resolved, ResolveError> {
+    use crate::config::TransportSpec;
+    let mut secret_values = Vec::new();
+    let mut one = |value: &str| -> Result<String, ResolveError> {
+        for name in references(value) {
+            if let Ok(Some(v)) = store.get(name) {
+                secret_values.push(v);
+            }
+        }
+        resolve_value(value, store)
+    };
+    let mut resolved = spec.clone();
+    match &mut resolved.transport {
+        TransportSpec::Stdio { env, .. } => {
+            for v in env.values_mut() {
+                *v = one(v)?;
+            }
+        }
+        TransportSpec::Http { url, headers } | TransportSpec::Sse { url, headers } => {
+            *url = one(url)?;
+            for v in headers.values_mut() {
+                *v = one(v)?;
+            }
+        }
+    }
+    Ok(Resolved {
+        spec: resolved,
+        secret_values,
+    })
+}
+
+/// Replaces every known secret value in `text` (errors quote URLs and
+/// server output, which may carry them).
+pub fn redact(text: &str, secret_values: &[String]) -> String {
+    let mut out = text.to_string();
+    for v in secret_values {
+        if v.len() >= 4 {
+            out = out.replace(v.as_str(), "[secret]");
+            let encoded: String = url::form_urlencoded::byte_serialize(v.as_bytes()).collect();
+            if encoded != *v {
+                out = out.replace(&encoded, "[secret]");
+            }
+        }
+    }
+    out
+}
+
 /// Replaces every `${keyring:NAME}` in `value` with the secret's value.
 pub fn resolve_value(value: &str, store: &dyn SecretStore) -> Result<String, ResolveError> {
     let mut out = String::with_capacity(value.len());
@@ -280,6 +362,45 @@ mod tests {
         assert_eq!(
             parse_value("${keyring:unterminated"),
             vec![Part::Text("${keyring:unterminated")]
+        );
+    }
+
+    #[test]
+    fn specs_resolve_and_errors_are_redacted() {
+        let store = MemoryStore::default();
+        store.set("K", "s3cr3t-value").unwrap();
+        let spec = crate::config::ServerSpec {
+            name: "r".into(),
+            disabled: false,
+            timeout: std::time::Duration::from_secs(1),
+            transport: crate::config::TransportSpec::Http {
+                url: "https://h.example/mcp?key=${keyring:K}".into(),
+                headers: [("Authorization".to_string(), "Bearer ${keyring:K}".to_string())].into(),
+            },
+        };
+        let r = resolve_spec(&spec, &store).unwrap();
+        let crate::config::TransportSpec::Http { url, headers } = &r.spec.transport else {
+            panic!()
+        };
+        assert_eq!(url, "https://h.example/mcp?key=s3cr3t-value");
+        assert_eq!(headers["Authorization"], "Bearer s3cr3t-value");
+        assert_eq!(
+            redact(
+                "error sending request for url (https://h.example/mcp?key=s3cr3t-value)",
+                &r.secret_values
+            ),
+            "error sending request for url (https://h.example/mcp?key=[secret])"
+        );
+        let mut missing = spec.clone();
+        missing.transport = crate::config::TransportSpec::Stdio {
+            command: "x".into(),
+            args: vec![],
+            env: [("T".to_string(), "${keyring:GONE}".to_string())].into(),
+            cwd: None,
+        };
+        assert_eq!(
+            resolve_spec(&missing, &store).err(),
+            Some(ResolveError::Missing { name: "GONE".into() })
         );
     }
 

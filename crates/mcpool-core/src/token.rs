@@ -1,11 +1,14 @@
 //! The endpoint's bearer token: `MCPOOL_TOKEN` if set, else one generated
-//! once and kept in a 0600 file in the data dir.
+//! once and kept in the OS keyring; where no keyring is reachable, in a 0600
+//! file, with a warning that says so.
 
 use std::io::Write;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use rand::RngCore;
+
+use crate::secrets::{SecretError, SecretStore, TOKEN_ENTRY};
 
 pub const ENV: &str = "MCPOOL_TOKEN";
 
@@ -17,39 +20,92 @@ pub enum TokenError {
     Write { path: PathBuf, source: std::io::Error },
     #[error("the token file {path} is empty; delete it to make a new token")]
     Empty { path: PathBuf },
+    #[error("cannot keep the token in the OS keyring: {0}")]
+    Keyring(SecretError),
+}
+
+/// A token and, when it lives in a file for want of a keyring, the warning
+/// to show once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub value: String,
+    pub warning: Option<String>,
 }
 
 pub fn token_file(data_dir: &Path) -> PathBuf {
     data_dir.join("token")
 }
 
-/// The token from the environment, else the stored one, else a new one that
-/// is stored (`create`) or an error (`!create`: clients never invent one).
-pub fn resolve(env_token: Option<String>, data_dir: &Path, create: bool) -> Result<Option<String>, TokenError> {
+/// The token from the environment, else the keyring's, else a new one that
+/// is stored (`create`) or none (`!create`: clients never invent one).
+/// Blocking (D-Bus): call from `spawn_blocking` inside async code.
+pub fn resolve(
+    env_token: Option<String>,
+    store: &dyn SecretStore,
+    data_dir: &Path,
+    create: bool,
+) -> Result<Option<Token>, TokenError> {
     if let Some(t) = env_token.map(|t| t.trim().to_string()).filter(|t| !t.is_empty()) {
-        return Ok(Some(t));
+        return Ok(Some(Token {
+            value: t,
+            warning: None,
+        }));
     }
     let path = token_file(data_dir);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let t = text.trim().to_string();
-            if t.is_empty() {
-                return Err(TokenError::Empty { path });
+    match store.get(TOKEN_ENTRY) {
+        Ok(Some(value)) => Ok(Some(Token { value, warning: None })),
+        Ok(None) => {
+            // A token kept in a file while no keyring was reachable moves in.
+            if let Some(value) = read_file(&path)? {
+                if store.set(TOKEN_ENTRY, &value).is_ok() {
+                    let _ = std::fs::remove_file(&path);
+                }
+                return Ok(Some(Token { value, warning: None }));
             }
-            Ok(Some(t))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if !create {
                 return Ok(None);
             }
-            let token = generate();
-            write_private(&path, &token).map_err(|source| TokenError::Write {
+            let value = generate();
+            store.set(TOKEN_ENTRY, &value).map_err(TokenError::Keyring)?;
+            Ok(Some(Token { value, warning: None }))
+        }
+        Err(e) => {
+            let warning = Some(format!(
+                "{e}; the endpoint token is kept in {} (mode 0600) instead",
+                path.display()
+            ));
+            if let Some(value) = read_file(&path)? {
+                return Ok(Some(Token { value, warning }));
+            }
+            if !create {
+                return Ok(None);
+            }
+            let value = generate();
+            write_private(&path, &value).map_err(|source| TokenError::Write {
                 path: path.clone(),
                 source,
             })?;
-            Ok(Some(token))
+            Ok(Some(Token { value, warning }))
         }
-        Err(source) => Err(TokenError::Read { path, source }),
+    }
+}
+
+fn read_file(path: &Path) -> Result<Option<String>, TokenError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let t = text.trim().to_string();
+            if t.is_empty() {
+                return Err(TokenError::Empty {
+                    path: path.to_path_buf(),
+                });
+            }
+            Ok(Some(t))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(TokenError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
     }
 }
 
@@ -59,7 +115,8 @@ pub fn generate() -> String {
     hex::encode(bytes)
 }
 
-fn write_private(path: &Path, token: &str) -> std::io::Result<()> {
+/// Writes `contents` atomically with mode 0600.
+pub fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -70,7 +127,7 @@ fn write_private(path: &Path, token: &str) -> std::io::Result<()> {
         .truncate(true)
         .mode(0o600)
         .open(&tmp)?;
-    f.write_all(token.as_bytes())?;
+    f.write_all(contents.as_bytes())?;
     f.sync_all()?;
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
     std::fs::rename(&tmp, path)
@@ -79,18 +136,45 @@ fn write_private(path: &Path, token: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::secrets::MemoryStore;
+
+    fn temp(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("mcpool-token-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
 
     #[test]
-    fn env_wins_then_file_then_generated_once() {
-        let dir = std::env::temp_dir().join(format!("mcpool-token-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(resolve(Some("abc".into()), &dir, true).unwrap().as_deref(), Some("abc"));
-        assert_eq!(resolve(None, &dir, false).unwrap(), None);
-        let made = resolve(None, &dir, true).unwrap().unwrap();
-        assert_eq!(made.len(), 64);
-        assert_eq!(resolve(None, &dir, true).unwrap(), Some(made));
+    fn env_wins_then_keyring_generated_once() {
+        let dir = temp("kr");
+        let store = MemoryStore::default();
+        assert_eq!(
+            resolve(Some("abc".into()), &store, &dir, true).unwrap().unwrap().value,
+            "abc"
+        );
+        assert_eq!(resolve(None, &store, &dir, false).unwrap(), None);
+        let made = resolve(None, &store, &dir, true).unwrap().unwrap();
+        assert_eq!(made.value.len(), 64);
+        assert_eq!(made.warning, None);
+        assert_eq!(resolve(None, &store, &dir, true).unwrap().unwrap().value, made.value);
+        assert_eq!(store.dump()[TOKEN_ENTRY], made.value);
+        assert!(!token_file(&dir).exists(), "a keyring token is never written to disk");
+    }
+
+    #[test]
+    fn without_a_keyring_a_0600_file_with_a_warning() {
+        let dir = temp("file");
+        let store = MemoryStore::unavailable();
+        let made = resolve(None, &store, &dir, true).unwrap().unwrap();
+        assert!(made.warning.as_deref().unwrap_or("").contains("kept in"), "{made:?}");
         let mode = std::fs::metadata(token_file(&dir)).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600);
-        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(resolve(None, &store, &dir, false).unwrap().unwrap().value, made.value);
+        // Once a keyring is there, the file's token moves into it.
+        let keyring = MemoryStore::default();
+        assert_eq!(resolve(None, &keyring, &dir, false).unwrap().unwrap().value, made.value);
+        assert!(!token_file(&dir).exists());
+        assert_eq!(keyring.dump()[TOKEN_ENTRY], made.value);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

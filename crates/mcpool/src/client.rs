@@ -18,14 +18,36 @@ struct ServerRow {
     retry_in_ms: Option<u64>,
 }
 
-fn instance_token() -> anyhow::Result<String> {
-    token::resolve(std::env::var(token::ENV).ok(), &paths::data_dir(), false)?
+/// The token, from `MCPOOL_TOKEN` or the keyring (or its fallback file);
+/// `create` makes one when none exists. A fallback warning goes to stderr.
+pub async fn load_token(create: bool) -> anyhow::Result<Option<String>> {
+    let env = std::env::var(token::ENV).ok();
+    let resolved = tokio::task::spawn_blocking(move || {
+        token::resolve(
+            env,
+            &mcpool_core::secrets::Keyring::default(),
+            &paths::data_dir(),
+            create,
+        )
+    })
+    .await??;
+    Ok(resolved.map(|t| {
+        if let Some(w) = t.warning {
+            eprintln!("mcpool: warning: {w}");
+        }
+        t.value
+    }))
+}
+
+async fn instance_token() -> anyhow::Result<String> {
+    load_token(false)
+        .await?
         .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))
 }
 
 async fn send(instance: &Instance, method: reqwest::Method, path: &str) -> anyhow::Result<reqwest::Response> {
     let url = format!("http://{}{path}", instance.listen);
-    let token = instance_token()?;
+    let token = instance_token().await?;
     reqwest::Client::new()
         .request(method, &url)
         .bearer_auth(token)
@@ -110,12 +132,12 @@ pub async fn action(instance: &Instance, name: &str, verb: &str) -> anyhow::Resu
 }
 
 /// The token agents need: the instance's, made now if none exists yet.
-pub fn token_or_create() -> anyhow::Result<String> {
-    token::resolve(std::env::var(token::ENV).ok(), &paths::data_dir(), true)?.context("no token")
+pub async fn token_or_create() -> anyhow::Result<String> {
+    load_token(true).await?.context("no token")
 }
 
-pub fn print_token() -> anyhow::Result<ExitCode> {
-    println!("{}", token_or_create()?);
+pub async fn print_token() -> anyhow::Result<ExitCode> {
+    println!("{}", token_or_create().await?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -35,7 +35,7 @@ fn read_json(path: &Path) -> anyhow::Result<Value> {
 }
 
 pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    run_with(args, Arc::new(Keyring)).await
+    run_with(args, Arc::new(Keyring::default())).await
 }
 
 pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::Result<ExitCode> {

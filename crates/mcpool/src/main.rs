@@ -91,15 +91,15 @@ fn main() -> ExitCode {
             Command::Status { instance, json } => client::status(&instance, json).await,
             Command::Reconnect { name, instance } => client::action(&instance, &name, "reconnect").await,
             Command::Disconnect { name, instance } => client::action(&instance, &name, "disconnect").await,
-            Command::Token => client::print_token(),
+            Command::Token => client::print_token().await,
             Command::Import(args) => import_cmd::run(args).await,
             Command::Secret(command) => secret::run(command).await,
             Command::Connect { client, instance } => {
-                let token = client::token_or_create()?;
+                let token = client::token_or_create().await?;
                 print!("{}", connect::snippet(client, instance.listen, &token));
                 Ok(ExitCode::SUCCESS)
             }
-            Command::Stdio { instance } => bridge::run(&instance, client::token_or_create()?).await,
+            Command::Stdio { instance } => bridge::run(&instance, client::token_or_create().await?).await,
         }
     });
     match result {

@@ -19,7 +19,7 @@ pub enum SecretCommand {
 }
 
 pub async fn run(command: SecretCommand) -> anyhow::Result<ExitCode> {
-    let secrets = Secrets::new(Arc::new(Keyring));
+    let secrets = Secrets::new(Arc::new(Keyring::default()));
     match command {
         SecretCommand::Set { name } => {
             let value = read_value(&name)?;

@@ -8,8 +8,12 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context};
 use mcpool_core::endpoint::{self, EndpointOptions};
-use mcpool_core::pool::Pool;
-use mcpool_core::{config, paths, token};
+use std::sync::Arc;
+
+use mcpool_core::cache::{self, ToolCache};
+use mcpool_core::pool::{Pool, PoolOptions};
+use mcpool_core::secrets::{self, Keyring};
+use mcpool_core::{config, paths};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
 
@@ -43,10 +47,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let config_path = crate::config_path(args.config);
-    let token =
-        token::resolve(std::env::var(token::ENV).ok(), &paths::data_dir(), true)?.context("no token could be made")?;
-
-    let pool = Pool::default();
+    let token = crate::client::token_or_create().await?;
+    let pool = Pool::new(pool_options(args.cache_dir).await?);
     let mut config_stamp = stamp(&config_path);
     match config::load(&config_path) {
         Ok(c) => {
@@ -108,6 +110,27 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         server.abort();
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The keyring of this profile, and the tool cache with its fingerprint key
+/// (from the keyring, or a 0600 file with a warning where there is none).
+async fn pool_options(cache_dir: Option<PathBuf>) -> anyhow::Result<PoolOptions> {
+    let profile = secrets::profile();
+    let keyring = Keyring::for_profile(&profile);
+    let cache_dir = cache_dir.unwrap_or_else(paths::default_cache_dir);
+    let store = keyring.clone();
+    let (fingerprinter, warning) =
+        tokio::task::spawn_blocking(move || cache::load_or_create_key(&store, &paths::data_dir())).await??;
+    if let Some(w) = warning {
+        tracing::warn!("{w}");
+    }
+    tracing::info!("tool cache in {}", cache_dir.display());
+    Ok(PoolOptions {
+        backoff: Default::default(),
+        secrets: Arc::new(keyring),
+        cache: Some((ToolCache::new(&cache_dir), fingerprinter)),
+        profile,
+    })
 }
 
 fn reload(pool: &Pool, path: &Path) {

@@ -67,7 +67,7 @@ impl Supervisor {
     fn failed_request(self: &Arc<Self>, generation: u64, err: &ServiceError) -> RequestError {
         let reason = match err {
             ServiceError::TransportClosed => "the connection closed".to_string(),
-            other => chain_text(other),
+            other => crate::secrets::redact(&chain_text(other), &self.lock().secret_values),
         };
         let auth = err.is_authorization_required();
         if auth {

@@ -14,13 +14,26 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use crate::cache::{Fingerprinter, ToolCache};
 use crate::config::ServerSpec;
 use crate::errors::{attempt_failed_sentence, refusal_sentence, ConnectError};
 use crate::hub::Hub;
 use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Status};
+use crate::secrets::{redact, SecretStore};
 use crate::upstream::ledger::ProgressLedger;
 use crate::upstream::stdio::{self, ProcessGroup};
 use crate::upstream::{self, UpstreamHandler};
+
+/// What every supervisor of a pool shares.
+pub struct Context {
+    pub hub: Arc<Hub>,
+    pub backoff: crate::backoff::Backoff,
+    /// Where `${keyring:NAME}` values come from.
+    pub secrets: Arc<dyn SecretStore>,
+    /// The disk cache and the key of its fingerprints, when enabled.
+    pub cache: Option<(ToolCache, Fingerprinter)>,
+    pub profile: String,
+}
 
 /// The exact end of a dropped server's error (SPEC §3 rule 2).
 pub const KEPT_SUFFIX: &str = "(tools kept; reconnects when next used)";
@@ -33,6 +46,7 @@ pub const RELIST_AFTER: Duration = Duration::from_millis(500);
 pub const PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 
 /// Where a server's listed tools come from.
+mod cache;
 mod forward;
 mod snapshot;
 mod watch;
@@ -115,11 +129,17 @@ struct Inner {
     attempts_done: u64,
     last_failure: Option<String>,
     stopped: bool,
+    /// The disk cache file of the current identity, once known.
+    cache_key: Option<String>,
+    /// Values resolved from the keyring for the current connection; kept
+    /// out of every error text.
+    secret_values: Vec<String>,
 }
 
 pub struct Supervisor {
     name: String,
     hub: Arc<Hub>,
+    ctx: Arc<Context>,
     observer: Weak<dyn Observer>,
     inner: Mutex<Inner>,
     attempt_lock: tokio::sync::Mutex<()>,
@@ -127,16 +147,12 @@ pub struct Supervisor {
 
 /// A point-in-time view of one server, as `/api/servers` shows it.
 impl Supervisor {
-    pub fn new(
-        spec: ServerSpec,
-        hub: Arc<Hub>,
-        observer: Weak<dyn Observer>,
-        backoff: crate::backoff::Backoff,
-    ) -> Arc<Self> {
-        let machine = Lifecycle::new(spec.disabled, backoff);
+    pub fn new(spec: ServerSpec, ctx: Arc<Context>, observer: Weak<dyn Observer>) -> Arc<Self> {
+        let machine = Lifecycle::new(spec.disabled, ctx.backoff);
         Arc::new(Supervisor {
             name: spec.name.clone(),
-            hub,
+            hub: ctx.hub.clone(),
+            ctx,
             observer,
             inner: Mutex::new(Inner {
                 spec,
@@ -150,6 +166,8 @@ impl Supervisor {
                 attempts_done: 0,
                 last_failure: None,
                 stopped: false,
+                cache_key: None,
+                secret_values: Vec::new(),
             }),
             attempt_lock: tokio::sync::Mutex::new(()),
         })
@@ -249,6 +267,7 @@ impl Supervisor {
     fn spawn_attempt(self: &Arc<Self>) {
         let this = self.clone();
         tokio::spawn(async move {
+            this.load_cache().await;
             let _ = this.peer().await;
         });
     }
@@ -320,8 +339,12 @@ impl Supervisor {
             signals: signals_tx,
             ledger: ledger.clone(),
         };
+        let resolved = self.resolve(&spec).await;
+        let secret_values = resolved.as_ref().map(|r| r.secret_values.clone()).unwrap_or_default();
+        let cache_key = resolved.as_ref().ok().and_then(|r| self.cache_key(r));
         let work = async {
-            let established = upstream::connect(&spec, handler).await?;
+            let resolved = resolved?;
+            let established = upstream::connect(&resolved.spec, handler).await?;
             let lists = list_all(&established.peer)
                 .await
                 .map_err(|e| ConnectError::from_transport(&e))?;
@@ -373,6 +396,9 @@ impl Supervisor {
                     group: established.group,
                 });
                 inner.info = info;
+                self.store_cache(cache_key.as_deref(), &inner.lists.tools, &lists.tools, inner.tool_state);
+                inner.cache_key = cache_key;
+                inner.secret_values = secret_values;
                 inner.lists = lists;
                 inner.tool_state = Some(ToolState::Live);
                 inner.last_failure = None;
@@ -389,19 +415,24 @@ impl Supervisor {
                 });
             }
             Some(Err(err)) => {
+                let error = redact(&err.to_string(), &secret_values);
                 let kind_event = Event::AttemptFailed {
                     kind: err.kind(),
-                    error: err.to_string(),
+                    error: error.clone(),
                 };
                 let (_, lists_changed) = self.apply(&mut inner, kind_event);
+                // Cached tools stay after a transient failure, as after a drop.
+                if inner.tool_state == Some(ToolState::Cached) {
+                    inner.tool_state = Some(ToolState::Kept);
+                }
                 let retry_in = inner
                     .machine
                     .retry_at()
                     .map(|at| at.saturating_duration_since(Instant::now()));
-                let sentence = attempt_failed_sentence(&self.name, &err, retry_in);
+                let sentence = redact(&attempt_failed_sentence(&self.name, &err, retry_in), &secret_values);
                 inner.last_failure = Some(sentence.clone());
                 drop(inner);
-                tracing::warn!(server = %self.name, "connection attempt failed: {err}");
+                tracing::warn!(server = %self.name, "connection attempt failed: {error}");
                 if lists_changed {
                     self.notify_lists();
                 }

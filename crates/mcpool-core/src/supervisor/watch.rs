@@ -86,6 +86,14 @@ impl Supervisor {
                 return;
             }
             let changed = !same_lists(&inner.lists, &lists);
+            if changed {
+                self.store_cache(
+                    inner.cache_key.as_deref(),
+                    &inner.lists.tools,
+                    &lists.tools,
+                    inner.tool_state,
+                );
+            }
             inner.lists = lists;
             changed
         };

@@ -1,0 +1,101 @@
+//! The supervisor's side of secrets and the disk cache: resolve
+//! `${keyring:…}` for an attempt, offer cached tools at start, and write the
+//! live list back.
+
+use std::sync::Arc;
+
+use rmcp::model::Tool;
+
+use super::{Supervisor, ToolState};
+use crate::cache::{identity, key, CacheMiss, IdentityInputs};
+use crate::config::{ServerSpec, TransportSpec};
+use crate::errors::ConnectError;
+use crate::secrets::{resolve_spec, Resolved};
+
+impl Supervisor {
+    /// Resolves the spec's secrets off the runtime (the keyring may block).
+    pub(super) async fn resolve(&self, spec: &ServerSpec) -> Result<Resolved, ConnectError> {
+        let store = self.ctx.secrets.clone();
+        let spec = spec.clone();
+        match tokio::task::spawn_blocking(move || resolve_spec(&spec, store.as_ref())).await {
+            Ok(Ok(resolved)) => Ok(resolved),
+            Ok(Err(e)) => Err(ConnectError::Secret(e)),
+            Err(e) => Err(ConnectError::Other(format!("resolving secrets failed: {e}"))),
+        }
+    }
+
+    /// The cache file key of a resolved spec, when the cache is enabled.
+    pub(super) fn cache_key(&self, resolved: &Resolved) -> Option<String> {
+        let (_, fingerprinter) = self.ctx.cache.as_ref()?;
+        let mut inputs = IdentityInputs {
+            profile: Some(self.ctx.profile.clone()),
+            ..Default::default()
+        };
+        match &resolved.spec.transport {
+            TransportSpec::Stdio { env, .. } => inputs.env = env.clone(),
+            TransportSpec::Http { headers, .. } | TransportSpec::Sse { headers, .. } => {
+                inputs.headers = headers.clone()
+            }
+        }
+        Some(key(&identity(&resolved.spec, &inputs, fingerprinter)))
+    }
+
+    /// At start: offer the last live tools from disk until the server answers.
+    pub(super) async fn load_cache(self: &Arc<Self>) {
+        let Some((cache, _)) = &self.ctx.cache else { return };
+        let spec = self.spec();
+        let Ok(resolved) = self.resolve(&spec).await else {
+            return;
+        };
+        let Some(k) = self.cache_key(&resolved) else { return };
+        let cache = cache.clone();
+        let file_key = k.clone();
+        let loaded = tokio::task::spawn_blocking(move || cache.load(&file_key)).await;
+        let tools = match loaded {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(CacheMiss::Absent)) | Err(_) => return,
+            Ok(Err(miss @ CacheMiss::Corrupt { .. })) => {
+                tracing::warn!(server = %self.name, "{miss}");
+                return;
+            }
+        };
+        {
+            let mut inner = self.lock();
+            // Only before anything live is known.
+            if inner.tool_state.is_some() || inner.live.is_some() {
+                return;
+            }
+            inner.cache_key = Some(k);
+            inner.lists.tools = tools;
+            inner.tool_state = Some(ToolState::Cached);
+        }
+        self.notify_lists();
+    }
+
+    /// Writes a live tool list when it differs from what the file holds.
+    pub(super) fn store_cache(&self, key: Option<&str>, previous: &[Tool], tools: &[Tool], state: Option<ToolState>) {
+        let (Some(key), Some((cache, _))) = (key, &self.ctx.cache) else {
+            return;
+        };
+        if tools.is_empty() || (state.is_some() && previous == tools) {
+            return;
+        }
+        let cache = cache.clone();
+        let key = key.to_string();
+        let name = self.name.clone();
+        let tools = tools.to_vec();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = cache.store(&key, &name, &tools) {
+                tracing::warn!(server = %name, "cannot write the tool cache: {e}");
+            }
+        });
+    }
+
+    /// Deletes this server's cache file (removed or reconfigured).
+    pub fn forget_cache(&self) {
+        let key = self.lock().cache_key.take();
+        if let (Some(key), Some((cache, _))) = (key, &self.ctx.cache) {
+            cache.remove(&key);
+        }
+    }
+}
