@@ -40,8 +40,17 @@ pub struct Pool {
     inner: Arc<PoolInner>,
 }
 
+#[derive(Default)]
+struct Views {
+    generation: u64,
+    tools: Option<Arc<ToolView>>,
+    prompts: Option<Arc<PromptView>>,
+}
+
 struct PoolInner {
     hub: Arc<Hub>,
+    /// Built views, dropped whenever a server's lists change.
+    views: Mutex<Views>,
     ctx: Arc<Context>,
     servers: RwLock<BTreeMap<String, Arc<Supervisor>>>,
     events: broadcast::Sender<StatusEvent>,
@@ -112,6 +121,7 @@ impl Pool {
             let weak_observer: Weak<dyn Observer> = weak.clone();
             PoolInner {
                 hub: ctx.hub.clone(),
+                views: Mutex::new(Views::default()),
                 ctx: ctx.clone(),
                 servers: RwLock::new(BTreeMap::new()),
                 events,
@@ -219,7 +229,48 @@ impl Pool {
     }
 
     /// Every visible tool under its public name, built-ins first.
-    pub fn tool_view(&self) -> ToolView {
+    /// The aggregated tools, rebuilt only after some server's lists changed.
+    pub fn tool_view(&self) -> Arc<ToolView> {
+        let (generation, cached) = self
+            .inner
+            .views
+            .lock()
+            .map(|v| (v.generation, v.tools.clone()))
+            .unwrap_or((0, None));
+        if let Some(view) = cached {
+            return view;
+        }
+        let view = Arc::new(self.build_tool_view());
+        if let Ok(mut v) = self.inner.views.lock() {
+            // A change that landed while building makes this view stale.
+            if v.generation == generation {
+                v.tools = Some(view.clone());
+            }
+        }
+        view
+    }
+
+    /// The aggregated prompts, rebuilt only after some server's lists changed.
+    pub fn prompt_view(&self) -> Arc<PromptView> {
+        let (generation, cached) = self
+            .inner
+            .views
+            .lock()
+            .map(|v| (v.generation, v.prompts.clone()))
+            .unwrap_or((0, None));
+        if let Some(view) = cached {
+            return view;
+        }
+        let view = Arc::new(self.build_prompt_view());
+        if let Ok(mut v) = self.inner.views.lock() {
+            if v.generation == generation {
+                v.prompts = Some(view.clone());
+            }
+        }
+        view
+    }
+
+    fn build_tool_view(&self) -> ToolView {
         let lists: Vec<(String, Lists)> = self
             .servers()
             .iter()
@@ -242,7 +293,7 @@ impl Pool {
         ToolView { tools, names }
     }
 
-    pub fn prompt_view(&self) -> PromptView {
+    fn build_prompt_view(&self) -> PromptView {
         let lists: Vec<(String, Lists)> = self
             .servers()
             .iter()
@@ -289,6 +340,13 @@ impl PoolInner {
 
     /// Sends `list_changed` to the sessions whose visible lists really changed.
     fn lists_changed(&self, server: Option<&str>) {
+        if let Ok(mut v) = self.views.lock() {
+            *v = Views {
+                generation: v.generation + 1,
+                tools: None,
+                prompts: None,
+            };
+        }
         let servers: Vec<Arc<Supervisor>> = self
             .servers
             .read()

@@ -10,6 +10,7 @@ use anyhow::{bail, Context};
 use mcpool_core::endpoint::{self, EndpointOptions};
 use std::sync::Arc;
 
+use axum::serve::ListenerExt;
 use mcpool_core::cache::{self, ToolCache};
 use mcpool_core::pool::{Pool, PoolOptions};
 use mcpool_core::secrets::{self, Keyring};
@@ -76,6 +77,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
 
     let server_shutdown = shutdown.clone();
     let mut server = tokio::spawn(async move {
+        // Small JSON-RPC messages must not wait for Nagle's algorithm.
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, app)
             .with_graceful_shutdown(async move { server_shutdown.cancelled().await })
             .await

@@ -43,7 +43,11 @@ pub struct AppState {
 }
 
 fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions) -> McpService {
-    let mut config = StreamableHttpServerConfig::default().with_cancellation_token(options.shutdown.child_token());
+    // No priming events: without an event store there is nothing to resume,
+    // and each one costs a write per request.
+    let mut config = StreamableHttpServerConfig::default()
+        .with_sse_retry(None)
+        .with_cancellation_token(options.shutdown.child_token());
     if options.any_host {
         config = config.disable_allowed_hosts();
     }

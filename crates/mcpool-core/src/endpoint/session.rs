@@ -167,7 +167,7 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         match &self.scope {
-            Scope::All => Ok(ListToolsResult::with_all_items(self.pool.tool_view().tools)),
+            Scope::All => Ok(ListToolsResult::with_all_items(self.pool.tool_view().tools.clone())),
             Scope::One(_) => {
                 let sup = self.single()?;
                 match self
@@ -240,7 +240,9 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
         match &self.scope {
-            Scope::All => Ok(ListPromptsResult::with_all_items(self.pool.prompt_view().prompts)),
+            Scope::All => Ok(ListPromptsResult::with_all_items(
+                self.pool.prompt_view().prompts.clone(),
+            )),
             Scope::One(_) => {
                 let sup = self.single()?;
                 match self
