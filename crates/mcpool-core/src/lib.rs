@@ -17,3 +17,4 @@ pub mod stderr_tail;
 pub mod supervisor;
 pub mod token;
 pub mod upstream;
+pub mod wake;

@@ -69,6 +69,12 @@ pub enum Event {
     Disconnect,
     /// An explicit reconnect: bypasses backoff and any earlier verdict.
     Reconnect,
+    /// After a wake: the network cannot reach the server yet (tools kept).
+    WaitingForNetwork {
+        error: String,
+    },
+    /// After a wake, once the network is back: forget the backoff.
+    ResetBackoff,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,6 +246,20 @@ impl Lifecycle {
                 self.reset();
                 self.status = Status::Disabled;
                 effects
+            }
+            Event::WaitingForNetwork { error } => {
+                if matches!(self.status, Status::Disabled | Status::NeedsAuth | Status::Connected) || self.permanent {
+                    return vec![];
+                }
+                // The backoff stays: requests meanwhile still follow rules 3-5.
+                self.status = Status::Failed;
+                self.error = Some(error);
+                vec![]
+            }
+            Event::ResetBackoff => {
+                self.failures = 0;
+                self.retry_at = None;
+                vec![]
             }
             Event::Reconnect => {
                 let mut effects = Vec::new();
@@ -433,6 +453,31 @@ mod tests {
                 t=3600s AttemptStarted                           -> pending    [] request: dial
                 t=3600s AttemptFailed(Permanent)                 -> failed     [DropTools] request: refuse Permanent
                 t=7200s Reconnect                                -> pending    [Dial] request: dial
+            "#]],
+        )
+        .await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waiting_for_the_network_then_a_reset_backoff() {
+        check(
+            &[
+                (0, Event::AttemptStarted),
+                (0, Event::AttemptSucceeded),
+                (10, Event::Dropped { error: "gone".into() }),
+                (10, Event::AttemptStarted),
+                (10, transient()),
+                (10, Event::WaitingForNetwork { error: "waiting for the network".into() }),
+                (11, Event::ResetBackoff),
+            ],
+            expect![[r#"
+                t=  0s AttemptStarted                           -> pending    [] request: dial
+                t=  0s AttemptSucceeded                         -> connected  [] request: ready
+                t= 10s Dropped                                  -> failed     [] request: dial
+                t= 10s AttemptStarted                           -> failed     [] request: dial
+                t= 10s AttemptFailed(Transient { retry_after: None }) -> failed     [] request: refuse, retry in 1s
+                t= 10s WaitingForNetwork { error: "waiting for the network" } -> failed     [] request: refuse, retry in 1s
+                t= 11s ResetBackoff                             -> failed     [] request: dial
             "#]],
         )
         .await;

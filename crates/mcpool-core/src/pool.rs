@@ -86,7 +86,12 @@ pub struct PoolOptions {
     pub secrets: Arc<dyn SecretStore>,
     pub cache: Option<(ToolCache, Fingerprinter)>,
     pub profile: String,
+    /// Ping idle remote connections this often; `None` turns it off.
+    pub keepalive: Option<Duration>,
 }
+
+/// Default keepalive: rare enough that an idle machine does almost no work.
+pub const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(300);
 
 impl Default for PoolOptions {
     /// No keyring and no disk cache: for tests of the pure parts.
@@ -96,6 +101,7 @@ impl Default for PoolOptions {
             secrets: Arc::new(MemoryStore::default()),
             cache: None,
             profile: "default".into(),
+            keepalive: Some(DEFAULT_KEEPALIVE),
         }
     }
 }
@@ -114,6 +120,8 @@ impl Pool {
             secrets: options.secrets,
             cache: options.cache,
             profile: options.profile,
+            keepalive: options.keepalive,
+            asleep: std::sync::atomic::AtomicBool::new(false),
         });
         let (events, _) = broadcast::channel(256);
         let inner = Arc::new_cyclic(|weak: &Weak<PoolInner>| {
@@ -152,6 +160,23 @@ impl Pool {
             .read()
             .map(|s| s.values().cloned().collect())
             .unwrap_or_default()
+    }
+
+    /// Between a sleep and the next wake, keepalive probes stop.
+    pub fn set_asleep(&self, asleep: bool) {
+        self.inner
+            .ctx
+            .asleep
+            .store(asleep, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The servers connected right now.
+    pub fn connected(&self) -> BTreeSet<String> {
+        self.servers()
+            .iter()
+            .filter(|s| s.status() == Status::Connected)
+            .map(|s| s.name().to_string())
+            .collect()
     }
 
     pub fn snapshot(&self) -> Vec<ServerSnapshot> {

@@ -297,14 +297,45 @@ pub fn resolve_spec(spec: &crate::config::ServerSpec, store: &dyn SecretStore) -
             }
         }
     }
+    remember_resolved(&secret_values);
     Ok(Resolved {
         spec: resolved,
         secret_values,
     })
 }
 
+/// Every value this process has resolved from the keyring, longest first,
+/// so text that mcpool does not build itself (a library's log line quoting
+/// a URL or a request) can be redacted too: see [`redact_resolved`].
+static RESOLVED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+fn remember_resolved(values: &[String]) {
+    let Ok(mut known) = RESOLVED.lock() else { return };
+    let mut added = false;
+    for v in values {
+        if !known.contains(v) {
+            known.push(v.clone());
+            added = true;
+        }
+    }
+    if added {
+        // Longest first, so a secret that contains another goes whole.
+        known.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    }
+}
+
+/// [`redact`] with every value resolved so far in this process; for log
+/// output, where the connection a line belongs to is unknown.
+pub fn redact_resolved(text: &str) -> String {
+    match RESOLVED.lock() {
+        Ok(known) if !known.is_empty() => redact(text, &known),
+        _ => text.to_string(),
+    }
+}
+
 /// Replaces every known secret value in `text` (errors quote URLs and
-/// server output, which may carry them).
+/// server output, which may carry them), also as URL-encoded and as
+/// `Debug`-escaped text.
 pub fn redact(text: &str, secret_values: &[String]) -> String {
     let mut out = text.to_string();
     for v in secret_values {
@@ -313,6 +344,10 @@ pub fn redact(text: &str, secret_values: &[String]) -> String {
             let encoded: String = url::form_urlencoded::byte_serialize(v.as_bytes()).collect();
             if encoded != *v {
                 out = out.replace(&encoded, "[secret]");
+            }
+            let escaped = v.escape_debug().to_string();
+            if escaped != *v {
+                out = out.replace(&escaped, "[secret]");
             }
         }
     }
@@ -402,6 +437,29 @@ mod tests {
             resolve_spec(&missing, &store).err(),
             Some(ResolveError::Missing { name: "GONE".into() })
         );
+    }
+
+    #[test]
+    fn log_text_is_redacted_of_every_value_resolved_so_far() {
+        let store = MemoryStore::default();
+        store.set("L", "log-secret-\"q\"").unwrap();
+        let mut spec = crate::config::ServerSpec {
+            name: "l".into(),
+            disabled: false,
+            timeout: std::time::Duration::from_secs(1),
+            transport: crate::config::TransportSpec::Http {
+                url: "https://h.example/mcp?k=${keyring:L}".into(),
+                headers: Default::default(),
+            },
+        };
+        assert_eq!(redact_resolved("before log-secret-\"q\""), "before log-secret-\"q\"");
+        resolve_spec(&spec, &store).unwrap();
+        let line = format!("url: {:?}, raw: {}", "https://h.example/mcp?k=log-secret-\"q\"", "log-secret-\"q\"");
+        let redacted = redact_resolved(&line);
+        assert!(!redacted.contains("log-secret"), "{redacted}");
+        spec.name = "again".into();
+        resolve_spec(&spec, &store).unwrap();
+        assert_eq!(RESOLVED.lock().unwrap().iter().filter(|v| v.starts_with("log-secret")).count(), 1);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `mcpool serve`: load the config, start every server, serve the endpoint,
 //! follow config changes, and stop every child on SIGINT/SIGTERM.
 
+use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -14,6 +15,7 @@ use axum::serve::ListenerExt;
 use mcpool_core::cache::{self, ToolCache};
 use mcpool_core::pool::{Pool, PoolOptions};
 use mcpool_core::secrets::{self, Keyring};
+use mcpool_core::wake::{self, gate::DnsTcp, healer::HealConfig};
 use mcpool_core::{config, paths};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio_util::sync::CancellationToken;
@@ -60,6 +62,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
 
     let shutdown = CancellationToken::new();
+    start_healing(&pool, &shutdown)?;
     let app = endpoint::router(
         pool.clone(),
         EndpointOptions {
@@ -135,7 +138,41 @@ async fn pool_options(cache_dir: Option<PathBuf>) -> anyhow::Result<PoolOptions>
         secrets: Arc::new(keyring),
         cache: Some((ToolCache::new(&cache_dir), fingerprinter)),
         profile,
+        keepalive: match env_secs("MCPOOL_KEEPALIVE_SECS")? {
+            Some(0) => None,
+            Some(s) => Some(Duration::from_secs(s)),
+            None => Some(mcpool_core::pool::DEFAULT_KEEPALIVE),
+        },
     })
+}
+
+/// A whole number of seconds from the environment, with an error naming it.
+fn env_secs(name: &str) -> anyhow::Result<Option<u64>> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .with_context(|| format!("{name}={v:?} is not a whole number of seconds")),
+        Err(_) => Ok(None),
+    }
+}
+
+/// Sleep, wake and network changes heal the pool by themselves (rule 11).
+fn start_healing(pool: &Pool, stop: &CancellationToken) -> anyhow::Result<()> {
+    let mut config = HealConfig::default();
+    if let Some(secs) = env_secs("MCPOOL_WAKE_WINDOW_SECS")? {
+        config.window = Duration::from_secs(secs);
+    }
+    let events = wake::spawn(wake::platform_watchers(), stop.clone());
+    tokio::spawn(wake::driver::run(
+        pool.clone(),
+        events,
+        Arc::new(DnsTcp),
+        config,
+        stop.clone(),
+    ));
+    Ok(())
 }
 
 fn reload(pool: &Pool, path: &Path) {
@@ -159,6 +196,34 @@ fn init_tracing() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(RedactingStderr::default)
         .try_init();
+}
+
+/// One log event on its way to stderr, redacted as a whole of every value
+/// resolved from the keyring (SPEC rule 14): libraries such as rmcp log
+/// errors that quote the request URL, which may carry one.
+#[derive(Default)]
+struct RedactingStderr(Vec<u8>);
+
+impl Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for RedactingStderr {
+    fn drop(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let line = secrets::redact_resolved(&String::from_utf8_lossy(&self.0));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
 }

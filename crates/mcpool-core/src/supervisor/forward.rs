@@ -24,7 +24,9 @@ impl Supervisor {
             peer,
             generation,
             ledger,
+            activity,
         } = self.peer().await.map_err(RequestError::Unavailable)?;
+        activity.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let guard = ctx.map(|(ctx, agent)| {
             self.hub.begin_call(
                 &self.name,

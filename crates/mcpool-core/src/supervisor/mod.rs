@@ -33,6 +33,11 @@ pub struct Context {
     /// The disk cache and the key of its fingerprints, when enabled.
     pub cache: Option<(ToolCache, Fingerprinter)>,
     pub profile: String,
+    /// Ping a remote connection after this long without a request; `None`
+    /// turns keepalive off.
+    pub keepalive: Option<Duration>,
+    /// Set between a sleep and the following wake: no keepalive probes.
+    pub asleep: std::sync::atomic::AtomicBool,
 }
 
 /// The exact end of a dropped server's error (SPEC §3 rule 2).
@@ -48,9 +53,11 @@ pub const PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 /// Where a server's listed tools come from.
 mod cache;
 mod forward;
+mod heal;
 mod snapshot;
 mod watch;
 
+pub use heal::{SupervisorPatient, WAITING_PREFIX};
 pub use snapshot::{ServerSnapshot, ToolSnapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -88,11 +95,15 @@ pub struct Link {
     pub peer: Peer<RoleClient>,
     pub generation: u64,
     ledger: Arc<ProgressLedger>,
+    activity: Arc<std::sync::atomic::AtomicU64>,
 }
 
 struct Live {
     peer: Peer<RoleClient>,
     ledger: Arc<ProgressLedger>,
+    /// Requests forwarded on this connection; keepalive pings only when
+    /// it has not moved for a whole interval.
+    activity: Arc<std::sync::atomic::AtomicU64>,
     info: Option<Arc<ServerPeerInfo>>,
     generation: u64,
     cancel: Option<RunningServiceCancellationToken>,
@@ -105,6 +116,7 @@ impl Live {
             peer: self.peer.clone(),
             generation: self.generation,
             ledger: self.ledger.clone(),
+            activity: self.activity.clone(),
         }
     }
 }
@@ -371,6 +383,7 @@ impl Supervisor {
                 tokio::spawn(close(Live {
                     peer: established.peer,
                     ledger,
+                    activity: Arc::default(),
                     info: None,
                     generation: 0,
                     cancel: Some(established.running.cancellation_token()),
@@ -387,14 +400,18 @@ impl Supervisor {
                 let peer = established.peer.clone();
                 let cancel = established.running.cancellation_token();
                 let exit = established.group.as_ref().map(ProcessGroup::exit_watch);
-                inner.live = Some(Live {
+                let remote = !matches!(inner.spec.transport, crate::config::TransportSpec::Stdio { .. });
+                let live = Live {
                     peer: peer.clone(),
                     ledger: ledger.clone(),
+                    activity: Arc::default(),
                     info: info.clone(),
                     generation,
                     cancel: Some(cancel),
                     group: established.group,
-                });
+                };
+                let link = live.link();
+                inner.live = Some(live);
                 inner.info = info;
                 self.store_cache(cache_key.as_deref(), &inner.lists.tools, &lists.tools, inner.tool_state);
                 inner.cache_key = cache_key;
@@ -405,14 +422,13 @@ impl Supervisor {
                 self.apply(&mut inner, Event::AttemptSucceeded);
                 drop(inner);
                 self.watch(generation, established.running, exit, established.stderr, signals_rx);
+                if remote {
+                    self.keepalive(&link);
+                }
                 self.renew_subscriptions(&peer);
                 self.notify_status();
                 self.notify_lists();
-                return Ok(Link {
-                    peer,
-                    generation,
-                    ledger,
-                });
+                return Ok(link);
             }
             Some(Err(err)) => {
                 let error = redact(&err.to_string(), &secret_values);

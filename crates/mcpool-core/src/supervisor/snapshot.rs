@@ -17,6 +17,8 @@ pub struct ServerSnapshot {
     pub connecting: bool,
     /// Milliseconds until the next attempt is allowed, during a backoff.
     pub retry_in_ms: Option<u64>,
+    /// After a wake or network change: the network cannot reach it yet.
+    pub waiting_for_network: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -49,6 +51,11 @@ impl Supervisor {
             tool_count: tools.len(),
             tools,
             connecting: inner.machine.attempting(),
+            waiting_for_network: inner.machine.status() == Status::Failed
+                && inner
+                    .machine
+                    .error()
+                    .is_some_and(|e| e.starts_with(super::WAITING_PREFIX)),
             retry_in_ms: inner
                 .machine
                 .retry_at()

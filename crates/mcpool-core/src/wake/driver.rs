@@ -1,0 +1,89 @@
+//! Turns power events into healing: on sleep, note which servers were
+//! connected and pause keepalives; on wake or a network change, probe the
+//! remote connections and heal, in one batch, those that were connected.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::gate::Reachability;
+use super::healer::{heal_all, HealConfig};
+use super::PowerEvent;
+use crate::lifecycle::Status;
+use crate::pool::Pool;
+use crate::supervisor::SupervisorPatient;
+
+pub const WAKE_PING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs until `stop` is cancelled or the events end.
+pub async fn run(
+    pool: Pool,
+    mut events: mpsc::Receiver<PowerEvent>,
+    gate: Arc<dyn Reachability>,
+    config: HealConfig,
+    stop: CancellationToken,
+) {
+    let mut before_sleep: Option<BTreeSet<String>> = None;
+    let mut batch: Option<JoinHandle<()>> = None;
+    loop {
+        let event = tokio::select! {
+            _ = stop.cancelled() => break,
+            e = events.recv() => e,
+        };
+        let Some(event) = event else { break };
+        // A new event supersedes the batch in flight.
+        if let Some(b) = batch.take() {
+            b.abort();
+        }
+        match event {
+            PowerEvent::WillSleep => {
+                before_sleep = Some(pool.connected());
+                pool.set_asleep(true);
+                tracing::info!(
+                    "going to sleep with {} servers connected",
+                    before_sleep.as_ref().map_or(0, BTreeSet::len)
+                );
+            }
+            PowerEvent::DidWake | PowerEvent::NetworkChanged => {
+                pool.set_asleep(false);
+                let remembered = before_sleep.take();
+                let pool = pool.clone();
+                let gate = gate.clone();
+                batch = Some(tokio::spawn(async move {
+                    let patients = patients(&pool, remembered.as_ref()).await;
+                    if patients.is_empty() {
+                        return;
+                    }
+                    tracing::info!("healing {} servers after {event:?}", patients.len());
+                    heal_all(&patients, gate.as_ref(), config).await;
+                }));
+            }
+        }
+    }
+    if let Some(b) = batch {
+        b.abort();
+    }
+}
+
+/// The remote servers to heal: a connected one only if its `ping` fails,
+/// and any that dropped or was connected before the sleep.
+async fn patients(pool: &Pool, before_sleep: Option<&BTreeSet<String>>) -> Vec<SupervisorPatient> {
+    let mut out = Vec::new();
+    for sup in pool.servers() {
+        if sup.remote_target().is_none() {
+            continue;
+        }
+        if sup.status() == Status::Connected {
+            if sup.probe(WAKE_PING_TIMEOUT).await {
+                continue;
+            }
+        } else if !(before_sleep.is_some_and(|b| b.contains(sup.name())) || sup.healable()) {
+            continue;
+        }
+        out.push(SupervisorPatient(sup));
+    }
+    out
+}
