@@ -39,6 +39,7 @@ APT_PACKAGES=(
     python3-venv
     dbus                # dbus-run-session: a private session bus for the tests
     gnome-keyring       # a real Secret Service on that bus (the OS keyring)
+    chromium            # the real browser of the dashboard test (driven by npm playwright-core)
 )
 # Node: keep a Node that is already installed (it must be >= 20, see below);
 # otherwise try Debian's.
@@ -77,7 +78,8 @@ node_major="$(node -p 'process.versions.node.split(".")[0]')"
 NPM_STAMP="node_modules/.mcpool-stamp"
 npm_want="$(sha package.json package-lock.json | sha256sum | cut -d' ' -f1) node=$(node --version)"
 if [ -f "$NPM_STAMP" ] && [ "$(cat "$NPM_STAMP")" = "$npm_want" ] \
-    && [ -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ]; then
+    && [ -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ] \
+    && [ -f node_modules/playwright-core/index.mjs ]; then
     log "npm: node_modules up to date"
 else
     log "npm: npm ci"

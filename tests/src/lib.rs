@@ -19,6 +19,8 @@ use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+pub mod netns;
+
 /// The directory holding the workspace's built binaries.
 pub fn bin_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
@@ -149,6 +151,54 @@ pub struct Mcpool {
     pub token: String,
     pub dir: TempDir,
     pub stderr_log: PathBuf,
+    /// The extra environment it was started with, for [`Mcpool::restart`].
+    extra_env: Vec<(String, String)>,
+}
+
+/// The environment `mcpool serve` gets in `dir`, which every `mcpool`
+/// command run for the same instance shares: XDG dirs inside `dir` and the
+/// test's own keyring profile.
+pub fn instance_env(dir: &Path) -> Vec<(String, PathBuf)> {
+    vec![
+        ("XDG_CONFIG_HOME".into(), dir.join("config")),
+        ("XDG_CACHE_HOME".into(), dir.join("cache")),
+        ("XDG_DATA_HOME".into(), dir.join("data")),
+        ("MCPOOL_PROFILE".into(), PathBuf::from(profile_for(dir))),
+    ]
+}
+
+/// Runs `mcpool ARGS` with the environment of an instance in `dir` (see
+/// [`instance_env`]) plus `extra_env`, feeding `stdin` when given.
+pub async fn mcpool_cli(
+    dir: &Path,
+    args: &[&str],
+    stdin: Option<&str>,
+    extra_env: &[(&str, &str)],
+) -> anyhow::Result<std::process::Output> {
+    use tokio::io::AsyncWriteExt;
+    let mut cmd = Command::new(bin("mcpool"));
+    cmd.args(args)
+        .env_remove("MCPOOL_TOKEN")
+        .env_remove("MCPOOL_LISTEN")
+        .env_remove("MCPOOL_CONFIG")
+        .env_remove("MCPOOL_CACHE_DIR")
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in instance_env(dir) {
+        cmd.env(k, v);
+    }
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn()?;
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().context("stdin")?;
+        pipe.write_all(input.as_bytes()).await?;
+        drop(pipe);
+    }
+    Ok(tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await??)
 }
 
 impl Mcpool {
@@ -166,28 +216,80 @@ impl Mcpool {
     }
 
     async fn launch(config: Option<Value>, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
-        let dir = TempDir::new("mcpool");
-        let config_path = dir.path().join("config.json");
+        Self::launch_in(TempDir::new("mcpool"), config, extra_env).await
+    }
+
+    /// Starts in `dir`, which the test prepared (secrets set with
+    /// [`mcpool_cli`] in the same dir share the instance's keyring profile).
+    pub async fn start_in(dir: TempDir, config: Value, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        Self::launch_in(dir, Some(config), extra_env).await
+    }
+
+    async fn launch_in(dir: TempDir, config: Option<Value>, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
         if let Some(config) = config {
-            std::fs::write(&config_path, serde_json::to_vec_pretty(&config)?)?;
+            std::fs::write(dir.path().join("config.json"), serde_json::to_vec_pretty(&config)?)?;
         }
         let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
-        let stderr_log = dir.path().join("mcpool.stderr");
+        let extra_env: Vec<(String, String)> = extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env).await?;
+        Ok(Mcpool {
+            child,
+            port,
+            token,
+            stderr_log: dir.path().join("mcpool.stderr"),
+            dir,
+            extra_env,
+        })
+    }
+
+    /// Stops the instance and starts it again in the same dir, with the
+    /// config file as it is now (same profile, cache and data dirs). The
+    /// log starts afresh.
+    pub async fn restart(&mut self) -> anyhow::Result<()> {
+        self.stop().await?;
+        let (child, port) = Self::spawn_serve(self.dir.path(), &self.token, &self.extra_env).await?;
+        self.child = child;
+        self.port = port;
+        Ok(())
+    }
+
+    /// `mcpool ARGS` talking to this instance (its listen address and token,
+    /// its keyring profile and dirs).
+    pub async fn cli(&self, args: &[&str], stdin: Option<&str>) -> anyhow::Result<std::process::Output> {
+        let listen = format!("127.0.0.1:{}", self.port);
+        let mut env: Vec<(&str, &str)> = vec![("MCPOOL_LISTEN", &listen), ("MCPOOL_TOKEN", &self.token)];
+        env.extend(self.extra_env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        mcpool_cli(self.dir.path(), args, stdin, &env).await
+    }
+
+    /// The cache dir `serve` uses by default here: `<dir>/cache/mcpool`.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.dir.path().join("cache").join("mcpool")
+    }
+
+    /// The data dir `serve` uses here: `<dir>/data/mcpool`.
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().join("data").join("mcpool")
+    }
+
+    async fn spawn_serve(dir: &Path, token: &str, extra_env: &[(String, String)]) -> anyhow::Result<(Child, u16)> {
+        let config_path = dir.join("config.json");
+        let stderr_log = dir.join("mcpool.stderr");
         let mut cmd = Command::new(bin("mcpool"));
         cmd.args(["serve", "--config"])
             .arg(&config_path)
             .args(["--listen", "127.0.0.1:0"])
-            .env("MCPOOL_TOKEN", &token)
-            .env("XDG_CONFIG_HOME", dir.path().join("config"))
-            .env("XDG_CACHE_HOME", dir.path().join("cache"))
-            .env("XDG_DATA_HOME", dir.path().join("data"))
-            .env("MCPOOL_PROFILE", profile_for(dir.path()))
+            .env("MCPOOL_TOKEN", token)
             .env_remove("MCPOOL_LISTEN")
             .env_remove("MCPOOL_CONFIG")
+            .env_remove("MCPOOL_CACHE_DIR")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_log)?)
             .kill_on_drop(true);
+        for (k, v) in instance_env(dir) {
+            cmd.env(k, v);
+        }
         for (k, v) in extra_env {
             cmd.env(k, v);
         }
@@ -209,13 +311,7 @@ impl Mcpool {
             .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
             .ok_or_else(|| anyhow!("unexpected first line: {line}"))?;
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Ok(Mcpool {
-            child,
-            port,
-            token,
-            dir,
-            stderr_log,
-        })
+        Ok((child, port))
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -459,16 +555,19 @@ pub fn text(result: &CallToolResult) -> String {
 
 /// Runs the Python SDK agent script and returns its JSON report.
 pub async fn python_agent(args: &[&str]) -> anyhow::Result<Value> {
+    python_agent_with_env(args, &[]).await
+}
+
+/// Runs the Python SDK agent script with extra environment (which a
+/// `--stdio-cmd` child inherits) and returns its JSON report.
+pub async fn python_agent_with_env(args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Value> {
     let script = repo_root().join("tests/py/agent.py");
-    let out = tokio::time::timeout(
-        Duration::from_secs(120),
-        Command::new(python())
-            .arg(script)
-            .args(args)
-            .stdin(Stdio::null())
-            .output(),
-    )
-    .await??;
+    let mut cmd = Command::new(python());
+    cmd.arg(script).args(args).stdin(Stdio::null()).kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output()).await??;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report: Value = serde_json::from_str(stdout.trim()).map_err(|e| {
         anyhow!(

@@ -8,8 +8,9 @@
 #![allow(deprecated)]
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use rmcp::model::GetExtensions;
 use rmcp::model::{
@@ -57,16 +58,27 @@ pub struct Hub {
     agents: Mutex<BTreeMap<u64, Agent>>,
     calls: Mutex<BTreeMap<u64, Call>>,
     progress: Mutex<HashMap<(String, ProgressToken), u64>>,
+    /// Per server, the calls sent (or being sent) upstream whose progress
+    /// route is not known yet: their first progress can overtake the route.
+    unrouted: Mutex<HashMap<String, usize>>,
+    routed: tokio::sync::Notify,
 }
+
+/// How long an upstream's progress waits for its call's route while a call
+/// to that server is between being sent and being routed.
+const ROUTE_WAIT: Duration = Duration::from_secs(2);
 
 /// Removes a call's routes when the call ends, however it ends.
 pub struct CallGuard<'a> {
     hub: &'a Hub,
     id: u64,
+    server: String,
+    awaiting_route: AtomicBool,
 }
 
 impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
+        self.route_known();
         self.hub.end_call(self.id);
     }
 }
@@ -75,6 +87,11 @@ impl CallGuard<'_> {
     /// Routes the upstream's progress for this call back to the agent, under
     /// the agent's own token.
     pub fn route_progress(&self, upstream_token: ProgressToken) {
+        self.insert_route(upstream_token);
+        self.route_known();
+    }
+
+    fn insert_route(&self, upstream_token: ProgressToken) {
         let Ok(mut calls) = self.hub.calls.lock() else { return };
         let Some(call) = calls.get_mut(&self.id) else { return };
         if call.agent_token.is_none() {
@@ -84,6 +101,22 @@ impl CallGuard<'_> {
         if let Ok(mut progress) = self.hub.progress.lock() {
             progress.insert((call.server.clone(), upstream_token), self.id);
         }
+    }
+
+    /// Progress waiting for this call's route need not wait any longer.
+    fn route_known(&self) {
+        if !self.awaiting_route.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(mut unrouted) = self.hub.unrouted.lock() {
+            if let Some(n) = unrouted.get_mut(&self.server) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    unrouted.remove(&self.server);
+                }
+            }
+        }
+        self.hub.routed.notify_waiters();
     }
 }
 
@@ -192,6 +225,9 @@ impl Hub {
         agent_token: Option<ProgressToken>,
     ) -> CallGuard<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut unrouted) = self.unrouted.lock() {
+            *unrouted.entry(server.to_string()).or_default() += 1;
+        }
         if let Ok(mut calls) = self.calls.lock() {
             calls.insert(
                 id,
@@ -205,7 +241,12 @@ impl Hub {
                 },
             );
         }
-        CallGuard { hub: self, id }
+        CallGuard {
+            hub: self,
+            id,
+            server: server.to_string(),
+            awaiting_route: AtomicBool::new(true),
+        }
     }
 
     fn end_call(&self, id: u64) {
@@ -234,23 +275,35 @@ impl Hub {
     /// Sends an upstream's progress to the agent whose call asked for it,
     /// under the agent's token; returns once it is sent (or has no route).
     pub async fn route_progress(&self, server: &str, mut params: ProgressNotificationParam) {
-        let target = {
-            let Ok(progress) = self.progress.lock() else { return };
-            let Some(call_id) = progress
-                .get(&(server.to_string(), params.progress_token.clone()))
-                .copied()
-            else {
-                return;
-            };
-            let Ok(calls) = self.calls.lock() else { return };
-            calls
-                .get(&call_id)
-                .and_then(|c| c.agent_token.clone().map(|t| (c.peer.clone(), t)))
+        // A server may send progress before `forward` has learnt the
+        // upstream token of the call (the first step often comes at once):
+        // while a call to this server is in that gap, wait for its route.
+        let deadline = tokio::time::Instant::now() + ROUTE_WAIT;
+        let target = loop {
+            let routed = self.routed.notified();
+            tokio::pin!(routed);
+            routed.as_mut().enable();
+            if let Some(target) = self.progress_target(server, &params.progress_token) {
+                break Some(target);
+            }
+            let waiting = self.unrouted.lock().is_ok_and(|u| u.contains_key(server));
+            if !waiting || tokio::time::timeout_at(deadline, routed).await.is_err() {
+                break None;
+            }
         };
         if let Some((peer, token)) = target {
             params.progress_token = token;
             let _ = peer.notify_progress(params).await;
         }
+    }
+
+    /// The agent and its token for an upstream's progress token, if routed.
+    fn progress_target(&self, server: &str, token: &ProgressToken) -> Option<(Peer<RoleServer>, ProgressToken)> {
+        let call_id = *self.progress.lock().ok()?.get(&(server.to_string(), token.clone()))?;
+        let calls = self.calls.lock().ok()?;
+        calls
+            .get(&call_id)
+            .and_then(|c| c.agent_token.clone().map(|t| (c.peer.clone(), t)))
     }
 
     pub fn route_log(&self, server: &str, aggregated_logger: bool, mut params: LoggingMessageNotificationParam) {

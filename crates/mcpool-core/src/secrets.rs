@@ -454,12 +454,23 @@ mod tests {
         };
         assert_eq!(redact_resolved("before log-secret-\"q\""), "before log-secret-\"q\"");
         resolve_spec(&spec, &store).unwrap();
-        let line = format!("url: {:?}, raw: {}", "https://h.example/mcp?k=log-secret-\"q\"", "log-secret-\"q\"");
+        let line = format!(
+            "url: {:?}, raw: {}",
+            "https://h.example/mcp?k=log-secret-\"q\"", "log-secret-\"q\""
+        );
         let redacted = redact_resolved(&line);
         assert!(!redacted.contains("log-secret"), "{redacted}");
         spec.name = "again".into();
         resolve_spec(&spec, &store).unwrap();
-        assert_eq!(RESOLVED.lock().unwrap().iter().filter(|v| v.starts_with("log-secret")).count(), 1);
+        assert_eq!(
+            RESOLVED
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|v| v.starts_with("log-secret"))
+                .count(),
+            1
+        );
     }
 
     #[test]

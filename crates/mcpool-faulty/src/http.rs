@@ -83,6 +83,8 @@ pub struct Faults {
 pub struct HttpOptions {
     pub require_bearer: Option<String>,
     pub hang_at_start: bool,
+    /// Names accepted in `Host` besides loopback and the bound address.
+    pub allow_hosts: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -116,12 +118,11 @@ pub async fn serve(shared: Arc<Shared>, listen: SocketAddr, options: HttpOptions
 /// The whole app; `host` is added to the hosts rmcp accepts in `Host`.
 pub fn router(shared: Arc<Shared>, options: HttpOptions, host: &str) -> Router {
     let sessions = Arc::new(LocalSessionManager::default());
-    let config = StreamableHttpServerConfig::default().with_allowed_hosts([
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-        host.to_owned(),
-    ]);
+    let hosts = ["localhost", "127.0.0.1", "::1", host]
+        .into_iter()
+        .map(str::to_owned)
+        .chain(options.allow_hosts.iter().cloned());
+    let config = StreamableHttpServerConfig::default().with_allowed_hosts(hosts);
     let factory_shared = shared.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(Faulty::new(factory_shared.clone())),
@@ -266,7 +267,7 @@ mod tests {
     async fn missing_bearer_is_401_with_challenge() {
         let app = app(HttpOptions {
             require_bearer: Some("sekret".into()),
-            hang_at_start: false,
+            ..HttpOptions::default()
         });
         let response = app.oneshot(post_json("/mcp", "{}")).await.unwrap();
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);

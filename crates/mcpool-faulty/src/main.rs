@@ -43,6 +43,9 @@ enum Command {
         /// Answer /mcp requests lacking `Authorization: Bearer TOKEN` with 401.
         #[arg(long, value_name = "TOKEN")]
         require_bearer: Option<String>,
+        /// Also accept this name in `Host` (repeatable), e.g. a hostname a test maps in /etc/hosts.
+        #[arg(long, value_name = "HOST")]
+        allow_host: Vec<String>,
         #[command(flatten)]
         common: Common,
     },
@@ -145,12 +148,14 @@ async fn main() -> anyhow::Result<()> {
         Command::Http {
             listen,
             require_bearer,
+            allow_host,
             common,
         } => {
             common.start().await;
             let options = HttpOptions {
                 require_bearer,
                 hang_at_start: common.hang_at_start,
+                allow_hosts: allow_host,
             };
             http::serve(Arc::new(common.shared(None)), listen, options).await
         }

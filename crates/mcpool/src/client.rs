@@ -131,6 +131,44 @@ pub async fn action(instance: &Instance, name: &str, verb: &str) -> anyhow::Resu
     }
 }
 
+/// `mcpool ui`: asks the instance for a one-time dashboard link, prints it
+/// and (unless `no_open`) opens it in the default browser.
+pub async fn ui(instance: &Instance, no_open: bool) -> anyhow::Result<ExitCode> {
+    let response = send(instance, reqwest::Method::POST, "/api/ui/link").await?;
+    if response.status() == reqwest::StatusCode::UNAUTHORIZED {
+        return Err(anyhow!(
+            "the instance at {} refused the token (check MCPOOL_TOKEN)",
+            instance.listen
+        ));
+    }
+    let body: serde_json::Value = response.error_for_status()?.json().await?;
+    let path = body["path"]
+        .as_str()
+        .filter(|p| p.starts_with("/ui/"))
+        .context("unexpected answer from /api/ui/link")?;
+    let url = format!("http://{}{path}", instance.listen);
+    println!("{url}");
+    if !no_open {
+        eprintln!("The link works once, for two minutes.");
+        if let Err(e) = open_in_browser(&url) {
+            eprintln!("mcpool: cannot open a browser ({e}); open the link above yourself");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn open_in_browser(url: &str) -> std::io::Result<()> {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    // The browser outlives us; its output is not ours to show.
+    std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(drop)
+}
+
 /// The token agents need: the instance's, made now if none exists yet.
 pub async fn token_or_create() -> anyhow::Result<String> {
     load_token(true).await?.context("no token")

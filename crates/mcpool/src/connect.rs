@@ -10,27 +10,42 @@ pub enum ClientKind {
     Opencode,
 }
 
-pub fn snippet(client: ClientKind, listen: SocketAddr, token: &str) -> String {
+/// What to add to a client: `hint` says where (for stderr), `text` is the
+/// snippet alone (for stdout), so `mcpool connect cursor > file` is valid JSON.
+pub struct Snippet {
+    pub hint: &'static str,
+    pub text: String,
+}
+
+pub fn snippet(client: ClientKind, listen: SocketAddr, token: &str) -> Snippet {
     let url = format!("http://{listen}/mcp");
-    match client {
-        ClientKind::ClaudeCode => format!(
-            "# Run this once:\nclaude mcp add --transport http --scope user mcpool {url} --header \"Authorization: Bearer {token}\"\n"
+    let bearer = format!("Bearer {token}");
+    let (hint, text) = match client {
+        ClientKind::ClaudeCode => (
+            "Run this once:",
+            format!("claude mcp add --transport http --scope user mcpool {url} --header \"Authorization: {bearer}\""),
         ),
-        ClientKind::Cursor => format!(
-            "// Add to ~/.cursor/mcp.json:\n{}\n",
-            pretty(serde_json::json!({"mcpServers": {"mcpool": {"url": url, "headers": {"Authorization": format!("Bearer {token}")}}}}))
+        ClientKind::Cursor => (
+            "Add to ~/.cursor/mcp.json:",
+            pretty(serde_json::json!({"mcpServers": {"mcpool": {"url": url, "headers": {"Authorization": bearer}}}})),
         ),
-        ClientKind::Vscode => format!(
-            "// Add to .vscode/mcp.json (or your user mcp.json):\n{}\n",
-            pretty(serde_json::json!({"servers": {"mcpool": {"type": "http", "url": url, "headers": {"Authorization": format!("Bearer {token}")}}}}))
+        ClientKind::Vscode => (
+            "Add to .vscode/mcp.json (or your user mcp.json):",
+            pretty(
+                serde_json::json!({"servers": {"mcpool": {"type": "http", "url": url, "headers": {"Authorization": bearer}}}}),
+            ),
         ),
-        ClientKind::Opencode => format!(
-            "// Add to opencode.json:\n{}\n",
+        ClientKind::Opencode => (
+            "Add to opencode.json:",
             pretty(serde_json::json!({
                 "$schema": "https://opencode.ai/config.json",
-                "mcp": {"mcpool": {"type": "remote", "url": url, "enabled": true, "headers": {"Authorization": format!("Bearer {token}")}}}
-            }))
+                "mcp": {"mcpool": {"type": "remote", "url": url, "enabled": true, "headers": {"Authorization": bearer}}}
+            })),
         ),
+    };
+    Snippet {
+        hint,
+        text: text + "\n",
     }
 }
 
@@ -51,12 +66,11 @@ mod tests {
             ClientKind::Vscode,
             ClientKind::Opencode,
         ] {
-            let s = snippet(kind, addr, "T0K");
+            let s = snippet(kind, addr, "T0K").text;
             assert!(s.contains("http://127.0.0.1:7410/mcp"), "{s}");
             assert!(s.contains("Bearer T0K"), "{s}");
         }
-        let json_part: String = snippet(ClientKind::Vscode, addr, "T").lines().skip(1).collect();
-        let v: serde_json::Value = serde_json::from_str(&json_part).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&snippet(ClientKind::Vscode, addr, "T").text).unwrap();
         assert_eq!(v["servers"]["mcpool"]["type"], "http");
     }
 }

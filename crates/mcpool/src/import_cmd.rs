@@ -74,7 +74,7 @@ pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::
         let candidates = import::candidates(client, &root);
         let plan = import::plan(&path, client, candidates, &existing);
         // A server found in two sources is added once.
-        let plan = dedupe_against(plan, &plans);
+        let plan = import::dedupe_against(plan, &plans);
         print!("{}", import::describe(&plan));
         plans.push(plan);
     }
@@ -106,6 +106,15 @@ pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::
         .flatten()
         .collect();
     let count = moved.len();
+    let needed: Vec<String> = plans
+        .iter()
+        .flat_map(|p| &p.steps)
+        .filter_map(|s| match s {
+            Step::Add { needed, .. } => Some(needed.iter().map(|n| n.name.clone())),
+            _ => None,
+        })
+        .flatten()
+        .collect();
     tokio::task::spawn_blocking(move || {
         let secrets = Secrets::new(store);
         for (name, value) in moved {
@@ -122,22 +131,10 @@ pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::
         "Added {added} servers to {} ({count} secrets moved to the keyring).",
         target.display()
     );
-    Ok(ExitCode::SUCCESS)
-}
-
-fn dedupe_against(mut plan: Plan, earlier: &[Plan]) -> Plan {
-    for step in &mut plan.steps {
-        if let Step::Add { name, .. } = step {
-            let seen = earlier
-                .iter()
-                .flat_map(|p| &p.steps)
-                .any(|s| matches!(s, Step::Add { name: n, .. } if n == name));
-            if seen {
-                *step = Step::Duplicate { name: name.clone() };
-            }
-        }
+    for name in needed {
+        println!("Still to set: mcpool secret set {name}");
     }
-    plan
+    Ok(ExitCode::SUCCESS)
 }
 
 fn confirm(target: &Path) -> anyhow::Result<bool> {

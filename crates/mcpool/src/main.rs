@@ -69,6 +69,14 @@ enum Command {
         #[command(flatten)]
         instance: Instance,
     },
+    /// Print a one-time link to the dashboard and open it in the browser.
+    Ui {
+        #[command(flatten)]
+        instance: Instance,
+        /// Only print the link.
+        #[arg(long)]
+        no_open: bool,
+    },
     /// A stdio MCP server relaying to the running instance (for stdio-only clients).
     Stdio {
         #[command(flatten)]
@@ -96,9 +104,12 @@ fn main() -> ExitCode {
             Command::Secret(command) => secret::run(command).await,
             Command::Connect { client, instance } => {
                 let token = client::token_or_create().await?;
-                print!("{}", connect::snippet(client, instance.listen, &token));
+                let snippet = connect::snippet(client, instance.listen, &token);
+                eprintln!("{}", snippet.hint);
+                print!("{}", snippet.text);
                 Ok(ExitCode::SUCCESS)
             }
+            Command::Ui { instance, no_open } => client::ui(&instance, no_open).await,
             Command::Stdio { instance } => bridge::run(&instance, client::token_or_create().await?).await,
         }
     });

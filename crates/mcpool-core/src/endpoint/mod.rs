@@ -1,10 +1,15 @@
 //! The local HTTP endpoint: MCP at `/mcp` and `/servers/NAME/mcp`, the
-//! control API under `/api`, all behind the bearer token and the Origin
-//! check. `router` is a pure builder, tested with `oneshot`.
+//! control API under `/api` and the dashboard at `/ui`, all behind the
+//! Origin check and the bearer token (or, for `/ui` and `/api`, a browser
+//! session from a one-time link). `router` is a pure builder, tested with
+//! `oneshot`.
 
 pub mod api;
+pub mod browser;
 pub mod builtin;
+pub mod connect;
 pub mod session;
+pub mod ui;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -40,6 +45,17 @@ pub struct AppState {
     pub pool: Pool,
     options: EndpointOptions,
     per_server: Arc<Mutex<HashMap<String, McpService>>>,
+    browser: Arc<browser::BrowserAuth>,
+}
+
+/// How the guard let a request in; handlers that care read it as an extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth {
+    Bearer,
+    /// A dashboard session cookie.
+    Session,
+    /// A path that needs neither (the sign-in link, static files).
+    Public,
 }
 
 fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions) -> McpService {
@@ -63,15 +79,17 @@ pub fn router(pool: Pool, options: EndpointOptions) -> Router {
     let aggregated = mcp_service(&pool, Scope::All, &options);
     let state = AppState {
         pool,
-        options: options.clone(),
+        options,
         per_server: Arc::default(),
+        browser: Arc::default(),
     };
     Router::new()
         .nest_service("/mcp", aggregated)
         .route("/servers/{name}/mcp", any(per_server_mcp))
         .merge(api::routes())
-        .with_state(state)
-        .layer(middleware::from_fn_with_state(options, guard))
+        .merge(ui::routes())
+        .with_state(state.clone())
+        .layer(middleware::from_fn_with_state(state, guard))
 }
 
 async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>, request: Request) -> Response {
@@ -90,8 +108,8 @@ async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>,
 }
 
 /// Origin first (a browser page elsewhere gets 403 whatever it sends), then
-/// the bearer token (401).
-async fn guard(State(options): State<EndpointOptions>, request: Request, next: Next) -> Response {
+/// the bearer token, else a dashboard session for `/ui` and `/api` (401).
+async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     if let Some(origin) = request.headers().get(header::ORIGIN) {
         if !is_loopback_origin(origin.to_str().unwrap_or("")) {
             return (
@@ -101,14 +119,27 @@ async fn guard(State(options): State<EndpointOptions>, request: Request, next: N
                 .into_response();
         }
     }
-    if !has_token(request.headers(), &options.token) {
+    let path = request.uri().path().to_string();
+    let auth = if has_token(request.headers(), &state.options.token) {
+        Auth::Bearer
+    } else if ui::is_public(&path) {
+        Auth::Public
+    } else if ui::is_browser_path(&path) && state.browser.has_session(request.headers()) {
+        if let Err(why) = ui::check_session_request(&request, state.options.any_host) {
+            return ui::forbidden(why);
+        }
+        Auth::Session
+    } else if path == "/ui" || path.starts_with("/ui/") {
+        return ui::signin_page(StatusCode::UNAUTHORIZED);
+    } else {
         return (
             StatusCode::UNAUTHORIZED,
             [(header::WWW_AUTHENTICATE, "Bearer realm=\"mcpool\"")],
             "mcpool needs `Authorization: Bearer TOKEN` (see `mcpool token`)\n",
         )
             .into_response();
-    }
+    };
+    request.extensions_mut().insert(auth);
     next.run(request).await
 }
 

@@ -2,12 +2,18 @@
 //! Desktop, Claude Code, Cursor, VS Code, opencode), plan what to add, move
 //! literal secrets into the keyring, and never touch the source files.
 
+mod jsonc;
+mod secrets;
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use crate::secrets::valid_name;
+pub use jsonc::strip_jsonc;
+pub use secrets::{extract_secrets, Extracted, MovedSecret, NeededSecret};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Client {
@@ -42,9 +48,13 @@ pub fn standard_files(home: &Path, config_dir: &Path) -> Vec<(Client, PathBuf)> 
         (Client::VsCode, config_dir.join("Code/User/mcp.json")),
         (Client::VsCode, config_dir.join("Code/User/settings.json")),
         (Client::OpenCode, config_dir.join("opencode/opencode.json")),
+        (Client::OpenCode, config_dir.join("opencode/opencode.jsonc")),
         (Client::OpenCode, home.join(".config/opencode/opencode.json")),
+        (Client::OpenCode, home.join(".config/opencode/opencode.jsonc")),
     ];
-    files.dedup_by(|a, b| a.1 == b.1);
+    // XDG_CONFIG_HOME is often ~/.config: read each file once.
+    let mut seen = std::collections::BTreeSet::new();
+    files.retain(|(_, path)| seen.insert(path.clone()));
     files
 }
 
@@ -60,7 +70,7 @@ pub fn detect(path: &Path, root: &Value) -> Client {
         Client::OpenCode
     } else if root.get("servers").is_some() || root.pointer("/mcp/servers").is_some() {
         Client::VsCode
-    } else if name == ".claude.json" || name == ".mcp.json" {
+    } else if name == ".claude.json" || name == ".mcp.json" || root.get("projects").is_some() {
         Client::ClaudeCode
     } else if name == "claude_desktop_config.json" {
         Client::ClaudeDesktop
@@ -188,14 +198,19 @@ pub enum Step {
     Add {
         name: String,
         entry: Map<String, Value>,
+        /// Literal secrets that move to the keyring.
         secrets: Vec<MovedSecret>,
+        /// Secrets the entry refers to that the user still has to set.
+        needed: Vec<NeededSecret>,
     },
-    Duplicate {
-        name: String,
-    },
-    NameTaken {
-        name: String,
-    },
+    /// mcpool already has this server.
+    Duplicate { name: String },
+    /// mcpool has a different server under this name.
+    NameTaken { name: String },
+    /// An earlier source of this import adds the same server.
+    AlsoIn { name: String, source: PathBuf },
+    /// An earlier source of this import adds a different server under this name.
+    Conflict { name: String, source: PathBuf },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -214,13 +229,18 @@ pub fn plan(source: &Path, client: Client, candidates: Vec<Candidate>, existing:
         .collect();
     let mut steps = Vec::new();
     for Candidate { name, mut entry } in candidates {
-        let secrets = extract_secrets(&name, &mut entry);
+        let Extracted { moved, needed } = extract_secrets(&name, &mut entry);
         match current.get(&name) {
             Some(existing_entry) if same_server(existing_entry, &Value::Object(entry.clone())) => {
                 steps.push(Step::Duplicate { name })
             }
             Some(_) => steps.push(Step::NameTaken { name }),
-            None => steps.push(Step::Add { name, entry, secrets }),
+            None => steps.push(Step::Add {
+                name,
+                entry,
+                secrets: moved,
+                needed,
+            }),
         }
     }
     Plan {
@@ -228,6 +248,30 @@ pub fn plan(source: &Path, client: Client, candidates: Vec<Candidate>, existing:
         client,
         steps,
     }
+}
+
+/// Turns the additions of `plan` that an `earlier` plan of the same import
+/// already adds into [`Step::AlsoIn`] (same server) or [`Step::Conflict`].
+pub fn dedupe_against(mut plan: Plan, earlier: &[Plan]) -> Plan {
+    for step in &mut plan.steps {
+        let Step::Add { name, entry, .. } = step else { continue };
+        let first = earlier.iter().find_map(|p| {
+            p.steps.iter().find_map(|s| match s {
+                Step::Add { name: n, entry: e, .. } if n == name => Some((p.source.clone(), e)),
+                _ => None,
+            })
+        });
+        if let Some((source, first_entry)) = first {
+            let same = same_server(&Value::Object(first_entry.clone()), &Value::Object(entry.clone()));
+            let name = name.clone();
+            *step = if same {
+                Step::AlsoIn { name, source }
+            } else {
+                Step::Conflict { name, source }
+            };
+        }
+    }
+    plan
 }
 
 /// Two entries are the same server when they start the same command or
@@ -272,7 +316,12 @@ pub fn describe(plan: &Plan) -> String {
     }
     for step in &plan.steps {
         match step {
-            Step::Add { name, entry, secrets } => {
+            Step::Add {
+                name,
+                entry,
+                secrets,
+                needed,
+            } => {
                 let what = entry
                     .get("command")
                     .and_then(Value::as_str)
@@ -286,13 +335,26 @@ pub fn describe(plan: &Plan) -> String {
                         s.field, s.name
                     ));
                 }
+                for n in needed {
+                    out.push_str(&format!(
+                        "      {} asks VS Code for an input: store it with `mcpool secret set {}`\n",
+                        n.field, n.name
+                    ));
+                }
             }
             Step::Duplicate { name } => out.push_str(&format!("  = skip {name} (already in mcpool)\n")),
             Step::NameTaken { name } => out.push_str(&format!(
                 "  ! skip {name} (mcpool already has a different server with this name)\n"
             )),
+            Step::AlsoIn { name, source } => out.push_str(&format!(
+                "  = skip {name} (the same server as in {})\n",
+                source.display()
+            )),
+            Step::Conflict { name, source } => out.push_str(&format!(
+                "  ! skip {name} (a different server with this name comes from {})\n",
+                source.display()
+            )),
         }
     }
     out
 }
-

@@ -123,7 +123,12 @@ impl Patient for SupervisorPatient {
     }
 
     async fn reconnect(&self) -> Result<(), Retry> {
-        if self.0.peer().await.is_ok() {
+        // The attempt runs on its own task: a newer power event aborts the
+        // healing batch, and an attempt dropped halfway would leave the
+        // machine `attempting` with no attempt behind it.
+        let sup = self.0.clone();
+        let attempt = tokio::spawn(async move { sup.peer().await.is_ok() });
+        if attempt.await.unwrap_or(false) {
             return Ok(());
         }
         let inner = self.0.lock();

@@ -34,6 +34,14 @@ pub async fn run(
             e = events.recv() => e,
         };
         let Some(event) = event else { break };
+        // Between the sleep and the wake, network changes are the machine
+        // going down (NetworkManager drops its links on PrepareForSleep):
+        // healing then would ping and drop every connection on the way into
+        // sleep and forget which were connected. The wake heals them all.
+        if event == PowerEvent::NetworkChanged && before_sleep.is_some() {
+            tracing::info!("the network changed while going to sleep; healing waits for the wake");
+            continue;
+        }
         // A new event supersedes the batch in flight.
         if let Some(b) = batch.take() {
             b.abort();
@@ -69,21 +77,22 @@ pub async fn run(
 }
 
 /// The remote servers to heal: a connected one only if its `ping` fails,
-/// and any that dropped or was connected before the sleep.
+/// and any that dropped or was connected before the sleep. The pings run
+/// concurrently, so one silent server costs the batch one timeout, not one
+/// per server.
 async fn patients(pool: &Pool, before_sleep: Option<&BTreeSet<String>>) -> Vec<SupervisorPatient> {
-    let mut out = Vec::new();
-    for sup in pool.servers() {
+    let checks = pool.servers().into_iter().map(|sup| async move {
         if sup.remote_target().is_none() {
-            continue;
+            return None;
         }
         if sup.status() == Status::Connected {
             if sup.probe(WAKE_PING_TIMEOUT).await {
-                continue;
+                return None;
             }
         } else if !(before_sleep.is_some_and(|b| b.contains(sup.name())) || sup.healable()) {
-            continue;
+            return None;
         }
-        out.push(SupervisorPatient(sup));
-    }
-    out
+        Some(SupervisorPatient(sup))
+    });
+    futures::future::join_all(checks).await.into_iter().flatten().collect()
 }

@@ -56,6 +56,7 @@ impl PowerWatcher for Logind {
                     return;
                 }
             };
+            tracing::info!("listening for logind's sleep signals");
             loop {
                 let signal = tokio::select! {
                     _ = stop.cancelled() => return,

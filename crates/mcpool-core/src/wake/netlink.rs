@@ -105,6 +105,7 @@ impl PowerWatcher for Netlink {
                     return;
                 }
             };
+            tracing::info!("watching network changes through netlink");
             loop {
                 let ready = tokio::select! {
                     _ = stop.cancelled() => return,

@@ -1,0 +1,153 @@
+//! `mcpool connect CLIENT` (SPEC §2): each client's snippet names the running
+//! instance's URL and token, in the shape that client reads, and what it
+//! names really connects.
+
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use mcpool_tests::*;
+use serde_json::{json, Value};
+use tokio::process::Command;
+
+async fn connect(client: &str, listen: &str, token: &str, data: &std::path::Path) -> anyhow::Result<Output> {
+    let out = Command::new(bin("mcpool"))
+        .args(["connect", client])
+        .env("MCPOOL_LISTEN", listen)
+        .env("MCPOOL_TOKEN", token)
+        .env("MCPOOL_PROFILE", profile_for(data))
+        .env("XDG_DATA_HOME", data.join("data"))
+        .env("XDG_CONFIG_HOME", data.join("config"))
+        .env("XDG_CACHE_HOME", data.join("cache"))
+        .env_remove("MCPOOL_CONFIG")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    Ok(tokio::time::timeout(Duration::from_secs(30), out).await??)
+}
+
+/// Splits a shell command line: whitespace, with single and double quotes.
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote = None;
+    for c in line.chars() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => word.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// The Python SDK agent reaches the endpoint with exactly this URL and header.
+async fn pings(url: &str, authorization: &str) -> anyhow::Result<()> {
+    let header = format!("Authorization: {authorization}");
+    let report = python_agent(&["--url", url, "--header", &header, "--scenario", "ping"]).await?;
+    assert!(report.get("error").is_none(), "{report}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn every_snippet_names_the_instance_and_its_token() -> anyhow::Result<()> {
+    let dir = TempDir::new("connect");
+    let log = dir.path().join("spawns.log");
+    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
+    let listen = format!("127.0.0.1:{}", pool.port);
+    let url = pool.url("/mcp");
+    let bearer = format!("Bearer {}", pool.token);
+
+    for client in ["claude-code", "cursor", "vscode", "opencode"] {
+        let o = connect(client, &listen, &pool.token, dir.path()).await?;
+        let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(o.status.success(), "{client}: {stderr}");
+        assert!(stdout.contains(&url), "{client}: {stdout}");
+        assert!(stdout.contains(&bearer), "{client}: {stdout}");
+        if client == "claude-code" {
+            continue;
+        }
+        // stdout is the snippet alone: valid JSON, ready to paste or pipe.
+        let v: Value =
+            serde_json::from_str(&stdout).map_err(|e| anyhow::anyhow!("{client}: not JSON ({e}): {stdout}"))?;
+        let entry = match client {
+            "cursor" => {
+                assert_eq!(v["mcpServers"]["mcpool"]["url"], url.as_str(), "{v}");
+                &v["mcpServers"]["mcpool"]
+            }
+            "vscode" => {
+                assert_eq!(v["servers"]["mcpool"]["type"], "http", "{v}");
+                assert_eq!(v["servers"]["mcpool"]["url"], url.as_str(), "{v}");
+                &v["servers"]["mcpool"]
+            }
+            _ => {
+                assert_eq!(v["mcp"]["mcpool"]["type"], "remote", "{v}");
+                assert_eq!(v["mcp"]["mcpool"]["url"], url.as_str(), "{v}");
+                assert_ne!(v["mcp"]["mcpool"]["enabled"], false, "{v}");
+                &v["mcp"]["mcpool"]
+            }
+        };
+        assert_eq!(entry["headers"]["Authorization"], bearer.as_str(), "{client}: {v}");
+        pings(
+            entry["url"].as_str().unwrap_or_default(),
+            entry["headers"]["Authorization"].as_str().unwrap_or_default(),
+        )
+        .await?;
+    }
+
+    // claude-code: one `claude mcp add` command line, over HTTP.
+    let o = connect("claude-code", &listen, &pool.token, dir.path()).await?;
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let words = shell_words(lines[0]);
+    assert_eq!(words[..3], ["claude", "mcp", "add"], "{words:?}");
+    let after = |flag: &str| {
+        words
+            .iter()
+            .position(|w| w == flag)
+            .and_then(|i| words.get(i + 1))
+            .cloned()
+            .unwrap_or_default()
+    };
+    assert_eq!(after("--transport"), "http", "{words:?}");
+    assert_eq!(after("--header"), format!("Authorization: {bearer}"), "{words:?}");
+    let positional: Vec<&String> = words[3..]
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| !w.starts_with("--") && !words[3 + i - 1].starts_with("--"))
+        .map(|(_, w)| w)
+        .collect();
+    assert_eq!(positional, [&"mcpool".to_string(), &url], "{words:?}");
+    pings(&url, &bearer).await?;
+
+    // The wrong token in a snippet would not get in: the ping above is real.
+    let report = python_agent(&[
+        "--url",
+        &url,
+        "--header",
+        "Authorization: Bearer not-the-token",
+        "--scenario",
+        "ping",
+    ])
+    .await;
+    assert!(report.is_err(), "{report:?}");
+    Ok(())
+}

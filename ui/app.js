@@ -1,0 +1,290 @@
+// mcpool dashboard. `render(view)` builds the DOM from data alone; the rest
+// fetches that data (/api/servers, /api/connect), follows /api/events, and
+// posts the buttons' actions. No framework, no build step.
+
+const STATUS_TEXT = {
+  connected: 'Connected',
+  pending: 'Starting',
+  failed: 'Failed',
+  needs_auth: 'Needs sign-in',
+  disabled: 'Disconnected',
+};
+
+/** A DOM element: `h('p', {class: 'x'}, 'text', child, ...)`. */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'open' || k === 'disabled' || k === 'hidden') el[k] = Boolean(v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : String(c));
+  }
+  return el;
+}
+
+function clock(ms) {
+  return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** One line per fact a user acts on: tools kept, next retry, network. */
+function facts(s, now) {
+  const items = [];
+  const count = (state) => s.tools.filter((t) => t.state === state).length;
+  const kept = count('kept');
+  const cached = count('cached');
+  const live = count('live');
+  if (live) items.push(h('li', {}, `${plural(live, 'tool')} live`));
+  if (kept) items.push(h('li', { class: 'fact-warn' }, `${plural(kept, 'tool')} kept: agents still see them; the server reconnects when next used`));
+  if (cached) items.push(h('li', {}, `${plural(cached, 'tool')} cached from the last run`));
+  if (!s.tools.length) items.push(h('li', {}, 'No tools'));
+  if (s.connecting) items.push(h('li', {}, 'Connecting…'));
+  if (s.waiting_for_network) items.push(h('li', { class: 'fact-warn', 'data-role': 'network' }, 'Waiting for the network'));
+  if (s.retry_in_ms) {
+    const at = now + s.retry_in_ms;
+    items.push(h('li', { class: 'fact-bad', 'data-role': 'retry' },
+      'Next retry allowed at ', h('time', { datetime: new Date(at).toISOString() }, clock(at)),
+      ` (in ${Math.ceil(s.retry_in_ms / 1000)} s)`));
+  }
+  return h('ul', { class: 'facts' }, items);
+}
+
+function errorBlock(s, view) {
+  if (!s.error) return null;
+  const [first, ...rest] = s.error.split('\n');
+  const key = `error:${s.name}`;
+  return h('details', { class: 'error', 'data-key': key, open: view.open.has(key), ontoggle: view.onToggle },
+    h('summary', {}, first || 'Error'),
+    h('pre', { class: 'mono stderr' }, rest.length ? s.error : first));
+}
+
+function toolsBlock(s, view) {
+  if (!s.tools.length) return null;
+  const key = `tools:${s.name}`;
+  return h('details', { class: 'tools', 'data-key': key, open: view.open.has(key), ontoggle: view.onToggle },
+    h('summary', {}, `Tools (${s.tools.length})`),
+    h('ul', { class: 'tool-list' }, s.tools.map((t) =>
+      h('li', { 'data-tool': t.name },
+        h('span', { class: 'mono' }, t.name),
+        h('span', { class: 'tool-state', 'data-state': t.state }, t.state)))));
+}
+
+function actionButtons(s, view) {
+  const busy = view.busy.has(s.name);
+  const button = (verb, label, primary) => h('button', {
+    type: 'button',
+    class: primary ? 'primary' : undefined,
+    'data-key': `${verb}:${s.name}`,
+    'data-action': verb,
+    'aria-label': `${label} ${s.name}`,
+    disabled: busy,
+    'aria-busy': busy ? 'true' : undefined,
+    onclick: () => view.onAction(s.name, verb),
+  }, label);
+  const buttons = s.status === 'disabled'
+    ? [button('enable', 'Enable', true)]
+    : [button('reconnect', 'Reconnect', s.status === 'failed' || s.status === 'needs_auth'), button('disconnect', 'Disconnect')];
+  return h('div', { class: 'actions' }, buttons);
+}
+
+/** The card of one server snapshot (an item of GET /api/servers). */
+export function card(s, view) {
+  const status = STATUS_TEXT[s.status] || s.status;
+  const actionError = view.actionErrors.get(s.name);
+  return h('article', { class: 'card', 'data-server': s.name, 'data-status': s.status, 'aria-labelledby': `name-${s.name}` },
+    h('div', { class: 'card-head' },
+      h('h3', { id: `name-${s.name}` }, s.name),
+      h('span', { class: 'badge', 'data-status': s.status }, status)),
+    h('p', { class: 'meta' }, `${s.transport || 'server'} · ${plural(s.tool_count ?? s.tools.length, 'tool')}`),
+    facts(s, view.now),
+    errorBlock(s, view),
+    toolsBlock(s, view),
+    actionError ? h('p', { class: 'action-error', role: 'alert' }, actionError) : null,
+    actionButtons(s, view));
+}
+
+/**
+ * Builds the server cards from `view`: {servers, now, open: Set of open
+ * <details> keys, busy: Set of server names, actionErrors: Map, onToggle,
+ * onAction}. Nothing else is read.
+ */
+export function render(view) {
+  if (!view.servers.length) {
+    return [h('p', { class: 'empty' }, 'No servers configured. Add some to the config file, or run `mcpool import`.')];
+  }
+  return view.servers.map((s) => card(s, view));
+}
+
+/** The connect section from GET /api/connect; the token stays masked on screen. */
+export function renderSnippets(connect, onCopy) {
+  const mask = (text) => text.replace(/Bearer [^"\s]+/g, 'Bearer ••••••••');
+  return connect.snippets.map((s) => h('details', { 'data-client': s.client },
+    h('summary', {}, s.label),
+    h('pre', { class: 'mono' }, mask(s.text)),
+    h('div', { class: 'snippet-actions' },
+      h('button', { type: 'button', 'data-key': `copy:${s.client}`, onclick: (e) => onCopy(s.text, e.currentTarget) },
+        `Copy for ${s.label}`))));
+}
+
+// ------------------------------------------------------------------ wiring
+
+const state = {
+  servers: [],
+  fetchedAt: Date.now(),
+  open: new Set(),
+  busy: new Set(),
+  actionErrors: new Map(),
+};
+let retryTimer = null;
+
+function $(id) { return document.getElementById(id); }
+
+function notice(text) {
+  const el = $('notice');
+  el.textContent = text || '';
+  el.hidden = !text;
+}
+
+function setLive(text, offline) {
+  const el = $('live');
+  el.textContent = text;
+  el.classList.toggle('offline', Boolean(offline));
+}
+
+async function api(path, init) {
+  const response = await fetch(path, { credentials: 'same-origin', headers: { Accept: 'application/json' }, ...init });
+  if (response.status === 401) {
+    notice('This dashboard session has ended. Run `mcpool ui` for a new link.');
+    throw new Error('signed out');
+  }
+  return response;
+}
+
+function onToggle(event) {
+  const key = event.currentTarget.dataset.key;
+  if (event.currentTarget.open) state.open.add(key);
+  else state.open.delete(key);
+}
+
+function paint() {
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
+  const view = { ...state, now: state.fetchedAt, onToggle, onAction };
+  $('servers').replaceChildren(...render(view));
+  // A re-render must not lose the keyboard's place.
+  if (focused) {
+    const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
+    if (again) again.focus();
+  }
+}
+
+async function refresh() {
+  try {
+    const response = await api('/api/servers');
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    state.servers = await response.json();
+    state.fetchedAt = Date.now();
+    paint();
+    scheduleRetryRefresh();
+  } catch (e) {
+    if (e.message !== 'signed out') setLive(`Cannot reach mcpool: ${e.message}`, true);
+  }
+}
+
+/** Backoff ends without an event: look again when the first one runs out. */
+function scheduleRetryRefresh() {
+  clearTimeout(retryTimer);
+  const waits = state.servers.map((s) => s.retry_in_ms).filter((ms) => ms > 0);
+  if (waits.length) retryTimer = setTimeout(refresh, Math.min(...waits) + 250);
+}
+
+let pending = null;
+function refreshSoon() {
+  if (pending) return;
+  pending = setTimeout(() => { pending = null; refresh(); }, 50);
+}
+
+async function onAction(name, verb) {
+  state.busy.add(name);
+  state.actionErrors.delete(name);
+  paint();
+  try {
+    const response = await api(`/api/servers/${encodeURIComponent(name)}/${verb}`, { method: 'POST' });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok || body.ok === false) state.actionErrors.set(name, body.error || `${verb} failed (HTTP ${response.status})`);
+  } catch (e) {
+    if (e.message !== 'signed out') state.actionErrors.set(name, `${verb} failed: ${e.message}`);
+  } finally {
+    state.busy.delete(name);
+    await refresh();
+  }
+}
+
+async function copy(text, button) {
+  const label = button.textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+    button.textContent = 'Copied';
+  } catch {
+    button.textContent = 'Copy failed';
+  }
+  setTimeout(() => { button.textContent = label; }, 1500);
+}
+
+async function copyToken(event) {
+  const button = event.currentTarget;
+  try {
+    const response = await api('/api/token');
+    const { token } = await response.json();
+    await copy(token, button);
+  } catch (e) {
+    if (e.message !== 'signed out') notice(`Cannot copy the token: ${e.message}`);
+  }
+}
+
+async function loadConnect() {
+  try {
+    const response = await api('/api/connect');
+    const connect = await response.json();
+    $('endpoint-url').textContent = connect.url;
+    $('copy-url').onclick = (e) => copy(connect.url, e.currentTarget);
+    $('snippets').replaceChildren(...renderSnippets(connect, copy));
+  } catch (e) {
+    if (e.message !== 'signed out') notice(`Cannot load the connect snippets: ${e.message}`);
+  }
+}
+
+function follow() {
+  const events = new EventSource('/api/events');
+  events.addEventListener('open', () => {
+    setLive('Live', false);
+    refresh();
+  });
+  events.addEventListener('status', refreshSoon);
+  events.addEventListener('error', () => {
+    if (events.readyState === EventSource.CLOSED) {
+      setLive('Disconnected from mcpool; reload to try again', true);
+    } else {
+      setLive('Reconnecting to mcpool…', true);
+    }
+  });
+}
+
+function start() {
+  $('copy-token').addEventListener('click', copyToken);
+  refresh();
+  loadConnect();
+  follow();
+}
+
+// The tray window (or a test) can hand a snapshot to render it.
+window.mcpool = { render, card, renderSnippets, state, paint };
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();
