@@ -140,7 +140,7 @@ async fn a_failed_reconnect_returns_its_error_then_backs_off_and_doubles() -> an
         .unwrap_or_default()
         .to_string();
     assert!(
-        error.contains("stderr (last 1 lines):\nconfig missing: set API_KEY"),
+        error.contains("stderr (last line):\nconfig missing: set API_KEY"),
         "{error}"
     );
     assert!(first.ends_with("retry in 1 s."), "{first}");

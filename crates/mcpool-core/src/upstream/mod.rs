@@ -130,5 +130,6 @@ pub fn with_stderr(reason: &str, tail: &[String]) -> String {
     if tail.is_empty() {
         return reason.to_string();
     }
-    format!("{reason}; stderr (last {} lines):\n{}", tail.len(), tail.join("\n"))
+    let what = if tail.len() == 1 { "last line".to_string() } else { format!("last {} lines", tail.len()) };
+    format!("{reason}; stderr ({what}):\n{}", tail.join("\n"))
 }
