@@ -127,5 +127,7 @@ async fn mcpool_stdio_says_so_when_no_instance_runs() -> anyhow::Result<()> {
     .await;
     let message = format!("{report:?}");
     assert!(report.is_err(), "{message}");
+    // The child's stderr reaches the client's log, so the user sees why.
+    assert!(message.contains("no mcpool instance is running"), "{message}");
     Ok(())
 }

@@ -89,7 +89,19 @@ pub fn router(pool: Pool, options: EndpointOptions) -> Router {
         .merge(api::routes())
         .merge(ui::routes())
         .with_state(state.clone())
+        .layer(middleware::from_fn(session_end))
         .layer(middleware::from_fn_with_state(state, guard))
+}
+
+/// Ending a session (`DELETE` with `Mcp-Session-Id`) answers 204: rmcp says
+/// 202, which clients such as the Python SDK report as a failed termination.
+async fn session_end(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>, request: Request) -> Response {
