@@ -130,6 +130,10 @@ pub fn with_stderr(reason: &str, tail: &[String]) -> String {
     if tail.is_empty() {
         return reason.to_string();
     }
-    let what = if tail.len() == 1 { "last line".to_string() } else { format!("last {} lines", tail.len()) };
+    let what = if tail.len() == 1 {
+        "last line".to_string()
+    } else {
+        format!("last {} lines", tail.len())
+    };
     format!("{reason}; stderr ({what}):\n{}", tail.join("\n"))
 }
