@@ -12,33 +12,31 @@
 //! looked up next to this one. Everything runs on loopback, every loop is
 //! bounded, and every process this program starts is stopped before it exits.
 
+mod cases;
+mod procs;
+mod startup;
 mod stats;
 mod sys;
 
+pub(crate) use cases::*;
+pub(crate) use procs::*;
+
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::Context;
 use clap::Parser;
-use rmcp::model::{CallToolRequestParams, ClientRequest, PingRequest};
-use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
-use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
-use serde_json::{json, Map, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use rmcp::service::{Peer, RoleClient};
 
 use stats::Summary;
 
 /// The overhead target for a sequential echo, in ms.
-const TARGET_OVERHEAD_MS: f64 = 0.15;
+pub(crate) const TARGET_OVERHEAD_MS: f64 = 0.15;
 /// Upper bound for any single start-up or connection step.
-const STEP_LIMIT: Duration = Duration::from_secs(30);
+pub(crate) const STEP_LIMIT: Duration = Duration::from_secs(30);
 /// Upper bound for any single measured call.
-const CALL_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) const CALL_LIMIT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Parser)]
 #[command(about = "Benchmarks mcpool against direct stdio (echo latency, startup, idle RSS)")]
@@ -88,414 +86,19 @@ struct Cli {
     notes: Option<PathBuf>,
 }
 
-fn repo_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
+pub(crate) struct Bench {
+    pub(crate) cli: Cli,
+    pub(crate) env: Env,
+    pub(crate) out: String,
 }
 
-/// What the benchmark runs.
-struct Env {
-    mcpool: PathBuf,
-    faulty: PathBuf,
-    node: String,
-    everything_js: PathBuf,
-    tmp: PathBuf,
-}
-
-/// One upstream server, as a command line.
-#[derive(Clone)]
-struct Upstream {
-    name: &'static str,
-    label: &'static str,
-    command: String,
-    args: Vec<String>,
-    /// The echo tool's argument name.
-    echo_key: &'static str,
-}
-
-impl Env {
-    fn new(cli: &Cli) -> anyhow::Result<Self> {
-        let bin_dir = match &cli.bin_dir {
-            Some(dir) => dir.clone(),
-            None => std::env::current_exe()?
-                .parent()
-                .context("this binary has no parent directory")?
-                .to_path_buf(),
-        };
-        let mcpool = bin_dir.join("mcpool");
-        let faulty = bin_dir.join("mcpool-faulty");
-        for bin in [&mcpool, &faulty] {
-            if !bin.exists() {
-                bail!(
-                    "{} is missing: run `cargo build --release --workspace --bins` first",
-                    bin.display()
-                );
-            }
-        }
-        let node_modules = cli
-            .node_modules
-            .clone()
-            .unwrap_or_else(|| repo_root().join("node_modules"));
-        let everything_js = node_modules.join("@modelcontextprotocol/server-everything/dist/index.js");
-        if !everything_js.exists() {
-            bail!("{} is missing: run scripts/test-env.sh", everything_js.display());
-        }
-        let tmp = bin_dir.join("bench-tmp").join(std::process::id().to_string());
-        let _ = std::fs::remove_dir_all(&tmp);
-        std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        Ok(Env {
-            mcpool,
-            faulty,
-            node: cli.node.clone(),
-            everything_js,
-            tmp,
-        })
-    }
-
-    fn faulty(&self) -> Upstream {
-        Upstream {
-            name: "faulty",
-            label: "mcpool-faulty",
-            command: self.faulty.display().to_string(),
-            args: vec!["stdio".into()],
-            echo_key: "text",
-        }
-    }
-
-    fn everything(&self) -> Upstream {
-        Upstream {
-            name: "everything",
-            label: "server-everything",
-            command: self.node.clone(),
-            args: vec![self.everything_js.display().to_string(), "stdio".into()],
-            echo_key: "message",
-        }
-    }
-
-    fn upstreams(&self) -> [Upstream; 2] {
-        [self.faulty(), self.everything()]
-    }
-
-    fn config(&self) -> Value {
-        let mut servers = Map::new();
-        for u in self.upstreams() {
-            servers.insert(u.name.into(), json!({"command": u.command, "args": u.args}));
-        }
-        json!({ "mcpServers": servers })
-    }
-}
-
-type Client = RunningService<RoleClient, ()>;
-
-/// An upstream spoken to directly over its stdio, as mcpool itself does.
-struct Direct {
-    client: Client,
-    child: Child,
-}
-
-impl Direct {
-    async fn spawn(upstream: &Upstream) -> anyhow::Result<Self> {
-        let mut child = Command::new(&upstream.command)
-            .args(&upstream.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("cannot start {}", upstream.command))?;
-        let stdout = child.stdout.take().context("child stdout")?;
-        let stdin = child.stdin.take().context("child stdin")?;
-        let transport = AsyncRwTransport::new_client(stdout, stdin);
-        let client = tokio::time::timeout(STEP_LIMIT, ().serve(transport))
-            .await
-            .map_err(|_| anyhow!("{} did not initialize within {STEP_LIMIT:?}", upstream.label))??;
-        Ok(Direct { client, child })
-    }
-
-    fn pid(&self) -> Option<u32> {
-        self.child.id()
-    }
-
-    async fn stop(mut self) {
-        let _ = tokio::time::timeout(Duration::from_secs(5), self.client.cancel()).await;
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-        }
-    }
-}
-
-/// A running `mcpool serve`, stopped with SIGTERM so it stops its children.
-struct Mcpool {
-    child: Child,
-    pid: u32,
-    port: u16,
-    token: String,
-    /// From spawn to the "listening" line.
-    listening_after: Duration,
-    started: Instant,
-    http: reqwest::Client,
-}
-
-impl Mcpool {
-    async fn start(env: &Env, tag: &str) -> anyhow::Result<Self> {
-        let dir = env.tmp.join(tag);
-        std::fs::create_dir_all(&dir)?;
-        let config_path = dir.join("config.json");
-        std::fs::write(&config_path, serde_json::to_vec_pretty(&env.config())?)?;
-        let token = format!("bench-{}-{tag}", std::process::id());
-        let stderr = std::fs::File::create(dir.join("mcpool.stderr"))?;
-        let mut cmd = Command::new(&env.mcpool);
-        cmd.args(["serve", "--config"])
-            .arg(&config_path)
-            .args(["--listen", "127.0.0.1:0", "--cache-dir"])
-            .arg(dir.join("cache"))
-            .env("MCPOOL_TOKEN", &token)
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .env("XDG_CACHE_HOME", dir.join("cache"))
-            .env("XDG_DATA_HOME", dir.join("data"))
-            .env_remove("MCPOOL_LISTEN")
-            .env_remove("MCPOOL_CONFIG")
-            .env_remove("MCPOOL_CACHE_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .kill_on_drop(true);
-        let started = Instant::now();
-        let mut child = cmd
-            .spawn()
-            .with_context(|| format!("cannot start {}", env.mcpool.display()))?;
-        let pid = child.id().context("mcpool has no pid")?;
-        let stdout = child.stdout.take().context("mcpool stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(STEP_LIMIT, lines.next_line())
-            .await
-            .map_err(|_| anyhow!("mcpool did not print its address within {STEP_LIMIT:?}"))??
-            .ok_or_else(|| anyhow!("mcpool exited before listening (see {})", dir.display()))?;
-        let listening_after = started.elapsed();
-        let port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
-            .ok_or_else(|| anyhow!("unexpected first line from mcpool: {line}"))?;
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Ok(Mcpool {
-            child,
-            pid,
-            port,
-            token,
-            listening_after,
-            started,
-            http: reqwest::Client::new(),
-        })
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{path}", self.port)
-    }
-
-    async fn agent(&self) -> anyhow::Result<Client> {
-        let config = StreamableHttpClientTransportConfig::with_uri(self.url("/mcp")).auth_header(self.token.clone());
-        let transport = StreamableHttpClientTransport::from_config(config);
-        tokio::time::timeout(STEP_LIMIT, ().serve(transport))
-            .await
-            .map_err(|_| anyhow!("agent did not initialize within {STEP_LIMIT:?}"))?
-            .map_err(|e| anyhow!("agent initialize failed: {e}"))
-    }
-
-    /// Polls `/api/servers` until every server is `connected`.
-    async fn wait_connected(&self) -> anyhow::Result<()> {
-        let deadline = Instant::now() + STEP_LIMIT;
-        loop {
-            let servers: Vec<Value> = self
-                .http
-                .get(self.url("/api/servers"))
-                .bearer_auth(&self.token)
-                .send()
-                .await?
-                .error_for_status()?
-                .json()
-                .await?;
-            if !servers.is_empty() && servers.iter().all(|s| s["status"] == "connected") {
-                return Ok(());
-            }
-            if Instant::now() > deadline {
-                bail!("servers not connected within {STEP_LIMIT:?}: {servers:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    async fn stop(mut self) -> anyhow::Result<()> {
-        // SAFETY: signals the child this program spawned and still owns.
-        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
-        if tokio::time::timeout(Duration::from_secs(15), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = self.child.kill().await;
-            bail!("mcpool did not stop within 15 s of SIGTERM");
-        }
-        Ok(())
-    }
-}
-
-/// What a measured call does.
-#[derive(Clone)]
-enum Op {
-    Echo { tool: String, key: &'static str },
-    Ping,
-}
-
-async fn call(peer: &Peer<RoleClient>, op: &Op, i: usize) -> anyhow::Result<()> {
-    let fut = async {
-        match op {
-            Op::Echo { tool, key } => {
-                let mut args = Map::new();
-                args.insert((*key).to_string(), Value::String(format!("hello {i}")));
-                let result = peer
-                    .call_tool(CallToolRequestParams::new(tool.clone()).with_arguments(args))
-                    .await?;
-                if result.is_error == Some(true) {
-                    bail!("{tool} returned an error: {:?}", result.content);
-                }
-            }
-            Op::Ping => {
-                peer.send_request(ClientRequest::PingRequest(PingRequest::default()))
-                    .await?;
-            }
-        }
-        Ok(())
-    };
-    tokio::time::timeout(CALL_LIMIT, fut)
-        .await
-        .map_err(|_| anyhow!("a call took more than {CALL_LIMIT:?}"))?
-}
-
-/// One latency case: the peers its workers use and the processes whose CPU
-/// time is charged to it.
-struct Case {
-    upstream: &'static str,
-    path: &'static str,
-    what: &'static str,
-    op: Op,
-    /// One per worker; sequential runs use the first.
-    peers: Vec<Peer<RoleClient>>,
-    mcpool_pid: Option<u32>,
-    upstream_pid: Option<u32>,
-}
-
-#[derive(Default)]
-struct CaseResult {
-    micros: Vec<f64>,
-    block_medians: Vec<f64>,
-    wall: Duration,
-    cpu_self_ns: u64,
-    cpu_mcpool_ns: u64,
-    cpu_upstream_ns: u64,
-}
-
-struct CpuMark {
-    me: u64,
-    mcpool: u64,
-    upstream: u64,
-}
-
-impl Case {
-    fn cpu_mark(&self) -> CpuMark {
-        CpuMark {
-            me: sys::cpu_ns(None),
-            mcpool: self.mcpool_pid.map(|p| sys::cpu_ns(Some(p))).unwrap_or(0),
-            upstream: self.upstream_pid.map(|p| sys::cpu_ns(Some(p))).unwrap_or(0),
-        }
-    }
-
-    /// Runs `per_worker` calls on each of `workers` peers at once; returns
-    /// every call's latency in µs.
-    async fn run_block(
-        &self,
-        workers: usize,
-        per_worker: usize,
-        result: Option<&mut CaseResult>,
-    ) -> anyhow::Result<()> {
-        let before = self.cpu_mark();
-        let started = Instant::now();
-        let mut set = tokio::task::JoinSet::new();
-        for peer in self.peers.iter().take(workers) {
-            let peer = peer.clone();
-            let op = self.op.clone();
-            set.spawn(async move {
-                let mut micros = Vec::with_capacity(per_worker);
-                for i in 0..per_worker {
-                    let t = Instant::now();
-                    call(&peer, &op, i).await?;
-                    micros.push(t.elapsed().as_secs_f64() * 1e6);
-                }
-                anyhow::Ok(micros)
-            });
-        }
-        let mut block = Vec::with_capacity(workers * per_worker);
-        while let Some(joined) = set.join_next().await {
-            block.extend(joined??);
-        }
-        let wall = started.elapsed();
-        let after = self.cpu_mark();
-        if let Some(r) = result {
-            r.wall += wall;
-            r.cpu_self_ns += after.me.saturating_sub(before.me);
-            r.cpu_mcpool_ns += after.mcpool.saturating_sub(before.mcpool);
-            r.cpu_upstream_ns += after.upstream.saturating_sub(before.upstream);
-            r.block_medians.push(stats::median(&block));
-            r.micros.extend(block);
-        }
-        Ok(())
-    }
-}
-
-/// Runs every case `total` calls per worker, interleaved in blocks of `block`.
-async fn run_interleaved(
-    cases: &[Case],
-    workers: usize,
-    warmup: usize,
-    total: usize,
-    block: usize,
-) -> anyhow::Result<Vec<CaseResult>> {
-    for case in cases {
-        case.run_block(workers, warmup, None).await?;
-    }
-    let mut results: Vec<CaseResult> = cases.iter().map(|_| CaseResult::default()).collect();
-    let block = block.max(1);
-    let mut done = 0;
-    while done < total {
-        let n = block.min(total - done);
-        for (case, result) in cases.iter().zip(results.iter_mut()) {
-            case.run_block(workers, n, Some(result)).await?;
-        }
-        done += n;
-    }
-    Ok(results)
-}
-
-struct LatencyReport {
-    cases: Vec<(String, String, String)>,
-    results: Vec<CaseResult>,
-}
-
-struct Bench {
-    cli: Cli,
-    env: Env,
-    out: String,
-}
-
-fn ms(us: f64) -> String {
+pub(crate) fn ms(us: f64) -> String {
     format!("{:.3}", us / 1000.0)
 }
 
 impl Bench {
     /// Sequential and concurrent echo latency: direct stdio vs mcpool.
-    async fn latency(&mut self, pool: &Mcpool) -> anyhow::Result<(LatencyReport, LatencyReport)> {
+    pub(crate) async fn latency(&mut self, pool: &Mcpool) -> anyhow::Result<(LatencyReport, LatencyReport)> {
         let upstreams = self.env.upstreams();
         let mut directs = Vec::new();
         for u in &upstreams {
@@ -625,7 +228,7 @@ impl Bench {
         Ok(reports)
     }
 
-    fn latency_table(&mut self, title: &str, report: &LatencyReport, concurrent: bool) {
+    pub(crate) fn latency_table(&mut self, title: &str, report: &LatencyReport, concurrent: bool) {
         let _ = writeln!(self.out, "### {title}\n");
         let _ = writeln!(
             self.out,
@@ -671,7 +274,12 @@ impl Bench {
     }
 
     /// Median overhead per upstream: mcpool minus direct, overall and per block.
-    fn overhead_rows(&mut self, report: &LatencyReport, label: &str, check_target: bool) -> Vec<(String, f64, bool)> {
+    pub(crate) fn overhead_rows(
+        &mut self,
+        report: &LatencyReport,
+        label: &str,
+        check_target: bool,
+    ) -> Vec<(String, f64, bool)> {
         let mut verdicts = Vec::new();
         for upstream in ["mcpool-faulty", "server-everything"] {
             let find = |path: &str| {
@@ -712,121 +320,7 @@ impl Bench {
         verdicts
     }
 
-    async fn startup(&mut self) -> anyhow::Result<()> {
-        let runs = self.cli.startup_runs.max(1);
-        // Each upstream alone: spawn → initialize → tools/list.
-        let mut alone = Vec::new();
-        for u in self.env.upstreams() {
-            let mut samples = Vec::new();
-            for _ in 0..runs {
-                let t = Instant::now();
-                let d = Direct::spawn(&u).await?;
-                let tools = tokio::time::timeout(STEP_LIMIT, d.client.peer().list_all_tools()).await??;
-                samples.push(t.elapsed().as_secs_f64() * 1e6);
-                if !tools.iter().any(|t| t.name == "echo") {
-                    bail!("{} lists no echo tool", u.label);
-                }
-                d.stop().await;
-            }
-            alone.push((u.label, samples));
-        }
-        // mcpool with both: spawn → listening, and spawn → tools/list with both.
-        let mut listening = Vec::new();
-        let mut complete = Vec::new();
-        let mut polls = Vec::new();
-        for run in 0..runs {
-            let pool = Mcpool::start(&self.env, &format!("startup-{run}")).await?;
-            let agent = pool.agent().await?;
-            let mut n = 0;
-            let total = loop {
-                n += 1;
-                let tools = tokio::time::timeout(STEP_LIMIT, agent.peer().list_all_tools()).await??;
-                let has = |name: &str| tools.iter().any(|t| t.name == name);
-                if has("faulty__echo") && has("everything__echo") {
-                    break pool.started.elapsed();
-                }
-                if pool.started.elapsed() > STEP_LIMIT {
-                    bail!("tools/list lacked a server's tools {STEP_LIMIT:?} after start");
-                }
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            };
-            listening.push(pool.listening_after.as_secs_f64() * 1e6);
-            complete.push(total.as_secs_f64() * 1e6);
-            polls.push(n as f64);
-            let _ = tokio::time::timeout(Duration::from_secs(5), agent.cancel()).await;
-            pool.stop().await?;
-        }
-
-        let _ = writeln!(self.out, "## Start-up\n");
-        let _ = writeln!(
-            self.out,
-            "{runs} runs each, every run a fresh process with a fresh (empty) cache dir. \
-             For mcpool the clock starts just before `spawn` of `mcpool serve` (both servers configured) and stops when \
-             an agent, connected as soon as the address is printed, gets a `tools/list` holding both `faulty__echo` and \
-             `everything__echo` (re-listing every 2 ms until it does; median {:.0} listings).\n",
-            stats::median(&polls)
-        );
-        let _ = writeln!(self.out, "| what | median ms | p10–p90 ms | min–max ms |");
-        let _ = writeln!(self.out, "| --- | ---: | ---: | ---: |");
-        let mut row = |what: &str, samples: &[f64]| {
-            let s = Summary::of(samples);
-            let _ = writeln!(
-                self.out,
-                "| {what} | {:.1} | {:.1}–{:.1} | {:.1}–{:.1} |",
-                s.median / 1000.0,
-                s.p10 / 1000.0,
-                s.p90 / 1000.0,
-                s.min / 1000.0,
-                s.max / 1000.0
-            );
-        };
-        row("`mcpool serve` spawn → “listening” printed", &listening);
-        row(
-            "`mcpool serve` spawn → `tools/list` with both servers' tools",
-            &complete,
-        );
-        for (label, samples) in &alone {
-            row(
-                &format!("{label} alone, direct stdio: spawn → initialize → tools/list"),
-                samples,
-            );
-        }
-        let _ = writeln!(self.out);
-        Ok(())
-    }
-
-    fn rss_table(&mut self, title: &str, pool: &Mcpool) -> anyhow::Result<()> {
-        let own = sys::status_kb(pool.pid, "VmRSS")?;
-        let hwm = sys::status_kb(pool.pid, "VmHWM")?;
-        let threads = sys::status_kb(pool.pid, "Threads").unwrap_or(0);
-        let children = sys::descendants(pool.pid);
-        let _ = writeln!(self.out, "{title}\n");
-        let _ = writeln!(self.out, "| process | VmRSS MiB | VmHWM (peak) MiB |");
-        let _ = writeln!(self.out, "| --- | ---: | ---: |");
-        let mib = |kb: u64| format!("{:.1}", kb as f64 / 1024.0);
-        let _ = writeln!(
-            self.out,
-            "| `mcpool serve` alone ({threads} threads) | {} | {} |",
-            mib(own),
-            mib(hwm)
-        );
-        let mut sum = 0;
-        for c in &children {
-            sum += c.rss_kb;
-            let _ = writeln!(
-                self.out,
-                "| child: `{}` | {} | {} |",
-                c.short_name(),
-                mib(c.rss_kb),
-                mib(c.hwm_kb)
-            );
-        }
-        let _ = writeln!(self.out, "| children together | {} | |", mib(sum));
-        let _ = writeln!(self.out);
-        Ok(())
-    }
-
-    async fn run(&mut self) -> anyhow::Result<String> {
+    pub(crate) async fn run(&mut self) -> anyhow::Result<String> {
         let load_before = sys::loadavg();
         let date = sys::command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
         eprintln!("load average before: {load_before}");
@@ -1000,7 +494,7 @@ impl Bench {
     }
 }
 
-fn echo_op(u: &Upstream, through_mcpool: bool) -> Op {
+pub(crate) fn echo_op(u: &Upstream, through_mcpool: bool) -> Op {
     Op::Echo {
         tool: if through_mcpool {
             format!("{}__echo", u.name)
@@ -1011,7 +505,7 @@ fn echo_op(u: &Upstream, through_mcpool: bool) -> Op {
     }
 }
 
-async fn wait_for_low_load(max: f64, max_wait: Duration) {
+pub(crate) async fn wait_for_low_load(max: f64, max_wait: Duration) {
     let deadline = Instant::now() + max_wait;
     loop {
         let load = sys::load1();

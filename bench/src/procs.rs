@@ -1,0 +1,269 @@
+//! The processes a benchmark drives: the upstreams, direct stdio clients and `mcpool serve`.
+
+use crate::*;
+use anyhow::{anyhow, bail, Context};
+use clap::Parser;
+use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{json, Map, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+pub(crate) fn repo_root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest.parent().unwrap_or(manifest).to_path_buf()
+}
+
+/// What the benchmark runs.
+pub(crate) struct Env {
+    pub(crate) mcpool: PathBuf,
+    pub(crate) faulty: PathBuf,
+    pub(crate) node: String,
+    pub(crate) everything_js: PathBuf,
+    pub(crate) tmp: PathBuf,
+}
+
+/// One upstream server, as a command line.
+#[derive(Clone)]
+pub(crate) struct Upstream {
+    pub(crate) name: &'static str,
+    pub(crate) label: &'static str,
+    pub(crate) command: String,
+    pub(crate) args: Vec<String>,
+    /// The echo tool's argument name.
+    pub(crate) echo_key: &'static str,
+}
+
+impl Env {
+    pub(crate) fn new(cli: &Cli) -> anyhow::Result<Self> {
+        let bin_dir = match &cli.bin_dir {
+            Some(dir) => dir.clone(),
+            None => std::env::current_exe()?
+                .parent()
+                .context("this binary has no parent directory")?
+                .to_path_buf(),
+        };
+        let mcpool = bin_dir.join("mcpool");
+        let faulty = bin_dir.join("mcpool-faulty");
+        for bin in [&mcpool, &faulty] {
+            if !bin.exists() {
+                bail!(
+                    "{} is missing: run `cargo build --release --workspace --bins` first",
+                    bin.display()
+                );
+            }
+        }
+        let node_modules = cli
+            .node_modules
+            .clone()
+            .unwrap_or_else(|| repo_root().join("node_modules"));
+        let everything_js = node_modules.join("@modelcontextprotocol/server-everything/dist/index.js");
+        if !everything_js.exists() {
+            bail!("{} is missing: run scripts/test-env.sh", everything_js.display());
+        }
+        let tmp = bin_dir.join("bench-tmp").join(std::process::id().to_string());
+        let _ = std::fs::remove_dir_all(&tmp);
+        std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        Ok(Env {
+            mcpool,
+            faulty,
+            node: cli.node.clone(),
+            everything_js,
+            tmp,
+        })
+    }
+
+    pub(crate) fn faulty(&self) -> Upstream {
+        Upstream {
+            name: "faulty",
+            label: "mcpool-faulty",
+            command: self.faulty.display().to_string(),
+            args: vec!["stdio".into()],
+            echo_key: "text",
+        }
+    }
+
+    pub(crate) fn everything(&self) -> Upstream {
+        Upstream {
+            name: "everything",
+            label: "server-everything",
+            command: self.node.clone(),
+            args: vec![self.everything_js.display().to_string(), "stdio".into()],
+            echo_key: "message",
+        }
+    }
+
+    pub(crate) fn upstreams(&self) -> [Upstream; 2] {
+        [self.faulty(), self.everything()]
+    }
+
+    pub(crate) fn config(&self) -> Value {
+        let mut servers = Map::new();
+        for u in self.upstreams() {
+            servers.insert(u.name.into(), json!({"command": u.command, "args": u.args}));
+        }
+        json!({ "mcpServers": servers })
+    }
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+/// An upstream spoken to directly over its stdio, as mcpool itself does.
+pub(crate) struct Direct {
+    pub(crate) client: Client,
+    pub(crate) child: Child,
+}
+
+impl Direct {
+    pub(crate) async fn spawn(upstream: &Upstream) -> anyhow::Result<Self> {
+        let mut child = Command::new(&upstream.command)
+            .args(&upstream.args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("cannot start {}", upstream.command))?;
+        let stdout = child.stdout.take().context("child stdout")?;
+        let stdin = child.stdin.take().context("child stdin")?;
+        let transport = AsyncRwTransport::new_client(stdout, stdin);
+        let client = tokio::time::timeout(STEP_LIMIT, ().serve(transport))
+            .await
+            .map_err(|_| anyhow!("{} did not initialize within {STEP_LIMIT:?}", upstream.label))??;
+        Ok(Direct { client, child })
+    }
+
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.child.id()
+    }
+
+    pub(crate) async fn stop(mut self) {
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.client.cancel()).await;
+        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+        }
+    }
+}
+
+/// A running `mcpool serve`, stopped with SIGTERM so it stops its children.
+pub(crate) struct Mcpool {
+    pub(crate) child: Child,
+    pub(crate) pid: u32,
+    pub(crate) port: u16,
+    pub(crate) token: String,
+    /// From spawn to the "listening" line.
+    pub(crate) listening_after: Duration,
+    pub(crate) started: Instant,
+    pub(crate) http: reqwest::Client,
+}
+
+impl Mcpool {
+    pub(crate) async fn start(env: &Env, tag: &str) -> anyhow::Result<Self> {
+        let dir = env.tmp.join(tag);
+        std::fs::create_dir_all(&dir)?;
+        let config_path = dir.join("config.json");
+        std::fs::write(&config_path, serde_json::to_vec_pretty(&env.config())?)?;
+        let token = format!("bench-{}-{tag}", std::process::id());
+        let stderr = std::fs::File::create(dir.join("mcpool.stderr"))?;
+        let mut cmd = Command::new(&env.mcpool);
+        cmd.args(["serve", "--config"])
+            .arg(&config_path)
+            .args(["--listen", "127.0.0.1:0", "--cache-dir"])
+            .arg(dir.join("cache"))
+            .env("MCPOOL_TOKEN", &token)
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .env("XDG_DATA_HOME", dir.join("data"))
+            .env_remove("MCPOOL_LISTEN")
+            .env_remove("MCPOOL_CONFIG")
+            .env_remove("MCPOOL_CACHE_DIR")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .kill_on_drop(true);
+        let started = Instant::now();
+        let mut child = cmd
+            .spawn()
+            .with_context(|| format!("cannot start {}", env.mcpool.display()))?;
+        let pid = child.id().context("mcpool has no pid")?;
+        let stdout = child.stdout.take().context("mcpool stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(STEP_LIMIT, lines.next_line())
+            .await
+            .map_err(|_| anyhow!("mcpool did not print its address within {STEP_LIMIT:?}"))??
+            .ok_or_else(|| anyhow!("mcpool exited before listening (see {})", dir.display()))?;
+        let listening_after = started.elapsed();
+        let port = line
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
+            .ok_or_else(|| anyhow!("unexpected first line from mcpool: {line}"))?;
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Ok(Mcpool {
+            child,
+            pid,
+            port,
+            token,
+            listening_after,
+            started,
+            http: reqwest::Client::new(),
+        })
+    }
+
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    pub(crate) async fn agent(&self) -> anyhow::Result<Client> {
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url("/mcp")).auth_header(self.token.clone());
+        let transport = StreamableHttpClientTransport::from_config(config);
+        tokio::time::timeout(STEP_LIMIT, ().serve(transport))
+            .await
+            .map_err(|_| anyhow!("agent did not initialize within {STEP_LIMIT:?}"))?
+            .map_err(|e| anyhow!("agent initialize failed: {e}"))
+    }
+
+    /// Polls `/api/servers` until every server is `connected`.
+    pub(crate) async fn wait_connected(&self) -> anyhow::Result<()> {
+        let deadline = Instant::now() + STEP_LIMIT;
+        loop {
+            let servers: Vec<Value> = self
+                .http
+                .get(self.url("/api/servers"))
+                .bearer_auth(&self.token)
+                .send()
+                .await?
+                .error_for_status()?
+                .json()
+                .await?;
+            if !servers.is_empty() && servers.iter().all(|s| s["status"] == "connected") {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                bail!("servers not connected within {STEP_LIMIT:?}: {servers:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub(crate) async fn stop(mut self) -> anyhow::Result<()> {
+        // SAFETY: signals the child this program spawned and still owns.
+        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
+        if tokio::time::timeout(Duration::from_secs(15), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = self.child.kill().await;
+            bail!("mcpool did not stop within 15 s of SIGTERM");
+        }
+        Ok(())
+    }
+}
