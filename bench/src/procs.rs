@@ -2,7 +2,6 @@
 
 use crate::*;
 use anyhow::{anyhow, bail, Context};
-use clap::Parser;
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;

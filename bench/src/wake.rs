@@ -102,7 +102,6 @@ fn replace_section(doc: &str, section: &str) -> String {
 struct Setup<'a> {
     gap: &'a NetGap,
     pool: &'a NsMcpool,
-    server: &'a FaultServer,
 }
 
 impl Setup<'_> {
@@ -140,11 +139,7 @@ async fn run(cli: &Cli, mcpool: &Path, faulty: &Path, tmp: &Path) -> anyhow::Res
         &[("MCPOOL_KEEPALIVE_SECS", "0")],
     )
     .await?;
-    let setup = Setup {
-        gap: &gap,
-        pool: &pool,
-        server: &server,
-    };
+    let setup = Setup { gap: &gap, pool: &pool };
     setup.wait("connected", |s| s["status"] == "connected").await?;
     pool.wait_log("watching network changes through netlink", 1, STEP_LIMIT)
         .await?;

@@ -13,6 +13,7 @@ pub mod names;
 pub mod paths;
 pub mod pool;
 pub mod secrets;
+pub mod service;
 pub mod stderr_tail;
 pub mod supervisor;
 pub mod token;

@@ -35,6 +35,5 @@ async fn a_failed_keepalive_ping_of_an_idle_connection_is_a_drop_with_tools_kept
     let r = agent.call("r__echo", json!({"text": "back"})).await?;
     assert_eq!(text(&r), "back");
     assert_eq!(pool.server("r").await?["status"], "connected");
-    eprintln!("DEBUGLOG\n{}", pool.logs());
     Ok(())
 }

@@ -142,7 +142,6 @@ async fn a_remote_server_that_fails_across_a_sleep_heals_by_itself_once_it_answe
         "{}",
         pool.logs()
     );
-    eprintln!("DEBUGLOG\n{}", pool.logs());
     Ok(())
 }
 
@@ -183,6 +182,5 @@ async fn a_local_server_killed_during_sleep_is_failed_with_its_tools_and_the_rea
     let r = agent.call("f__echo", json!({"text": "awake"})).await?;
     assert_eq!(text(&r), "awake");
     assert_eq!(count_lines(&log, "start"), 2);
-    eprintln!("DEBUGLOG\n{}", pool.logs());
     Ok(())
 }

@@ -82,7 +82,6 @@ async fn a_network_gap_waits_for_the_name_then_heals_without_a_call() -> anyhow:
         "one reconnect: {}",
         faulty.stats(&gap).await?
     );
-    eprintln!("DEBUGLOG\n{}", pool.logs());
     Ok(())
 }
 

@@ -82,9 +82,8 @@ pub async fn run(
 /// per server.
 async fn patients(pool: &Pool, before_sleep: Option<&BTreeSet<String>>) -> Vec<SupervisorPatient> {
     let checks = pool.servers().into_iter().map(|sup| async move {
-        if sup.remote_target().is_none() {
-            return None;
-        }
+        // Local servers are watched by their process, not the network.
+        sup.remote_target()?;
         if sup.status() == Status::Connected {
             if sup.probe(WAKE_PING_TIMEOUT).await {
                 return None;

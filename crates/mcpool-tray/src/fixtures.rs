@@ -1,0 +1,40 @@
+//! Snapshots for tests, built by hand.
+
+use mcpool_core::lifecycle::Status;
+use mcpool_core::supervisor::{ServerSnapshot, ToolSnapshot, ToolState};
+
+pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
+    let state = match status {
+        Status::Connected => Some(ToolState::Live),
+        Status::Failed => Some(ToolState::Kept),
+        Status::Pending => Some(ToolState::Cached),
+        Status::NeedsAuth | Status::Disabled => None,
+    };
+    let tools: Vec<ToolSnapshot> = match state {
+        Some(state) => (0..tools)
+            .map(|i| ToolSnapshot {
+                name: format!("tool{i}"),
+                state,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    ServerSnapshot {
+        name: name.to_string(),
+        status,
+        error: None,
+        transport: "stdio",
+        tool_count: tools.len(),
+        tools,
+        connecting: status == Status::Pending,
+        retry_in_ms: None,
+        waiting_for_network: false,
+    }
+}
+
+pub fn failed(name: &str, tools: usize, error: &str) -> ServerSnapshot {
+    ServerSnapshot {
+        error: Some(error.to_string()),
+        ..server(name, Status::Failed, tools)
+    }
+}

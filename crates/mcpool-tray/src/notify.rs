@@ -1,0 +1,383 @@
+//! When the tray notifies, as a sans-IO state machine: status changes and
+//! the clock go in, [`Notification`]s come out. The shell calls
+//! [`Notifier::on_status`] for every status event, and [`Notifier::poll`]
+//! at [`Notifier::next_deadline`].
+//!
+//! Two kinds, both rate-limited, so a flaky network never floods the desktop:
+//! - a server enters `needs_auth` (SPEC §3 rule 6): once per episode (until
+//!   it connects or is disabled). Servers entering it within [`AUTH_BURST`]
+//!   of each other share one notification, e.g. when one sign-in provider
+//!   expires every token at once.
+//! - a server that was connected is still not connected [`DOWN_GRACE`] after
+//!   it dropped: the drop was not healed by the reconnects that followed.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use mcpool_core::lifecycle::Status;
+
+/// How long sign-in requests are gathered into one notification.
+pub const AUTH_BURST: Duration = Duration::from_secs(2);
+/// The least time between two sign-in notifications.
+pub const AUTH_MIN_GAP: Duration = Duration::from_secs(60);
+/// How long a dropped server gets to come back before the user hears of it.
+pub const DOWN_GRACE: Duration = Duration::from_secs(60);
+/// The least time between two "down" notifications.
+pub const DOWN_MIN_GAP: Duration = Duration::from_secs(10 * 60);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    pub title: String,
+    pub body: String,
+}
+
+#[derive(Debug, Default)]
+pub struct Notifier {
+    /// Servers in a `needs_auth` episode the user has been (or will be) told of.
+    auth_episode: BTreeSet<String>,
+    /// Of those, the ones not told yet.
+    auth_queue: BTreeSet<String>,
+    auth_due: Option<Instant>,
+    last_auth: Option<Instant>,
+    /// Servers that dropped from `connected`, and when.
+    down_since: BTreeMap<String, Instant>,
+    /// Past their grace, waiting for the rate limit.
+    down_ready: BTreeSet<String>,
+    last_down: Option<Instant>,
+}
+
+impl Notifier {
+    pub fn on_status(&mut self, server: &str, old: Status, new: Status, now: Instant) -> Vec<Notification> {
+        match new {
+            Status::NeedsAuth => {
+                self.stop_watching_down(server);
+                if self.auth_episode.insert(server.to_string()) {
+                    self.auth_queue.insert(server.to_string());
+                    if self.auth_due.is_none() {
+                        let burst_end = now + AUTH_BURST;
+                        let gap_end = self.last_auth.map(|t| t + AUTH_MIN_GAP);
+                        self.auth_due = Some(gap_end.map_or(burst_end, |g| g.max(burst_end)));
+                    }
+                }
+            }
+            Status::Connected | Status::Disabled => self.forget(server),
+            Status::Failed | Status::Pending => {
+                if old == Status::Connected {
+                    self.down_since.entry(server.to_string()).or_insert(now);
+                }
+            }
+        }
+        self.poll(now)
+    }
+
+    /// The server is gone (removed from the config) or healthy: nothing pending for it.
+    pub fn forget(&mut self, server: &str) {
+        self.auth_episode.remove(server);
+        self.auth_queue.remove(server);
+        if self.auth_queue.is_empty() {
+            self.auth_due = None;
+        }
+        self.stop_watching_down(server);
+    }
+
+    fn stop_watching_down(&mut self, server: &str) {
+        self.down_since.remove(server);
+        self.down_ready.remove(server);
+    }
+
+    /// The notifications due at `now`.
+    pub fn poll(&mut self, now: Instant) -> Vec<Notification> {
+        let mut out = Vec::new();
+        if self.auth_due.is_some_and(|due| now >= due) && !self.auth_queue.is_empty() {
+            out.push(needs_auth(&std::mem::take(&mut self.auth_queue)));
+            self.auth_due = None;
+            self.last_auth = Some(now);
+        }
+        let graced: Vec<String> = self
+            .down_since
+            .iter()
+            .filter(|(_, since)| now >= **since + DOWN_GRACE)
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in graced {
+            self.down_since.remove(&name);
+            self.down_ready.insert(name);
+        }
+        let gap_over = self.last_down.is_none_or(|t| now >= t + DOWN_MIN_GAP);
+        if !self.down_ready.is_empty() && gap_over {
+            out.push(down(&std::mem::take(&mut self.down_ready)));
+            self.last_down = Some(now);
+        }
+        out
+    }
+
+    /// When [`poll`](Self::poll) next has something to say, if ever.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let grace = self.down_since.values().map(|since| *since + DOWN_GRACE);
+        let ready = match (self.down_ready.is_empty(), self.last_down) {
+            (false, Some(t)) => Some(t + DOWN_MIN_GAP),
+            _ => None,
+        };
+        grace.chain(self.auth_due).chain(ready).min()
+    }
+}
+
+fn needs_auth(servers: &BTreeSet<String>) -> Notification {
+    let hint = "open mcpool from the tray to reconnect once you have signed in";
+    match servers.len() {
+        1 => Notification {
+            title: format!("{} needs sign-in", join(servers)),
+            body: format!("Its tools are unavailable; {hint}."),
+        },
+        n => Notification {
+            title: format!("{n} servers need sign-in"),
+            body: format!("{}: their tools are unavailable; {hint}.", join(servers)),
+        },
+    }
+}
+
+fn down(servers: &BTreeSet<String>) -> Notification {
+    match servers.len() {
+        1 => Notification {
+            title: format!("{} is down", join(servers)),
+            body: "mcpool could not reconnect it; its tools stay listed and it retries when next used.".into(),
+        },
+        n => Notification {
+            title: format!("{n} servers are down"),
+            body: format!(
+                "{}: mcpool could not reconnect them; their tools stay listed and they retry when next used.",
+                join(servers)
+            ),
+        },
+    }
+}
+
+fn join(servers: &BTreeSet<String>) -> String {
+    servers.iter().map(String::as_str).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{expect, Expect};
+
+    use super::*;
+    use Status::*;
+
+    enum Step {
+        /// At this second, `server` went from one status to another.
+        Change(u64, &'static str, Status, Status),
+        /// At this second, the shell polls.
+        Poll(u64),
+    }
+    use Step::{Change, Poll};
+
+    /// Replays `script` and lists what was notified when, and the deadline after.
+    fn check(script: &[Step], expect: Expect) {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        let mut notifier = Notifier::default();
+        let mut out = String::new();
+        for step in script {
+            let notes = match *step {
+                Change(s, server, old, new) => {
+                    out.push_str(&format!("{s:>4}s {server}: {old} -> {new}\n"));
+                    notifier.on_status(server, old, new, at(s))
+                }
+                Poll(s) => {
+                    out.push_str(&format!("{s:>4}s poll\n"));
+                    notifier.poll(at(s))
+                }
+            };
+            for n in notes {
+                out.push_str(&format!("      NOTIFY {} | {}\n", n.title, n.body));
+            }
+        }
+        match notifier.next_deadline() {
+            Some(d) => out.push_str(&format!("next deadline {}s\n", (d - t0).as_secs())),
+            None => out.push_str("no deadline\n"),
+        }
+        expect.assert_eq(&out);
+    }
+
+    #[test]
+    fn one_sign_in_notification_per_episode() {
+        check(
+            &[
+                Change(0, "github", Connected, NeedsAuth),
+                Poll(1),
+                Poll(2),
+                // The user reconnects without signing in: same episode, no repeat.
+                Change(100, "github", NeedsAuth, Pending),
+                Change(101, "github", Pending, NeedsAuth),
+                Poll(200),
+                // Signed in, then the token expires again: a new episode.
+                Change(300, "github", NeedsAuth, Connected),
+                Change(400, "github", Connected, NeedsAuth),
+                Poll(402),
+            ],
+            expect![[r#"
+                   0s github: connected -> needs_auth
+                   1s poll
+                   2s poll
+                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                 100s github: needs_auth -> pending
+                 101s github: pending -> needs_auth
+                 200s poll
+                 300s github: needs_auth -> connected
+                 400s github: connected -> needs_auth
+                 402s poll
+                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_burst_gives_one_summary() {
+        check(
+            &[
+                Change(0, "github", Connected, NeedsAuth),
+                Change(0, "linear", Connected, NeedsAuth),
+                Change(1, "notion", Pending, NeedsAuth),
+                Change(1, "sentry", Connected, NeedsAuth),
+                Poll(2),
+            ],
+            expect![[r#"
+                   0s github: connected -> needs_auth
+                   0s linear: connected -> needs_auth
+                   1s notion: pending -> needs_auth
+                   1s sentry: connected -> needs_auth
+                   2s poll
+                      NOTIFY 4 servers need sign-in | github, linear, notion, sentry: their tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn sign_in_notifications_are_rate_limited() {
+        check(
+            &[
+                Change(0, "github", Connected, NeedsAuth),
+                Poll(2),
+                Change(10, "linear", Connected, NeedsAuth),
+                Poll(12),
+                Change(30, "notion", Connected, NeedsAuth),
+                Poll(61),
+                Poll(62),
+            ],
+            expect![[r#"
+                   0s github: connected -> needs_auth
+                   2s poll
+                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                  10s linear: connected -> needs_auth
+                  12s poll
+                  30s notion: connected -> needs_auth
+                  61s poll
+                  62s poll
+                      NOTIFY 2 servers need sign-in | linear, notion: their tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_server_fixed_before_the_burst_ends_is_not_mentioned() {
+        check(
+            &[
+                Change(0, "github", Connected, NeedsAuth),
+                Change(1, "github", NeedsAuth, Disabled),
+                Poll(2),
+            ],
+            expect![[r#"
+                   0s github: connected -> needs_auth
+                   1s github: needs_auth -> disabled
+                   2s poll
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_drop_healed_within_the_grace_is_silent() {
+        check(
+            &[
+                Change(0, "fs", Connected, Failed),
+                Change(5, "fs", Failed, Pending),
+                Change(6, "fs", Pending, Connected),
+                Poll(120),
+            ],
+            expect![[r#"
+                   0s fs: connected -> failed
+                   5s fs: failed -> pending
+                   6s fs: pending -> connected
+                 120s poll
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_server_that_stays_down_gets_one_short_notice() {
+        check(
+            &[
+                Change(0, "fs", Connected, Failed),
+                Change(10, "fs", Failed, Pending),
+                Change(12, "fs", Pending, Failed),
+                Poll(59),
+                Poll(60),
+                Poll(3000),
+            ],
+            expect![[r#"
+                   0s fs: connected -> failed
+                  10s fs: failed -> pending
+                  12s fs: pending -> failed
+                  59s poll
+                  60s poll
+                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used.
+                3000s poll
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn down_notices_are_rate_limited_and_gathered() {
+        check(
+            &[
+                Change(0, "fs", Connected, Failed),
+                Poll(60),
+                Change(100, "api", Connected, Failed),
+                Change(110, "git", Connected, Failed),
+                Poll(170),
+                // api comes back while waiting for the rate limit: not mentioned.
+                Change(300, "api", Failed, Connected),
+                Poll(660),
+            ],
+            expect![[r#"
+                   0s fs: connected -> failed
+                  60s poll
+                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used.
+                 100s api: connected -> failed
+                 110s git: connected -> failed
+                 170s poll
+                 300s api: failed -> connected
+                 660s poll
+                      NOTIFY git is down | mcpool could not reconnect it; its tools stay listed and it retries when next used.
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_server_that_never_connected_is_not_down() {
+        check(
+            &[Change(0, "fs", Pending, Failed), Poll(600)],
+            expect![[r#"
+                   0s fs: pending -> failed
+                 600s poll
+                no deadline
+            "#]],
+        );
+    }
+}
