@@ -1,0 +1,306 @@
+//! mcpool's tray app: runs the same pool and endpoint as `mcpool serve`
+//! in-process and wires them to a tray icon, its menu, desktop
+//! notifications and the dashboard window. What the tray shows is decided
+//! by `mcpool-tray`; this file only renders it and performs the clicks.
+
+mod render;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use mcpool_core::lifecycle::Status;
+use mcpool_core::paths;
+use mcpool_core::pool::Pool;
+use mcpool_core::service::{self, Service, ServiceOptions};
+use mcpool_tray::{Action, Notification, Notifier};
+use tauri::tray::TrayIconBuilder;
+use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+use tauri_plugin_clipboard_manager::ClipboardExt;
+use tauri_plugin_notification::NotificationExt;
+
+const TRAY_ID: &str = "mcpool";
+const WINDOW_LABEL: &str = "dashboard";
+/// Status lines show "retry in N s": refreshed this often even without events.
+const REFRESH: Duration = Duration::from_secs(2);
+
+/// What every click handler needs.
+struct Shared {
+    pool: Pool,
+    local_addr: SocketAddr,
+    endpoint_url: String,
+    token: String,
+    /// Taken once, at quit.
+    service: Mutex<Option<Service>>,
+}
+
+fn main() -> ExitCode {
+    init_tracing();
+    if let Some(why) = no_display() {
+        eprintln!("mcpool: {why}; the tray app needs a desktop session. Run `mcpool serve` for the same pool and endpoint without one.");
+        return ExitCode::from(2);
+    }
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpool: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Why no window can open here, if none can.
+fn no_display() -> Option<&'static str> {
+    if cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").is_none()
+        && std::env::var_os("WAYLAND_DISPLAY").is_none()
+    {
+        return Some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)");
+    }
+    None
+}
+
+fn run() -> anyhow::Result<()> {
+    // The same environment as `mcpool serve`.
+    let listen: SocketAddr = match std::env::var("MCPOOL_LISTEN") {
+        Ok(v) => v
+            .parse()
+            .with_context(|| format!("MCPOOL_LISTEN={v:?} is not an address"))?,
+        Err(_) => paths::DEFAULT_LISTEN.parse()?,
+    };
+    let config_path = std::env::var_os("MCPOOL_CONFIG")
+        .map(PathBuf::from)
+        .unwrap_or_else(paths::default_config);
+    let cache_dir = std::env::var_os("MCPOOL_CACHE_DIR").map(PathBuf::from);
+
+    let service = tauri::async_runtime::block_on(async {
+        let (token, warning) = service::token_or_create().await?;
+        if let Some(w) = warning {
+            eprintln!("mcpool: warning: {w}");
+        }
+        service::start(ServiceOptions {
+            config_path,
+            listen,
+            allow_non_loopback: false,
+            cache_dir,
+            token,
+        })
+        .await
+    })?;
+    println!("mcpool listening on {}", service.endpoint_url());
+    let shared = Arc::new(Shared {
+        pool: service.pool.clone(),
+        local_addr: service.local_addr,
+        endpoint_url: service.endpoint_url(),
+        token: service.token.clone(),
+        service: Mutex::new(Some(service)),
+    });
+
+    let app = tauri::Builder::default()
+        .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_clipboard_manager::init())
+        .manage(shared.clone())
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            let snapshot = shared.pool.snapshot();
+            let menu = mcpool_tray::menu(&snapshot, &shared.endpoint_url);
+            TrayIconBuilder::with_id(TRAY_ID)
+                .icon(render::icon(mcpool_tray::icon(&snapshot))?)
+                .tooltip(mcpool_tray::tooltip(&snapshot))
+                .menu(&render::menu(&handle, &menu)?)
+                .show_menu_on_left_click(true)
+                .on_menu_event(|app, event| {
+                    if let Some(action) = Action::parse(event.id().as_ref()) {
+                        perform(app, action);
+                    }
+                })
+                .build(app)?;
+            tauri::async_runtime::spawn(follow_status(handle.clone(), shared.clone(), menu));
+            // `--dashboard` opens the window at launch, as the menu item does.
+            if std::env::args().any(|a| a == "--dashboard") {
+                perform(&handle, Action::OpenDashboard);
+            }
+            Ok(())
+        })
+        .build(tauri::generate_context!())
+        .context("cannot start the tray app")?;
+
+    app.run(|app, event| match event {
+        // Closing the window keeps the tray (and the pool) running.
+        RunEvent::WindowEvent {
+            label,
+            event: WindowEvent::CloseRequested { api, .. },
+            ..
+        } if label == WINDOW_LABEL => {
+            api.prevent_close();
+            if let Some(w) = app.get_webview_window(WINDOW_LABEL) {
+                let _ = w.hide();
+            }
+        }
+        RunEvent::ExitRequested { code: None, api, .. } => api.prevent_exit(),
+        _ => {}
+    });
+    Ok(())
+}
+
+/// Keeps the tray in step with the pool and sends the notifications the
+/// policy asks for. The menu is rebuilt only when its value changes.
+async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tray::Menu) {
+    let mut events = shared.pool.subscribe();
+    let mut notifier = Notifier::default();
+    let mut last: BTreeMap<String, Status> = shared.pool.snapshot().into_iter().map(|s| (s.name, s.status)).collect();
+    let mut tick = tokio::time::interval(REFRESH);
+    loop {
+        let deadline = notifier.next_deadline();
+        let wake = async move {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            event = events.recv() => match event {
+                Ok(e) => {
+                    let old = last.insert(e.server.clone(), e.status).unwrap_or(Status::Pending);
+                    notify(&app, notifier.on_status(&e.server, old, e.status, Instant::now()));
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
+            _ = wake => notify(&app, notifier.poll(Instant::now())),
+            _ = tick.tick() => {}
+        }
+        let snapshot = shared.pool.snapshot();
+        let menu = mcpool_tray::menu(&snapshot, &shared.endpoint_url);
+        let icon = mcpool_tray::icon(&snapshot);
+        let tooltip = mcpool_tray::tooltip(&snapshot);
+        let rebuild = (menu != shown).then(|| menu.clone());
+        shown = menu;
+        let handle = app.clone();
+        let _ = app.run_on_main_thread(move || {
+            let Some(tray) = handle.tray_by_id(TRAY_ID) else { return };
+            if let Some(menu) = rebuild {
+                match render::menu(&handle, &menu) {
+                    Ok(m) => {
+                        let _ = tray.set_menu(Some(m));
+                    }
+                    Err(e) => tracing::warn!("cannot build the tray menu: {e}"),
+                }
+            }
+            if let Ok(image) = render::icon(icon) {
+                let _ = tray.set_icon(Some(image));
+            }
+            let _ = tray.set_tooltip(Some(tooltip));
+        });
+    }
+}
+
+fn notify(app: &AppHandle, notes: Vec<Notification>) {
+    for n in notes {
+        if let Err(e) = app.notification().builder().title(&n.title).body(&n.body).show() {
+            tracing::warn!("cannot show a notification ({e}): {}: {}", n.title, n.body);
+        }
+    }
+}
+
+fn perform(app: &AppHandle, action: Action) {
+    let shared = app.state::<Arc<Shared>>().inner().clone();
+    match action {
+        Action::Reconnect(name) | Action::Enable(name) => {
+            if let Some(server) = shared.pool.server(&name) {
+                tauri::async_runtime::spawn(async move {
+                    if let Err(e) = server.reconnect().await {
+                        tracing::info!("reconnect {name}: {}", e.sentence);
+                    }
+                });
+            }
+        }
+        Action::Disconnect(name) => {
+            if let Some(server) = shared.pool.server(&name) {
+                server.disconnect();
+            }
+        }
+        Action::ReconnectAllFailed => {
+            for server in shared.pool.servers() {
+                if server.status() == Status::Failed {
+                    tauri::async_runtime::spawn(async move {
+                        let _ = server.reconnect().await;
+                    });
+                }
+            }
+        }
+        Action::OpenDashboard => {
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move {
+                match dashboard_link(&shared).await {
+                    Ok(url) => {
+                        let handle = app.clone();
+                        let _ = app.run_on_main_thread(move || {
+                            if let Err(e) = show_dashboard(&handle, url) {
+                                tracing::error!("cannot open the dashboard: {e}");
+                            }
+                        });
+                    }
+                    Err(e) => tracing::error!("cannot open the dashboard: {e:#}"),
+                }
+            });
+        }
+        Action::CopyEndpointUrl => {
+            if let Err(e) = app.clipboard().write_text(shared.endpoint_url.clone()) {
+                tracing::warn!("cannot copy to the clipboard: {e}");
+            }
+        }
+        Action::Quit => {
+            let app = app.clone();
+            tauri::async_runtime::spawn(async move {
+                let service = shared.service.lock().ok().and_then(|mut s| s.take());
+                if let Some(service) = service {
+                    service.shutdown().await;
+                }
+                app.exit(0);
+            });
+        }
+    }
+}
+
+/// A one-time sign-in link for the window, asked of our own endpoint exactly
+/// as `mcpool ui` asks: the window then holds a dashboard session cookie.
+async fn dashboard_link(shared: &Shared) -> anyhow::Result<tauri::Url> {
+    let base = format!("http://{}", shared.local_addr);
+    let body: serde_json::Value = reqwest::Client::new()
+        .post(format!("{base}/api/ui/link"))
+        .bearer_auth(&shared.token)
+        .send()
+        .await?
+        .error_for_status()?
+        .json()
+        .await?;
+    let path = body["path"]
+        .as_str()
+        .filter(|p| p.starts_with("/ui/"))
+        .context("unexpected answer from /api/ui/link")?;
+    Ok(format!("{base}{path}").parse()?)
+}
+
+fn show_dashboard(app: &AppHandle, url: tauri::Url) -> tauri::Result<()> {
+    if let Some(window) = app.get_webview_window(WINDOW_LABEL) {
+        window.navigate(url)?;
+        window.show()?;
+        return window.set_focus();
+    }
+    WebviewWindowBuilder::new(app, WINDOW_LABEL, WebviewUrl::External(url))
+        .title("mcpool")
+        .inner_size(960.0, 680.0)
+        .build()?;
+    Ok(())
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPOOL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
+}
