@@ -88,6 +88,12 @@ impl ConnectError {
             }
             // `StreamableHttpError::HttpStatus` is transparent: the status
             // error itself is never anyone's `source()`.
+            // `Client(reqwest::Error)` is not a `source()` either.
+            if let Some(StreamableHttpError::Client(r)) = e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                if r.status().is_none() && !r.is_builder() {
+                    return ConnectError::Network(network_text(r));
+                }
+            }
             let status = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
                 Some(StreamableHttpError::HttpStatus(s)) => Some(s),
                 _ => e.downcast_ref::<HttpStatusError>(),
@@ -106,7 +112,7 @@ impl ConnectError {
                 if r.is_builder() {
                     return ConnectError::InvalidUrl(text);
                 }
-                return ConnectError::Network(text);
+                return ConnectError::Network(network_text(r));
             }
             source = cause(e);
         }
@@ -141,6 +147,25 @@ fn is_wrapper(err: &(dyn StdError + 'static)) -> bool {
             err.downcast_ref::<ClientInitializeError>(),
             Some(ClientInitializeError::TransportError { .. })
         )
+}
+
+/// "cannot reach URL: <the innermost cause>", e.g. "Connection refused".
+fn network_text(r: &reqwest::Error) -> String {
+    let mut deepest = r.to_string();
+    let mut source = r.source();
+    while let Some(e) = source {
+        deepest = e.to_string();
+        source = e.source();
+    }
+    let what = if r.is_timeout() {
+        "timed out".to_string()
+    } else {
+        deepest
+    };
+    match r.url() {
+        Some(url) => format!("cannot reach {url}: {what}"),
+        None => what,
+    }
 }
 
 fn http(status: u16, retry_after: Option<Duration>, message: String) -> ConnectError {
