@@ -223,7 +223,11 @@ impl Mcpool {
 
     pub(crate) async fn agent(&self) -> anyhow::Result<Client> {
         let config = StreamableHttpClientTransportConfig::with_uri(self.url("/mcp")).auth_header(self.token.clone());
-        let transport = StreamableHttpClientTransport::from_config(config);
+        // rmcp's default client turns connection reuse off; agents built on
+        // the Python and TypeScript SDKs keep connections alive, so the
+        // bench measures the hop the way they use it.
+        let client = reqwest::Client::builder().tcp_nodelay(true).build()?;
+        let transport = StreamableHttpClientTransport::with_client(client, config);
         tokio::time::timeout(STEP_LIMIT, ().serve(transport))
             .await
             .map_err(|_| anyhow!("agent did not initialize within {STEP_LIMIT:?}"))?

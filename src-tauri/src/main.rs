@@ -6,6 +6,7 @@
 mod render;
 
 use std::collections::BTreeMap;
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use mcpool_core::lifecycle::Status;
+use mcpool_core::log::RedactingStderr;
 use mcpool_core::paths;
 use mcpool_core::pool::Pool;
 use mcpool_core::service::{self, Service, ServiceOptions};
@@ -120,6 +122,7 @@ fn run() -> anyhow::Result<()> {
                 })
                 .build(app)?;
             tauri::async_runtime::spawn(follow_status(handle.clone(), shared.clone(), menu));
+            tauri::async_runtime::spawn(quit_on_signal(handle.clone(), shared.clone()));
             // `--dashboard` opens the window at launch, as the menu item does.
             if std::env::args().any(|a| a == "--dashboard") {
                 perform(&handle, Action::OpenDashboard);
@@ -153,6 +156,11 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
     let mut events = shared.pool.subscribe();
     let mut notifier = Notifier::default();
     let mut last: BTreeMap<String, Status> = shared.pool.snapshot().into_iter().map(|s| (s.name, s.status)).collect();
+    // Servers that asked for sign-in before the tray was up are told of too.
+    let start = Instant::now();
+    for (name, status) in &last {
+        notify(&app, notifier.on_status(name, Status::Pending, *status, start));
+    }
     let mut tick = tokio::time::interval(REFRESH);
     loop {
         let deadline = notifier.next_deadline();
@@ -255,16 +263,41 @@ fn perform(app: &AppHandle, action: Action) {
             }
         }
         Action::Quit => {
-            let app = app.clone();
-            tauri::async_runtime::spawn(async move {
-                let service = shared.service.lock().ok().and_then(|mut s| s.take());
-                if let Some(service) = service {
-                    service.shutdown().await;
-                }
-                app.exit(0);
-            });
+            tauri::async_runtime::spawn(quit(app.clone(), shared));
         }
     }
+}
+
+/// Stops every server (and child process) in order, then ends the app with
+/// 0. The first caller does both; a second (Quit clicked during a SIGTERM)
+/// finds the service taken and leaves the exit to the first, so the
+/// shutdown is never cut short.
+async fn quit(app: AppHandle, shared: Arc<Shared>) {
+    let Some(service) = shared.service.lock().ok().and_then(|mut s| s.take()) else {
+        return;
+    };
+    tracing::info!("stopping");
+    service.shutdown().await;
+    app.exit(0);
+}
+
+/// SIGTERM (a session logout, `systemctl --user stop`, `kill`) and SIGINT
+/// (Ctrl-C in a terminal) end the app as Quit does, so no child server is
+/// left behind without its parent.
+async fn quit_on_signal(app: AppHandle, shared: Arc<Shared>) {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (mut term, mut int) = match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
+        (Ok(term), Ok(int)) => (term, int),
+        (Err(e), _) | (_, Err(e)) => {
+            tracing::warn!("cannot watch for SIGTERM/SIGINT: {e}");
+            return;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    quit(app, shared).await;
 }
 
 /// A one-time sign-in link for the window, asked of our own endpoint exactly
@@ -299,8 +332,13 @@ fn show_dashboard(app: &AppHandle, url: tauri::Url) -> tauri::Result<()> {
     Ok(())
 }
 
+/// The same log as `mcpool serve`: stderr, redacted of every resolved secret.
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCPOOL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(RedactingStderr::default)
+        .try_init();
 }

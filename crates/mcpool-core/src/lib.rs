@@ -9,6 +9,7 @@ pub mod errors;
 pub mod hub;
 pub mod import;
 pub mod lifecycle;
+pub mod log;
 pub mod names;
 pub mod paths;
 pub mod pool;

@@ -253,43 +253,30 @@ impl Pool {
         }
     }
 
-    /// Every visible tool under its public name, built-ins first.
-    /// The aggregated tools, rebuilt only after some server's lists changed.
+    /// Every visible tool under its public name, built-ins first; rebuilt
+    /// only after some server's lists changed.
     pub fn tool_view(&self) -> Arc<ToolView> {
-        let (generation, cached) = self
-            .inner
-            .views
-            .lock()
-            .map(|v| (v.generation, v.tools.clone()))
-            .unwrap_or((0, None));
-        if let Some(view) = cached {
-            return view;
-        }
-        let view = Arc::new(self.build_tool_view());
-        if let Ok(mut v) = self.inner.views.lock() {
-            // A change that landed while building makes this view stale.
-            if v.generation == generation {
-                v.tools = Some(view.clone());
-            }
-        }
-        view
+        self.cached_view(|v| &mut v.tools, || self.build_tool_view())
     }
 
     /// The aggregated prompts, rebuilt only after some server's lists changed.
     pub fn prompt_view(&self) -> Arc<PromptView> {
-        let (generation, cached) = self
-            .inner
-            .views
-            .lock()
-            .map(|v| (v.generation, v.prompts.clone()))
-            .unwrap_or((0, None));
+        self.cached_view(|v| &mut v.prompts, || self.build_prompt_view())
+    }
+
+    fn cached_view<T>(&self, slot: impl Fn(&mut Views) -> &mut Option<Arc<T>>, build: impl FnOnce() -> T) -> Arc<T> {
+        let (generation, cached) = match self.inner.views.lock() {
+            Ok(mut v) => (v.generation, slot(&mut v).clone()),
+            Err(_) => (0, None),
+        };
         if let Some(view) = cached {
             return view;
         }
-        let view = Arc::new(self.build_prompt_view());
+        let view = Arc::new(build());
         if let Ok(mut v) = self.inner.views.lock() {
+            // A change that landed while building makes this view stale.
             if v.generation == generation {
-                v.prompts = Some(view.clone());
+                *slot(&mut v) = Some(view.clone());
             }
         }
         view

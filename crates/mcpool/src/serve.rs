@@ -1,13 +1,14 @@
 //! `mcpool serve`: the pool and endpoint of [`mcpool_core::service`] in the
 //! foreground, until SIGINT/SIGTERM stops every child.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use mcpool_core::log::RedactingStderr;
+use mcpool_core::paths;
 use mcpool_core::service::{self, ServiceOptions};
-use mcpool_core::{paths, secrets};
 use tokio::signal::unix::{signal, SignalKind};
 
 #[derive(clap::Args)]
@@ -65,31 +66,4 @@ fn init_tracing() {
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(RedactingStderr::default)
         .try_init();
-}
-
-/// One log event on its way to stderr, redacted as a whole of every value
-/// resolved from the keyring (SPEC rule 14): libraries such as rmcp log
-/// errors that quote the request URL, which may carry one.
-#[derive(Default)]
-struct RedactingStderr(Vec<u8>);
-
-impl Write for RedactingStderr {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Drop for RedactingStderr {
-    fn drop(&mut self) {
-        if self.0.is_empty() {
-            return;
-        }
-        let line = secrets::redact_resolved(&String::from_utf8_lossy(&self.0));
-        let _ = std::io::stderr().lock().write_all(line.as_bytes());
-    }
 }

@@ -91,38 +91,34 @@ pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Esta
             retry.base_duration = Duration::from_millis(500);
             retry.max_delay = Some(Duration::from_secs(4));
             config.retry_config = Arc::new(retry);
-            let transport = Observed {
-                inner: StreamableHttpClientTransport::from_config(config),
-                ledger,
-            };
-            let running = handler
-                .serve(transport)
-                .await
-                .map_err(|e| ConnectError::from_transport(&e))?;
-            Ok(Established {
-                peer: running.peer().clone(),
-                running,
-                group: None,
-                stderr: None,
-            })
+            remote(handler, StreamableHttpClientTransport::from_config(config), ledger).await
         }
-        TransportSpec::Sse { url, headers } => {
-            let transport = Observed {
-                inner: sse::open(url, headers).await?,
-                ledger,
-            };
-            let running = handler
-                .serve(transport)
-                .await
-                .map_err(|e| ConnectError::from_transport(&e))?;
-            Ok(Established {
-                peer: running.peer().clone(),
-                running,
-                group: None,
-                stderr: None,
-            })
-        }
+        TransportSpec::Sse { url, headers } => remote(handler, sse::open(url, headers).await?, ledger).await,
     }
+}
+
+/// Runs `initialize` over a remote transport.
+async fn remote<T>(
+    handler: UpstreamHandler,
+    transport: T,
+    ledger: Arc<ledger::ProgressLedger>,
+) -> Result<Established, ConnectError>
+where
+    T: rmcp::transport::Transport<rmcp::service::RoleClient> + 'static,
+{
+    let running = handler
+        .serve(Observed {
+            inner: transport,
+            ledger,
+        })
+        .await
+        .map_err(|e| ConnectError::from_transport(&e))?;
+    Ok(Established {
+        peer: running.peer().clone(),
+        running,
+        group: None,
+        stderr: None,
+    })
 }
 
 /// Joins a reason and a stderr tail into one error text.

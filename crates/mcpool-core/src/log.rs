@@ -1,0 +1,35 @@
+//! The log writer every mcpool process uses: stderr, redacted of every
+//! secret resolved so far (SPEC rule 14).
+
+use std::io::Write;
+
+use crate::secrets;
+
+/// One log event on its way to stderr, redacted as a whole of every value
+/// resolved from the keyring: libraries such as rmcp log errors that quote
+/// the request URL, which may carry one. Give `RedactingStderr::default` to
+/// `tracing_subscriber`'s `with_writer`: one writer per event, so a secret
+/// split across two `write` calls is still whole when redacted on drop.
+#[derive(Default)]
+pub struct RedactingStderr(Vec<u8>);
+
+impl Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for RedactingStderr {
+    fn drop(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let line = secrets::redact_resolved(&String::from_utf8_lossy(&self.0));
+        let _ = std::io::stderr().lock().write_all(line.as_bytes());
+    }
+}
