@@ -22,6 +22,7 @@ use mcpool_core::service::{self, Service, ServiceOptions};
 use mcpool_tray::{Action, Notification, Notifier};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+use tauri_plugin_autostart::ManagerExt as _;
 use tauri_plugin_clipboard_manager::ClipboardExt;
 use tauri_plugin_notification::NotificationExt;
 
@@ -79,34 +80,24 @@ fn run() -> anyhow::Result<()> {
         .unwrap_or_else(paths::default_config);
     let cache_dir = std::env::var_os("MCPOOL_CACHE_DIR").map(PathBuf::from);
 
-    let service = tauri::async_runtime::block_on(async {
-        let (token, warning) = service::token_or_create().await?;
-        if let Some(w) = warning {
-            eprintln!("mcpool: warning: {w}");
-        }
-        service::start(ServiceOptions {
-            config_path,
-            listen,
-            allow_non_loopback: false,
-            cache_dir,
-            token,
-        })
-        .await
-    })?;
-    println!("mcpool listening on {}", service.endpoint_url());
-    let shared = Arc::new(Shared {
-        pool: service.pool.clone(),
-        local_addr: service.local_addr,
-        endpoint_url: service.endpoint_url(),
-        token: service.token.clone(),
-        service: Mutex::new(Some(service)),
-    });
-
+    // Single instance first: a second launch hands over to the running one
+    // (which shows its window) and exits 0 inside `build`, before it starts
+    // a pool of its own.
     let app = tauri::Builder::default()
+        .plugin(tauri_plugin_single_instance::init(|app, _args, _cwd| {
+            tracing::info!("another launch: showing the dashboard");
+            // Only once this instance's own setup has started the pool.
+            if app.try_state::<Arc<Shared>>().is_some() {
+                perform(app, Action::OpenDashboard);
+            }
+        }))
+        .plugin(tauri_plugin_autostart::Builder::new().build())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_clipboard_manager::init())
-        .manage(shared.clone())
         .setup(move |app| {
+            // `{:#}` keeps the whole cause chain in the message.
+            let shared = start_service(listen, config_path, cache_dir).map_err(|e| format!("{e:#}"))?;
+            app.manage(shared.clone());
             let handle = app.handle().clone();
             let snapshot = shared.pool.snapshot();
             let menu = mcpool_tray::menu(&snapshot, &shared.endpoint_url);
@@ -116,7 +107,9 @@ fn run() -> anyhow::Result<()> {
                 .menu(&render::menu(&handle, &menu)?)
                 .show_menu_on_left_click(true)
                 .on_menu_event(|app, event| {
-                    if let Some(action) = Action::parse(event.id().as_ref()) {
+                    if event.id().as_ref() == render::OPEN_AT_LOGIN {
+                        toggle_open_at_login(app);
+                    } else if let Some(action) = Action::parse(event.id().as_ref()) {
                         perform(app, action);
                     }
                 })
@@ -148,6 +141,53 @@ fn run() -> anyhow::Result<()> {
         _ => {}
     });
     Ok(())
+}
+
+/// Starts the pool and its endpoint, as `mcpool serve` does.
+fn start_service(listen: SocketAddr, config_path: PathBuf, cache_dir: Option<PathBuf>) -> anyhow::Result<Arc<Shared>> {
+    let service = tauri::async_runtime::block_on(async {
+        let (token, warning) = service::token_or_create().await?;
+        if let Some(w) = warning {
+            eprintln!("mcpool: warning: {w}");
+        }
+        service::start(ServiceOptions {
+            config_path,
+            listen,
+            allow_non_loopback: false,
+            cache_dir,
+            token,
+        })
+        .await
+    })?;
+    println!("mcpool listening on {}", service.endpoint_url());
+    Ok(Arc::new(Shared {
+        pool: service.pool.clone(),
+        local_addr: service.local_addr,
+        endpoint_url: service.endpoint_url(),
+        token: service.token.clone(),
+        service: Mutex::new(Some(service)),
+    }))
+}
+
+/// "Open at login": flips the login item (on Linux a .desktop file in
+/// ~/.config/autostart) and shows the outcome in the menu.
+fn toggle_open_at_login(app: &AppHandle) {
+    let launcher = app.autolaunch();
+    let result = match launcher.is_enabled() {
+        Ok(true) => launcher.disable(),
+        Ok(false) => launcher.enable(),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(()) => tracing::info!("open at login: {}", launcher.is_enabled().unwrap_or(false)),
+        Err(e) => tracing::warn!("cannot change \"Open at login\": {e}"),
+    }
+    // The native check mark flipped on the click; rebuild so it shows the truth.
+    let shared = app.state::<Arc<Shared>>().inner().clone();
+    let menu = mcpool_tray::menu(&shared.pool.snapshot(), &shared.endpoint_url);
+    if let (Some(tray), Ok(native)) = (app.tray_by_id(TRAY_ID), render::menu(app, &menu)) {
+        let _ = tray.set_menu(Some(native));
+    }
 }
 
 /// Keeps the tray in step with the pool and sends the notifications the

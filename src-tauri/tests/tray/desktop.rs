@@ -122,6 +122,8 @@ pub struct MenuNode {
     pub label: String,
     pub enabled: bool,
     pub separator: bool,
+    /// A check item's mark: `Some(true)` checked, `None` for a plain item.
+    pub checked: Option<bool>,
     pub children: Vec<MenuNode>,
 }
 
@@ -141,6 +143,14 @@ fn node(layout: Layout) -> anyhow::Result<MenuNode> {
         Some(v) => String::try_from(v.try_clone()?)? == "separator",
         None => false,
     };
+    let checked = match props.get("toggle-state") {
+        Some(v) => match i32::try_from(v.try_clone()?)? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        },
+        None => None,
+    };
     let children = children
         .into_iter()
         .map(|c| node(Layout::try_from(c)?))
@@ -152,6 +162,7 @@ fn node(layout: Layout) -> anyhow::Result<MenuNode> {
         label,
         enabled,
         separator,
+        checked,
         children,
     })
 }

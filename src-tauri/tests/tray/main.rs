@@ -163,6 +163,55 @@ fn screenshot_colours(png: &Path) -> anyhow::Result<u64> {
         .with_context(|| format!("identify printed {text:?}"))
 }
 
+/// The app as the test runs it: every path it writes under `dir`, so
+/// `dir/home` is its HOME (and ~/.config/autostart is `dir/home/.config/autostart`).
+fn app_command(dir: &Path) -> anyhow::Result<Command> {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home)?;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpool-app"));
+    cmd.arg("--dashboard")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("MCPOOL_CONFIG", dir.join("config.json"))
+        .env("MCPOOL_LISTEN", "127.0.0.1:0")
+        .env("MCPOOL_CACHE_DIR", dir.join("cache"))
+        .env("MCPOOL_TOKEN", TOKEN)
+        .env("MCPOOL_LOG", "info,rmcp=warn")
+        // Xvfb has no GPU: WebKit draws in software.
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
+        .env("LIBGL_ALWAYS_SOFTWARE", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    Ok(cmd)
+}
+
+/// The login items (`*.desktop`) the app wrote for "Open at login": the
+/// autostart crate puts them in $HOME/.config/autostart; XDG_CONFIG_HOME
+/// is checked too, in case a later version honours it.
+fn autostart_entries(dir: &Path) -> Vec<PathBuf> {
+    let home = dir.join("home");
+    [home.join(".config/autostart"), home.join("config/autostart")]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "desktop"))
+        .collect()
+}
+
+async fn wait_autostart(dir: &Path, present: bool) -> Vec<PathBuf> {
+    for _ in 0..100 {
+        if autostart_entries(dir).is_empty() != present {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    autostart_entries(dir)
+}
+
 async fn wait_notes(notes: &Notifications, n: usize, within: Duration) -> Vec<Note> {
     let end = tokio::time::Instant::now() + within;
     while tokio::time::Instant::now() < end {
@@ -212,27 +261,9 @@ async fn tray_menu_clicks_notifications_window_and_sigterm() -> anyhow::Result<(
     std::fs::write(&config, serde_json::to_vec_pretty(&json!({"mcpServers": servers}))?)?;
 
     let app_log = dir.join("app.log");
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home)?;
-    let mut app = Command::new(env!("CARGO_BIN_EXE_mcpool-app"))
-        .arg("--dashboard")
-        .env("HOME", &home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env("MCPOOL_CONFIG", &config)
-        .env("MCPOOL_LISTEN", "127.0.0.1:0")
-        .env("MCPOOL_CACHE_DIR", dir.join("cache"))
-        .env("MCPOOL_TOKEN", TOKEN)
-        .env("MCPOOL_LOG", "info,rmcp=warn")
-        // Xvfb has no GPU: WebKit draws in software.
-        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
-        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
-        .env("LIBGL_ALWAYS_SOFTWARE", "1")
-        .stdin(Stdio::null())
+    let mut app = app_command(&dir)?
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&app_log)?)
-        .kill_on_drop(true)
         .spawn()?;
     let result = drive(&mut app, &desktop, &watcher, &notes, &remotes, &local_log, &dir).await;
     if result.is_ok() {
@@ -314,7 +345,7 @@ async fn drive(
         .collect();
     assert_eq!(
         top.len(),
-        all.len() + 4,
+        all.len() + 5,
         "one line per server, then the fixed entries:\n{text}"
     );
     for (line, name) in top.iter().zip(["auth-a", "auth-b", "auth-c", "local"]) {
@@ -328,7 +359,75 @@ async fn drive(
     );
     assert_eq!(top[5], "Open dashboard", "{text}");
     assert_eq!(top[6], format!("Copy endpoint URL ({endpoint})"), "{text}");
-    assert_eq!(top[7], "Quit mcpool", "{text}");
+    assert_eq!(top[7], "Open at login", "{text}");
+    assert_eq!(top[8], "Quit mcpool", "{text}");
+
+    // "Open at login": a click writes the login item, a second removes it.
+    assert!(autostart_entries(dir).is_empty(), "no login item before the click");
+    let item = shown.child("Open at login").context("no Open at login")?;
+    assert_eq!(item.checked, Some(false), "Open at login starts unchecked:\n{text}");
+    menu.click(item.id).await?;
+    let entries = wait_autostart(dir, true).await;
+    assert_eq!(entries.len(), 1, "one .desktop file after the click: {entries:?}");
+    let desktop_entry = std::fs::read_to_string(&entries[0])?;
+    assert!(
+        desktop_entry.contains("mcpool-app"),
+        "the login item starts the app:\n{desktop_entry}"
+    );
+    eprintln!("login item {}:\n{desktop_entry}", entries[0].display());
+    let shown = menu
+        .wait_for("Open at login checked", |m| {
+            m.child("Open at login").is_some_and(|c| c.checked == Some(true))
+        })
+        .await?;
+    let item = shown.child("Open at login").context("no Open at login")?;
+    menu.click(item.id).await?;
+    let entries = wait_autostart(dir, false).await;
+    assert!(
+        entries.is_empty(),
+        "the second click removed the login item: {entries:?}"
+    );
+    // Each click rebuilt the menu (new dbusmenu ids): read it afresh.
+    let shown = menu
+        .wait_for("Open at login unchecked", |m| {
+            m.child("Open at login").is_some_and(|c| c.checked == Some(false))
+        })
+        .await?;
+
+    // A second launch with the same environment hands over to this one
+    // and exits 0 at once, without starting a pool of its own.
+    let second_log = dir.join("second.log");
+    let second = app_command(dir)?
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&second_log)?)
+        .spawn()?;
+    let out = tokio::time::timeout(Duration::from_secs(30), second.wait_with_output())
+        .await
+        .map_err(|_| anyhow!("the second launch was still running after 30 s"))??;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "second launch: {:?}\n{}",
+        out.status,
+        std::fs::read_to_string(&second_log).unwrap_or_default()
+    );
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !printed.contains("listening"),
+        "the second launch started a pool: {printed:?}"
+    );
+    assert!(app.try_wait()?.is_none(), "the first instance exited");
+    api.wait_status(&all, "connected").await?;
+    let mut handed_over = false;
+    for _ in 0..50 {
+        let log = std::fs::read_to_string(dir.join("app.log"))?;
+        if log.contains("another launch: showing the dashboard") {
+            handed_over = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(handed_over, "the first instance was told of the second launch");
 
     // Click local's Reconnect as a panel would: a new process serves it.
     let before = starts(local_log);
