@@ -6,20 +6,20 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{NotificationContext, RoleClient, RunningService, ServiceExt};
+use rmcp::service::ServiceExt;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::ClientHandler;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+pub mod agent;
 pub mod netns;
+
+pub use agent::*;
 
 /// The directory holding the workspace's built binaries.
 pub fn bin_dir() -> PathBuf {
@@ -404,184 +404,6 @@ impl Drop for Mcpool {
             unsafe { libc::kill(pid as i32, libc::SIGTERM) };
         }
     }
-}
-
-/// What an rmcp test agent saw from the server.
-#[derive(Clone, Default)]
-pub struct AgentHandler {
-    pub tool_list_changed: Arc<AtomicUsize>,
-    pub progress: Arc<std::sync::Mutex<Vec<f64>>>,
-    /// The progress token of each progress notification, as JSON.
-    pub progress_tokens: Arc<std::sync::Mutex<Vec<Value>>>,
-    pub sampling_answer: Arc<std::sync::Mutex<Option<String>>>,
-    /// Every `notifications/message`, as JSON.
-    pub logs: Arc<std::sync::Mutex<Vec<Value>>>,
-    /// The URI of every `notifications/resources/updated`.
-    pub resource_updates: Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl AgentHandler {
-    pub fn tool_list_changes(&self) -> usize {
-        self.tool_list_changed.load(Ordering::SeqCst)
-    }
-    pub fn progress(&self) -> Vec<f64> {
-        self.progress.lock().map(|p| p.clone()).unwrap_or_default()
-    }
-    pub fn progress_tokens(&self) -> Vec<Value> {
-        self.progress_tokens.lock().map(|p| p.clone()).unwrap_or_default()
-    }
-    pub fn sampling_answer(&self) -> Option<String> {
-        self.sampling_answer.lock().ok().and_then(|a| a.clone())
-    }
-    pub fn logs(&self) -> Vec<Value> {
-        self.logs.lock().map(|l| l.clone()).unwrap_or_default()
-    }
-    pub fn resource_updates(&self) -> Vec<String> {
-        self.resource_updates.lock().map(|r| r.clone()).unwrap_or_default()
-    }
-}
-
-impl ClientHandler for AgentHandler {
-    fn get_info(&self) -> ClientConfig {
-        #[allow(deprecated)]
-        let caps = ClientCapabilities::builder().enable_sampling().build();
-        ClientConfig::new(caps, Implementation::new("mcpool-test-agent", "0"))
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.tool_list_changed.fetch_add(1, Ordering::SeqCst);
-    }
-
-    async fn on_progress(
-        &self,
-        params: rmcp::model::ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Ok(mut p) = self.progress.lock() {
-            p.push(params.progress);
-        }
-        if let Ok(mut t) = self.progress_tokens.lock() {
-            t.push(serde_json::to_value(&params.progress_token).unwrap_or_default());
-        }
-    }
-
-    #[allow(deprecated)]
-    async fn on_logging_message(
-        &self,
-        params: rmcp::model::LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Ok(mut l) = self.logs.lock() {
-            l.push(serde_json::to_value(&params).unwrap_or_default());
-        }
-    }
-
-    #[allow(deprecated)]
-    async fn on_resource_updated(
-        &self,
-        params: rmcp::model::ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Ok(mut r) = self.resource_updates.lock() {
-            r.push(params.uri);
-        }
-    }
-
-    #[allow(deprecated)]
-    async fn create_message(
-        &self,
-        params: rmcp::model::CreateMessageRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
-    ) -> Result<rmcp::model::CreateMessageResult, rmcp::model::ErrorData> {
-        let prompt = serde_json::to_string(&params.messages).unwrap_or_default();
-        let answer = format!("sampled: {}", prompt.len());
-        if let Ok(mut a) = self.sampling_answer.lock() {
-            *a = Some(answer.clone());
-        }
-        serde_json::from_value(
-            json!({"role": "assistant", "content": {"type": "text", "text": answer}, "model": "test-model"}),
-        )
-        .map_err(|e| rmcp::model::ErrorData::internal_error(e.to_string(), None))
-    }
-}
-
-pub struct Agent {
-    pub service: RunningService<RoleClient, AgentHandler>,
-    pub handler: AgentHandler,
-}
-
-impl Agent {
-    pub async fn call(&self, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        if let Value::Object(map) = args {
-            params = params.with_arguments(map);
-        }
-        Ok(self.service.peer().call_tool(params).await?)
-    }
-
-    pub async fn tool_names(&self) -> anyhow::Result<Vec<String>> {
-        Ok(self
-            .service
-            .peer()
-            .list_all_tools()
-            .await?
-            .into_iter()
-            .map(|t| t.name.to_string())
-            .collect())
-    }
-}
-
-/// Polls `check` every 50 ms until it holds, or fails with `what` after `limit`.
-pub async fn wait_for(what: &str, limit: Duration, mut check: impl FnMut() -> bool) -> anyhow::Result<()> {
-    let deadline = tokio::time::Instant::now() + limit;
-    while !check() {
-        if tokio::time::Instant::now() > deadline {
-            bail!("{what} did not happen within {limit:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Ok(())
-}
-
-/// The text parts of a tool result, joined.
-pub fn text(result: &CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// Runs the Python SDK agent script and returns its JSON report.
-pub async fn python_agent(args: &[&str]) -> anyhow::Result<Value> {
-    python_agent_with_env(args, &[]).await
-}
-
-/// Runs the Python SDK agent script with extra environment (which a
-/// `--stdio-cmd` child inherits) and returns its JSON report.
-pub async fn python_agent_with_env(args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Value> {
-    let script = repo_root().join("tests/py/agent.py");
-    let mut cmd = Command::new(python());
-    cmd.arg(script).args(args).stdin(Stdio::null()).kill_on_drop(true);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output()).await??;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: Value = serde_json::from_str(stdout.trim()).map_err(|e| {
-        anyhow!(
-            "agent.py printed no JSON ({e}); stdout: {stdout}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })?;
-    if !out.status.success() {
-        bail!(
-            "agent.py failed: {report}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    Ok(report)
 }
 
 /// Starts the fault-injecting server over HTTP; returns it and its MCP URL.
