@@ -40,6 +40,11 @@ APT_PACKAGES=(
     dbus                # dbus-run-session: a private session bus for the tests
     gnome-keyring       # a real Secret Service on that bus (the OS keyring)
     chromium            # the real browser of the dashboard test (driven by npm playwright-core)
+    # The tray app (Tauri 2 on GTK/WebKit) and its test on a virtual display:
+    libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
+    xvfb xauth          # xvfb-run: a virtual X display
+    imagemagick         # import/identify: screenshots of the display
+    x11-utils           # xwininfo: the titles of the app's windows
 )
 # Node: keep a Node that is already installed (it must be >= 20, see below);
 # otherwise try Debian's.

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (CI runs it through .ci/run):
-#   environment setup -> rustfmt -> clippy -> build the binaries -> cargo test.
+#   environment setup -> rustfmt -> clippy -> build the binaries (the CLI, the
+#   tray app, the fault server) -> cargo test, on a throwaway desktop
+#   (scripts/desktop.sh), which the tray app's own test needs.
 # cargo test runs last so that the output ends with its own summary.
 set -euo pipefail
 
@@ -32,5 +34,5 @@ cargo clippy --workspace --all-targets -- -D warnings
 step "cargo build --workspace --bins"
 cargo build --workspace --bins
 
-step "cargo test --workspace (private D-Bus session, unlocked throwaway keyring)"
-exec dbus-run-session -- bash scripts/with-keyring.sh cargo test --workspace
+step "cargo test --workspace (virtual X display, private D-Bus session, unlocked throwaway keyring)"
+exec bash scripts/desktop.sh cargo test --workspace

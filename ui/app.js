@@ -98,7 +98,16 @@ function actionButtons(s, view) {
 export function card(s, view) {
   const status = STATUS_TEXT[s.status] || s.status;
   const actionError = view.actionErrors.get(s.name);
-  return h('article', { class: 'card', 'data-server': s.name, 'data-status': s.status, 'aria-labelledby': `name-${s.name}` },
+  const targeted = view.target === s.name;
+  return h('article', {
+    class: targeted ? 'card targeted' : 'card',
+    'data-server': s.name,
+    'data-status': s.status,
+    'data-key': `server:${s.name}`,
+    'aria-labelledby': `name-${s.name}`,
+    'aria-current': targeted ? 'true' : undefined,
+    tabindex: targeted ? '-1' : undefined,
+  },
     h('div', { class: 'card-head' },
       h('h3', { id: `name-${s.name}` }, s.name),
       h('span', { class: 'badge', 'data-status': s.status }, status)),
@@ -112,8 +121,9 @@ export function card(s, view) {
 
 /**
  * Builds the server cards from `view`: {servers, now, open: Set of open
- * <details> keys, busy: Set of server names, actionErrors: Map, onToggle,
- * onAction}. Nothing else is read.
+ * <details> keys, busy: Set of server names, actionErrors: Map, target:
+ * the server the page was opened at (or null), onToggle, onAction}.
+ * Nothing else is read.
  */
 export function render(view) {
   if (!view.servers.length) {
@@ -135,8 +145,16 @@ export function renderSnippets(connect, onCopy) {
 
 // ------------------------------------------------------------------ wiring
 
+/** `#server=NAME` (the tray's notifications open the dashboard so). */
+export function targetOf(hash) {
+  return new URLSearchParams(String(hash || '').replace(/^#/, '')).get('server');
+}
+
 const state = {
   servers: [],
+  target: null,
+  // The target card still has to be scrolled to (once, not on every update).
+  reveal: false,
   fetchedAt: Date.now(),
   open: new Set(),
   busy: new Set(),
@@ -177,6 +195,13 @@ function paint() {
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
   const view = { ...state, now: state.fetchedAt, onToggle, onAction };
   $('servers').replaceChildren(...render(view));
+  const target = state.target && document.querySelector(`[data-server="${CSS.escape(state.target)}"]`);
+  if (state.reveal && target) {
+    state.reveal = false;
+    target.scrollIntoView({ block: 'start' });
+    target.focus();
+    return;
+  }
   // A re-render must not lose the keyboard's place.
   if (focused) {
     const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
@@ -276,7 +301,15 @@ function follow() {
   });
 }
 
+function aim() {
+  state.target = targetOf(window.location.hash);
+  state.reveal = Boolean(state.target);
+  document.title = state.target ? `mcpool — ${state.target}` : 'mcpool';
+}
+
 function start() {
+  aim();
+  window.addEventListener('hashchange', () => { aim(); paint(); });
   $('copy-token').addEventListener('click', copyToken);
   refresh();
   loadConnect();
@@ -284,7 +317,7 @@ function start() {
 }
 
 // The tray window (or a test) can hand a snapshot to render it.
-window.mcpool = { render, card, renderSnippets, state, paint };
+window.mcpool = { render, card, renderSnippets, targetOf, state, paint };
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
 else start();

@@ -24,7 +24,6 @@ use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, WindowEvent};
 use tauri_plugin_autostart::ManagerExt as _;
 use tauri_plugin_clipboard_manager::ClipboardExt;
-use tauri_plugin_notification::NotificationExt;
 
 const TRAY_ID: &str = "mcpool";
 const WINDOW_LABEL: &str = "dashboard";
@@ -79,6 +78,7 @@ fn run() -> anyhow::Result<()> {
         .map(PathBuf::from)
         .unwrap_or_else(paths::default_config);
     let cache_dir = std::env::var_os("MCPOOL_CACHE_DIR").map(PathBuf::from);
+    let down_grace = down_notice_grace()?;
 
     // Single instance first: a second launch hands over to the running one
     // (which shows its window) and exits 0 inside `build`, before it starts
@@ -92,7 +92,6 @@ fn run() -> anyhow::Result<()> {
             }
         }))
         .plugin(tauri_plugin_autostart::Builder::new().build())
-        .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_clipboard_manager::init())
         .setup(move |app| {
             // `{:#}` keeps the whole cause chain in the message.
@@ -114,7 +113,7 @@ fn run() -> anyhow::Result<()> {
                     }
                 })
                 .build(app)?;
-            tauri::async_runtime::spawn(follow_status(handle.clone(), shared.clone(), menu));
+            tauri::async_runtime::spawn(follow_status(handle.clone(), shared.clone(), menu, down_grace));
             tauri::async_runtime::spawn(quit_on_signal(handle.clone(), shared.clone()));
             // `--dashboard` opens the window at launch, as the menu item does.
             if std::env::args().any(|a| a == "--dashboard") {
@@ -141,6 +140,21 @@ fn run() -> anyhow::Result<()> {
         _ => {}
     });
     Ok(())
+}
+
+/// `MCPOOL_DOWN_NOTICE_SECS`: how long a dropped server gets to come back
+/// before the tray says it is down (default 60 s).
+fn down_notice_grace() -> anyhow::Result<Duration> {
+    match std::env::var("MCPOOL_DOWN_NOTICE_SECS") {
+        Ok(v) => {
+            let secs: u64 = v
+                .trim()
+                .parse()
+                .with_context(|| format!("MCPOOL_DOWN_NOTICE_SECS={v:?} is not a whole number of seconds"))?;
+            Ok(Duration::from_secs(secs))
+        }
+        Err(_) => Ok(mcpool_tray::notify::DOWN_GRACE),
+    }
 }
 
 /// Starts the pool and its endpoint, as `mcpool serve` does.
@@ -192,9 +206,12 @@ fn toggle_open_at_login(app: &AppHandle) {
 
 /// Keeps the tray in step with the pool and sends the notifications the
 /// policy asks for. The menu is rebuilt only when its value changes.
-async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tray::Menu) {
+async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tray::Menu, down_grace: Duration) {
     let mut events = shared.pool.subscribe();
-    let mut notifier = Notifier::default();
+    let mut notifier = Notifier::with_down_grace(down_grace);
+    let first = shared.pool.snapshot();
+    let mut shown_icon = mcpool_tray::icon(&first);
+    let mut shown_tooltip = mcpool_tray::tooltip(&first);
     let mut last: BTreeMap<String, Status> = shared.pool.snapshot().into_iter().map(|s| (s.name, s.status)).collect();
     // Servers that asked for sign-in before the tray was up are told of too.
     let start = Instant::now();
@@ -228,6 +245,14 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
         let tooltip = mcpool_tray::tooltip(&snapshot);
         let rebuild = (menu != shown).then(|| menu.clone());
         shown = menu;
+        // Each new icon is a new file and a D-Bus signal: only on change.
+        let new_icon = (icon != shown_icon).then_some(icon);
+        shown_icon = icon;
+        let new_tooltip = (tooltip != shown_tooltip).then(|| tooltip.clone());
+        shown_tooltip = tooltip;
+        if rebuild.is_none() && new_icon.is_none() && new_tooltip.is_none() {
+            continue;
+        }
         let handle = app.clone();
         let _ = app.run_on_main_thread(move || {
             let Some(tray) = handle.tray_by_id(TRAY_ID) else { return };
@@ -239,19 +264,47 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
                     Err(e) => tracing::warn!("cannot build the tray menu: {e}"),
                 }
             }
-            if let Ok(image) = render::icon(icon) {
+            if let Some(image) = new_icon.and_then(|i| render::icon(i).ok()) {
                 let _ = tray.set_icon(Some(image));
             }
-            let _ = tray.set_tooltip(Some(tooltip));
+            if let Some(text) = new_tooltip {
+                let _ = tray.set_tooltip(Some(text));
+            }
         });
     }
 }
 
+/// Shows `notes` on the desktop. Activating one (a click on it, or its
+/// "Open dashboard" button) opens the dashboard at the first server it
+/// names. Each waits for its answer on a thread of its own; the notifier's
+/// rate limits keep them few.
 fn notify(app: &AppHandle, notes: Vec<Notification>) {
-    for n in notes {
-        if let Err(e) = app.notification().builder().title(&n.title).body(&n.body).show() {
-            tracing::warn!("cannot show a notification ({e}): {}: {}", n.title, n.body);
+    for note in notes {
+        let app = app.clone();
+        let spawned = std::thread::Builder::new()
+            .name("notification".into())
+            .spawn(move || show_notification(&app, note));
+        if let Err(e) = spawned {
+            tracing::warn!("cannot show a notification: {e}");
         }
+    }
+}
+
+fn show_notification(app: &AppHandle, note: Notification) {
+    let shown = notify_rust::Notification::new()
+        .appname("mcpool")
+        .summary(&note.title)
+        .body(&note.body)
+        .action("default", "Open dashboard")
+        .show();
+    match shown {
+        Ok(handle) => handle.wait_for_action(|action| {
+            if action == "default" {
+                tracing::info!("notification activated: opening the dashboard");
+                open_dashboard(app, note.servers.first().cloned());
+            }
+        }),
+        Err(e) => tracing::warn!("cannot show a notification ({e}): {}: {}", note.title, note.body),
     }
 }
 
@@ -281,22 +334,7 @@ fn perform(app: &AppHandle, action: Action) {
                 }
             }
         }
-        Action::OpenDashboard => {
-            let app = app.clone();
-            tauri::async_runtime::spawn(async move {
-                match dashboard_link(&shared).await {
-                    Ok(url) => {
-                        let handle = app.clone();
-                        let _ = app.run_on_main_thread(move || {
-                            if let Err(e) = show_dashboard(&handle, url) {
-                                tracing::error!("cannot open the dashboard: {e}");
-                            }
-                        });
-                    }
-                    Err(e) => tracing::error!("cannot open the dashboard: {e:#}"),
-                }
-            });
-        }
+        Action::OpenDashboard => open_dashboard(app, None),
         Action::CopyEndpointUrl => {
             if let Err(e) = app.clipboard().write_text(shared.endpoint_url.clone()) {
                 tracing::warn!("cannot copy to the clipboard: {e}");
@@ -306,6 +344,26 @@ fn perform(app: &AppHandle, action: Action) {
             tauri::async_runtime::spawn(quit(app.clone(), shared));
         }
     }
+}
+
+/// Shows the dashboard window (signed in afresh), scrolled to `server`'s
+/// card when one is given.
+fn open_dashboard(app: &AppHandle, server: Option<String>) {
+    let shared = app.state::<Arc<Shared>>().inner().clone();
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        match dashboard_link(&shared, server.as_deref()).await {
+            Ok(url) => {
+                let handle = app.clone();
+                let _ = app.run_on_main_thread(move || {
+                    if let Err(e) = show_dashboard(&handle, url, server.as_deref()) {
+                        tracing::error!("cannot open the dashboard: {e}");
+                    }
+                });
+            }
+            Err(e) => tracing::error!("cannot open the dashboard: {e:#}"),
+        }
+    });
 }
 
 /// Stops every server (and child process) in order, then ends the app with
@@ -342,7 +400,8 @@ async fn quit_on_signal(app: AppHandle, shared: Arc<Shared>) {
 
 /// A one-time sign-in link for the window, asked of our own endpoint exactly
 /// as `mcpool ui` asks: the window then holds a dashboard session cookie.
-async fn dashboard_link(shared: &Shared) -> anyhow::Result<tauri::Url> {
+/// The dashboard reads `#server=NAME` and shows that server's card.
+async fn dashboard_link(shared: &Shared, server: Option<&str>) -> anyhow::Result<tauri::Url> {
     let base = format!("http://{}", shared.local_addr);
     let body: serde_json::Value = reqwest::Client::new()
         .post(format!("{base}/api/ui/link"))
@@ -356,17 +415,29 @@ async fn dashboard_link(shared: &Shared) -> anyhow::Result<tauri::Url> {
         .as_str()
         .filter(|p| p.starts_with("/ui/"))
         .context("unexpected answer from /api/ui/link")?;
-    Ok(format!("{base}{path}").parse()?)
+    let mut url: tauri::Url = format!("{base}{path}").parse()?;
+    if let Some(name) = server {
+        let fragment: String = url::form_urlencoded::Serializer::new(String::new())
+            .append_pair("server", name)
+            .finish();
+        url.set_fragment(Some(&fragment));
+    }
+    Ok(url)
 }
 
-fn show_dashboard(app: &AppHandle, url: tauri::Url) -> tauri::Result<()> {
+fn show_dashboard(app: &AppHandle, url: tauri::Url, server: Option<&str>) -> tauri::Result<()> {
+    let title = match server {
+        Some(name) => format!("mcpool — {name}"),
+        None => "mcpool".to_string(),
+    };
     if let Some(window) = app.get_webview_window(WINDOW_LABEL) {
         window.navigate(url)?;
+        window.set_title(&title)?;
         window.show()?;
         return window.set_focus();
     }
     WebviewWindowBuilder::new(app, WINDOW_LABEL, WebviewUrl::External(url))
-        .title("mcpool")
+        .title(&title)
         .inner_size(960.0, 680.0)
         .build()?;
     Ok(())

@@ -121,6 +121,7 @@ async fn the_dashboard_follows_a_crash_and_reconnects_in_a_real_browser() -> any
             "STEP failed",
             "STEP reconnected",
             "STEP enabled",
+            "STEP targeted",
             "STEP refused"
         ]
     );

@@ -108,6 +108,20 @@ try {
   await card.and(page.locator('[data-status="connected"]')).waitFor();
   step('enabled');
 
+  // `#server=NAME` (how a tray notification opens the dashboard): that card
+  // is marked, scrolled to and focused, and the page title names it; on a
+  // fresh load and on a hash change alike.
+  await page.goto('about:blank');
+  await page.goto(`${origin}/ui#server=f`);
+  await page.locator('article.card.targeted[data-server="f"]').waitFor();
+  await page.waitForFunction(() => document.activeElement && document.activeElement.dataset.server === 'f');
+  check((await page.title()) === 'mcpool — f', `the title names the server: ${await page.title()}`);
+  check(await card.getAttribute('aria-current') === 'true', 'the card is marked current for screen readers');
+  await page.evaluate(() => { window.location.hash = ''; });
+  await page.waitForFunction(() => document.title === 'mcpool');
+  check(await page.locator('article.card.targeted').count() === 0, 'no card marked without a target');
+  step('targeted');
+
   // The same link again, without the cookie: refused, and told what to do.
   await context.clearCookies();
   const again = await page.goto(LINK);

@@ -90,9 +90,11 @@ fn action(action: Action, text: &str, enabled: bool) -> Item {
 
 /// The whole tray menu for `servers` (in the pool's order, which is by name).
 pub fn menu(servers: &[ServerSnapshot], endpoint_url: &str) -> Menu {
-    let mut items = Vec::new();
-    if servers.is_empty() {
-        items.push(Item::Label("No servers configured".into()));
+    // The summary heads the menu: the tooltip says the same where the
+    // desktop shows tooltips, but an AppIndicator (Linux) has none.
+    let mut items = vec![Item::Label(crate::tooltip(servers))];
+    if !servers.is_empty() {
+        items.push(Item::Separator);
     }
     for server in servers {
         items.push(Item::Submenu {
@@ -224,7 +226,7 @@ mod tests {
         check(
             &[],
             expect![[r#"
-                No servers configured
+                mcpool: no servers configured
                 ---
                 [reconnect-all-failed] Reconnect all failed (disabled)
                 ---
@@ -244,6 +246,8 @@ mod tests {
                 server("fs", Status::Connected, 1),
             ],
             expect![[r#"
+                mcpool: 2 of 2 servers connected
+                ---
                 everything: connected, 12 tools >
                     [reconnect:everything] Reconnect
                     [disconnect:everything] Disconnect
@@ -282,6 +286,8 @@ mod tests {
                 offline,
             ],
             expect![[r#"
+                mcpool: 1 of 6 servers connected, 1 needs sign-in
+                ---
                 api: failed, retry in 4 s (4 tools kept) >
                     https://api.example.com answered 503 Service Unavailable, a…
                     [reconnect:api] Reconnect now

@@ -29,10 +29,15 @@ pub const DOWN_MIN_GAP: Duration = Duration::from_secs(10 * 60);
 pub struct Notification {
     pub title: String,
     pub body: String,
+    /// The servers it is about, by name: activating the notification opens
+    /// the dashboard at the first.
+    pub servers: Vec<String>,
 }
 
 #[derive(Debug, Default)]
 pub struct Notifier {
+    /// [`DOWN_GRACE`] unless set with [`Notifier::with_down_grace`].
+    down_grace: Option<Duration>,
     /// Servers in a `needs_auth` episode the user has been (or will be) told of.
     auth_episode: BTreeSet<String>,
     /// Of those, the ones not told yet.
@@ -47,6 +52,19 @@ pub struct Notifier {
 }
 
 impl Notifier {
+    /// A notifier that gives a dropped server `grace` (instead of
+    /// [`DOWN_GRACE`]) to come back before the user hears of it.
+    pub fn with_down_grace(grace: Duration) -> Notifier {
+        Notifier {
+            down_grace: Some(grace),
+            ..Notifier::default()
+        }
+    }
+
+    fn down_grace(&self) -> Duration {
+        self.down_grace.unwrap_or(DOWN_GRACE)
+    }
+
     pub fn on_status(&mut self, server: &str, old: Status, new: Status, now: Instant) -> Vec<Notification> {
         match new {
             Status::NeedsAuth => {
@@ -93,10 +111,11 @@ impl Notifier {
             self.auth_due = None;
             self.last_auth = Some(now);
         }
+        let grace = self.down_grace();
         let graced: Vec<String> = self
             .down_since
             .iter()
-            .filter(|(_, since)| now >= **since + DOWN_GRACE)
+            .filter(|(_, since)| now >= **since + grace)
             .map(|(name, _)| name.clone())
             .collect();
         for name in graced {
@@ -113,7 +132,8 @@ impl Notifier {
 
     /// When [`poll`](Self::poll) next has something to say, if ever.
     pub fn next_deadline(&self) -> Option<Instant> {
-        let grace = self.down_since.values().map(|since| *since + DOWN_GRACE);
+        let grace = self.down_grace();
+        let grace = self.down_since.values().map(|since| *since + grace);
         let ready = match (self.down_ready.is_empty(), self.last_down) {
             (false, Some(t)) => Some(t + DOWN_MIN_GAP),
             _ => None,
@@ -124,31 +144,41 @@ impl Notifier {
 
 fn needs_auth(servers: &BTreeSet<String>) -> Notification {
     let hint = "open mcpool from the tray to reconnect once you have signed in";
-    match servers.len() {
-        1 => Notification {
-            title: format!("{} needs sign-in", join(servers)),
-            body: format!("Its tools are unavailable; {hint}."),
-        },
-        n => Notification {
-            title: format!("{n} servers need sign-in"),
-            body: format!("{}: their tools are unavailable; {hint}.", join(servers)),
-        },
+    let (title, body) = match servers.len() {
+        1 => (
+            format!("{} needs sign-in", join(servers)),
+            format!("Its tools are unavailable; {hint}."),
+        ),
+        n => (
+            format!("{n} servers need sign-in"),
+            format!("{}: their tools are unavailable; {hint}.", join(servers)),
+        ),
+    };
+    Notification {
+        title,
+        body,
+        servers: servers.iter().cloned().collect(),
     }
 }
 
 fn down(servers: &BTreeSet<String>) -> Notification {
-    match servers.len() {
-        1 => Notification {
-            title: format!("{} is down", join(servers)),
-            body: "mcpool could not reconnect it; its tools stay listed and it retries when next used.".into(),
-        },
-        n => Notification {
-            title: format!("{n} servers are down"),
-            body: format!(
+    let (title, body) = match servers.len() {
+        1 => (
+            format!("{} is down", join(servers)),
+            "mcpool could not reconnect it; its tools stay listed and it retries when next used.".into(),
+        ),
+        n => (
+            format!("{n} servers are down"),
+            format!(
                 "{}: mcpool could not reconnect them; their tools stay listed and they retry when next used.",
                 join(servers)
             ),
-        },
+        ),
+    };
+    Notification {
+        title,
+        body,
+        servers: servers.iter().cloned().collect(),
     }
 }
 
@@ -173,9 +203,12 @@ mod tests {
 
     /// Replays `script` and lists what was notified when, and the deadline after.
     fn check(script: &[Step], expect: Expect) {
+        check_with(Notifier::default(), script, expect);
+    }
+
+    fn check_with(mut notifier: Notifier, script: &[Step], expect: Expect) {
         let t0 = Instant::now();
         let at = |s: u64| t0 + Duration::from_secs(s);
-        let mut notifier = Notifier::default();
         let mut out = String::new();
         for step in script {
             let notes = match *step {
@@ -189,7 +222,10 @@ mod tests {
                 }
             };
             for n in notes {
-                out.push_str(&format!("      NOTIFY {} | {}\n", n.title, n.body));
+                out.push_str(&format!(
+                    "      NOTIFY {} | {} | opens at {}\n",
+                    n.title, n.body, n.servers[0]
+                ));
             }
         }
         match notifier.next_deadline() {
@@ -219,14 +255,14 @@ mod tests {
                    0s github: connected -> needs_auth
                    1s poll
                    2s poll
-                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at github
                  100s github: needs_auth -> pending
                  101s github: pending -> needs_auth
                  200s poll
                  300s github: needs_auth -> connected
                  400s github: connected -> needs_auth
                  402s poll
-                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at github
                 no deadline
             "#]],
         );
@@ -248,7 +284,7 @@ mod tests {
                    1s notion: pending -> needs_auth
                    1s sentry: connected -> needs_auth
                    2s poll
-                      NOTIFY 4 servers need sign-in | github, linear, notion, sentry: their tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                      NOTIFY 4 servers need sign-in | github, linear, notion, sentry: their tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at github
                 no deadline
             "#]],
         );
@@ -269,13 +305,13 @@ mod tests {
             expect![[r#"
                    0s github: connected -> needs_auth
                    2s poll
-                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at github
                   10s linear: connected -> needs_auth
                   12s poll
                   30s notion: connected -> needs_auth
                   61s poll
                   62s poll
-                      NOTIFY 2 servers need sign-in | linear, notion: their tools are unavailable; open mcpool from the tray to reconnect once you have signed in.
+                      NOTIFY 2 servers need sign-in | linear, notion: their tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at linear
                 no deadline
             "#]],
         );
@@ -318,6 +354,21 @@ mod tests {
     }
 
     #[test]
+    fn the_down_grace_can_be_shortened() {
+        check_with(
+            Notifier::with_down_grace(Duration::from_secs(5)),
+            &[Change(0, "fs", Connected, Failed), Poll(4), Poll(5)],
+            expect![[r#"
+                   0s fs: connected -> failed
+                   4s poll
+                   5s poll
+                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | opens at fs
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
     fn a_server_that_stays_down_gets_one_short_notice() {
         check(
             &[
@@ -334,7 +385,7 @@ mod tests {
                   12s fs: pending -> failed
                   59s poll
                   60s poll
-                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used.
+                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | opens at fs
                 3000s poll
                 no deadline
             "#]],
@@ -357,13 +408,13 @@ mod tests {
             expect![[r#"
                    0s fs: connected -> failed
                   60s poll
-                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used.
+                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | opens at fs
                  100s api: connected -> failed
                  110s git: connected -> failed
                  170s poll
                  300s api: failed -> connected
                  660s poll
-                      NOTIFY git is down | mcpool could not reconnect it; its tools stay listed and it retries when next used.
+                      NOTIFY git is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | opens at git
                 no deadline
             "#]],
         );

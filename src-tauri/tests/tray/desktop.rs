@@ -70,8 +70,11 @@ impl Watcher {
 
 #[derive(Debug, Clone)]
 pub struct Note {
+    pub id: u32,
     pub summary: String,
     pub body: String,
+    /// (key, label) pairs, as the spec flattens them.
+    pub actions: Vec<(String, String)>,
 }
 
 #[derive(Default, Clone)]
@@ -89,20 +92,34 @@ impl Notifications {
         _app_icon: String,
         summary: String,
         body: String,
-        _actions: Vec<String>,
+        actions: Vec<String>,
         _hints: HashMap<String, OwnedValue>,
         _expire_timeout: i32,
     ) -> u32 {
         let mut notes = self.notes.lock().unwrap_or_else(|p| p.into_inner());
-        notes.push(Note { summary, body });
-        notes.len() as u32
+        let id = notes.len() as u32 + 1;
+        let actions = actions
+            .chunks(2)
+            .map(|pair| (pair[0].clone(), pair.get(1).cloned().unwrap_or_default()))
+            .collect();
+        notes.push(Note {
+            id,
+            summary,
+            body,
+            actions,
+        });
+        id
     }
 
     fn close_notification(&self, _id: u32) {}
 
     fn get_capabilities(&self) -> Vec<String> {
-        vec!["body".into()]
+        vec!["body".into(), "actions".into()]
     }
+
+    /// What a notification server sends when the user activates a notification.
+    #[zbus(signal)]
+    pub async fn action_invoked(emitter: &SignalEmitter<'_>, id: u32, action_key: &str) -> zbus::Result<()>;
 
     fn get_server_information(&self) -> (String, String, String, String) {
         ("fake".into(), "mcpool-tests".into(), "1".into(), "1.2".into())

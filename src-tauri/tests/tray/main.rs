@@ -8,220 +8,27 @@
 //! a panel would, checks the pool through the app's own `/api/servers`,
 //! screenshots the dashboard window, and stops the app with SIGTERM.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context as _};
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use zbus::zvariant::OwnedObjectPath;
 use zbus::Connection;
 
 mod desktop;
+mod support;
 
-use desktop::{MenuNode, Note, Notifications, TrayMenu, Watcher};
+use desktop::{MenuNode, Notifications, TrayMenu, Watcher};
+use support::*;
 
-const TOKEN: &str = "tray-test-token";
+pub const TOKEN: &str = "tray-test-token";
 /// Servers that will all ask for sign-in at once.
 const AUTH_SERVERS: [&str; 3] = ["auth-a", "auth-b", "auth-c"];
 const LOCAL: &str = "local";
-
-// ---------------------------------------------------------------- helpers
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn faulty_bin() -> PathBuf {
-    std::env::var_os("MCPOOL_FAULTY")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/debug/mcpool-faulty"))
-}
-
-fn temp_dir() -> anyhow::Result<PathBuf> {
-    let dir = std::env::temp_dir().join(format!("mcpool-tray-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
-/// The fault-injecting server over HTTP; returns it and its MCP URL.
-async fn faulty_http(log: &Path) -> anyhow::Result<(Child, String)> {
-    let mut child = Command::new(faulty_bin())
-        .args(["http", "--listen", "127.0.0.1:0", "--spawn-log"])
-        .arg(log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("cannot start {}", faulty_bin().display()))?;
-    let stdout = child.stdout.take().context("stdout")?;
-    let line = tokio::time::timeout(Duration::from_secs(20), BufReader::new(stdout).lines().next_line())
-        .await??
-        .context("no LISTENING line")?;
-    let url = line
-        .strip_prefix("LISTENING ")
-        .context("unexpected first line")?
-        .to_string();
-    Ok((child, url))
-}
-
-async fn control(mcp_url: &str, body: Value) -> anyhow::Result<()> {
-    reqwest::Client::new()
-        .post(mcp_url.replace("/mcp", "/control"))
-        .json(&body)
-        .send()
-        .await?
-        .error_for_status()?;
-    Ok(())
-}
-
-struct Api {
-    base: String,
-    http: reqwest::Client,
-}
-
-impl Api {
-    async fn servers(&self) -> anyhow::Result<Vec<Value>> {
-        Ok(self
-            .http
-            .get(format!("{}/api/servers", self.base))
-            .bearer_auth(TOKEN)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?)
-    }
-
-    async fn status(&self, name: &str) -> anyhow::Result<String> {
-        let servers = self.servers().await?;
-        let s = servers
-            .iter()
-            .find(|s| s["name"] == name)
-            .with_context(|| format!("no server {name} in /api/servers"))?;
-        Ok(s["status"].as_str().unwrap_or_default().to_string())
-    }
-
-    async fn wait_status(&self, names: &[&str], want: &str) -> anyhow::Result<()> {
-        for _ in 0..150 {
-            let servers = self.servers().await?;
-            let ok = names.iter().all(|n| {
-                servers
-                    .iter()
-                    .any(|s| s["name"] == *n && s["status"].as_str() == Some(want))
-            });
-            if ok {
-                return Ok(());
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        bail!("{names:?} never all {want}: {:#}", Value::from(self.servers().await?))
-    }
-}
-
-/// `start <pid>` lines of a faulty server's spawn log: one per process.
-fn starts(log: &Path) -> Vec<u32> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.strip_prefix("start ")?.trim().parse().ok())
-        .collect()
-}
-
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // A zombie has exited; only its parent's wait is missing.
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
-/// Colours in a screenshot of the whole X display.
-fn screenshot_colours(png: &Path) -> anyhow::Result<u64> {
-    let shot = std::process::Command::new("import")
-        .args(["-window", "root"])
-        .arg(png)
-        .output()
-        .context("cannot run `import` (imagemagick)")?;
-    if !shot.status.success() {
-        bail!("import failed: {}", String::from_utf8_lossy(&shot.stderr));
-    }
-    let count = std::process::Command::new("identify")
-        .args(["-format", "%k"])
-        .arg(png)
-        .output()
-        .context("cannot run `identify` (imagemagick)")?;
-    let text = String::from_utf8_lossy(&count.stdout);
-    text.trim()
-        .parse()
-        .with_context(|| format!("identify printed {text:?}"))
-}
-
-/// The app as the test runs it: every path it writes under `dir`, so
-/// `dir/home` is its HOME (and ~/.config/autostart is `dir/home/.config/autostart`).
-fn app_command(dir: &Path) -> anyhow::Result<Command> {
-    let home = dir.join("home");
-    std::fs::create_dir_all(&home)?;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpool-app"));
-    cmd.arg("--dashboard")
-        .env("HOME", &home)
-        .env("XDG_DATA_HOME", home.join("data"))
-        .env("XDG_CONFIG_HOME", home.join("config"))
-        .env("XDG_CACHE_HOME", home.join("cache"))
-        .env("MCPOOL_CONFIG", dir.join("config.json"))
-        .env("MCPOOL_LISTEN", "127.0.0.1:0")
-        .env("MCPOOL_CACHE_DIR", dir.join("cache"))
-        .env("MCPOOL_TOKEN", TOKEN)
-        .env("MCPOOL_LOG", "info,rmcp=warn")
-        // Xvfb has no GPU: WebKit draws in software.
-        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
-        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
-        .env("LIBGL_ALWAYS_SOFTWARE", "1")
-        .stdin(Stdio::null())
-        .kill_on_drop(true);
-    Ok(cmd)
-}
-
-/// The login items (`*.desktop`) the app wrote for "Open at login": the
-/// autostart crate puts them in $HOME/.config/autostart; XDG_CONFIG_HOME
-/// is checked too, in case a later version honours it.
-fn autostart_entries(dir: &Path) -> Vec<PathBuf> {
-    let home = dir.join("home");
-    [home.join(".config/autostart"), home.join("config/autostart")]
-        .iter()
-        .filter_map(|d| std::fs::read_dir(d).ok())
-        .flatten()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "desktop"))
-        .collect()
-}
-
-async fn wait_autostart(dir: &Path, present: bool) -> Vec<PathBuf> {
-    for _ in 0..100 {
-        if autostart_entries(dir).is_empty() != present {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    autostart_entries(dir)
-}
-
-async fn wait_notes(notes: &Notifications, n: usize, within: Duration) -> Vec<Note> {
-    let end = tokio::time::Instant::now() + within;
-    while tokio::time::Instant::now() < end {
-        if notes.recorded().len() >= n {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    notes.recorded()
-}
 
 // ---------------------------------------------------------------- the test
 
@@ -316,7 +123,16 @@ async fn drive(
         }
         found.context("the app never registered a StatusNotifierItem")?
     };
-    let item = zbus::Proxy::new(desktop, dest.as_str(), item_path.as_str(), "org.kde.StatusNotifierItem").await?;
+    // Uncached: AppIndicator announces a new icon with its own NewIcon
+    // signal, not PropertiesChanged, so a cache would go stale.
+    let tray: zbus::Proxy = zbus::proxy::Builder::new(desktop)
+        .destination(dest.as_str())?
+        .path(item_path.as_str())?
+        .interface("org.kde.StatusNotifierItem")?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await?;
+    let item = &tray;
     let menu_path: OwnedObjectPath = item
         .get_property("Menu")
         .await
@@ -337,17 +153,23 @@ async fn drive(
     let mut text = String::new();
     shown.render(0, &mut text);
     eprintln!("tray menu:\n{text}");
-    let top: Vec<&str> = shown
+    // The icon says "all connected".
+    wait_icon(item, "connected.png").await?;
+    let labels: Vec<&str> = shown
         .children
         .iter()
         .filter(|c| !c.separator)
         .map(|c| c.label.as_str())
         .collect();
     assert_eq!(
-        top.len(),
-        all.len() + 5,
-        "one line per server, then the fixed entries:\n{text}"
+        labels.len(),
+        all.len() + 6,
+        "the summary, one line per server, then the fixed entries:\n{text}"
     );
+    // The summary heads the menu (an AppIndicator shows no tooltip).
+    assert_eq!(labels[0], "mcpool: 4 of 4 servers connected", "{text}");
+    assert!(!shown.children[0].enabled, "the summary is not clickable:\n{text}");
+    let top = &labels[1..];
     for (line, name) in top.iter().zip(["auth-a", "auth-b", "auth-c", "local"]) {
         assert!(line.starts_with(&format!("{name}: connected, ")), "{line:?} in\n{text}");
         assert!(line.ends_with(" tools") || line.ends_with(" tool"), "{line:?}");
@@ -503,12 +325,59 @@ async fn drive(
         AUTH_SERVERS
             .iter()
             .all(|n| m.child(&format!("{n}: needs sign-in")).is_some())
+            && m.children
+                .first()
+                .is_some_and(|c| c.label == "mcpool: 1 of 4 servers connected, 3 need sign-in")
     })
     .await?;
+    wait_icon(&tray, "needs-sign-in.png").await?;
+
+    // Activating the notification opens the dashboard at the first server.
+    let note = &got[0];
+    assert!(
+        note.actions.iter().any(|(key, _)| key == "default"),
+        "the notification can be activated: {note:?}"
+    );
+    assert!(!x_window_titled("mcpool — auth-a")?, "no window at auth-a yet");
+    let iface = desktop
+        .object_server()
+        .interface::<_, Notifications>("/org/freedesktop/Notifications")
+        .await?;
+    Notifications::action_invoked(iface.signal_emitter(), note.id, "default").await?;
+    let mut at_server = false;
+    for _ in 0..100 {
+        at_server = x_window_titled("mcpool — auth-a")?;
+        if at_server {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(at_server, "activating the notification showed the dashboard at auth-a");
+
+    // local's process dies and nothing brings it back within the grace
+    // (3 s here): one short "down" notice.
+    let dead = *after.last().context("local pid")?;
+    std::process::Command::new("kill")
+        .args(["-KILL", &dead.to_string()])
+        .status()?;
+    api.wait_status(&[LOCAL], "failed").await?;
+    let got = wait_notes(notes, 2, Duration::from_secs(20)).await;
+    assert_eq!(got.len(), 2, "one down notice after the sign-in one: {got:?}");
+    assert_eq!(got[1].summary, "local is down", "{got:?}");
+    // Three wait for sign-in and the fourth is down: nothing answers.
+    wait_icon(&tray, "unreachable.png").await?;
+    // Bring it back for the shutdown check below.
+    api.http
+        .post(format!("{}/api/servers/{LOCAL}/reconnect", api.base))
+        .bearer_auth(TOKEN)
+        .send()
+        .await?
+        .error_for_status()?;
+    api.wait_status(&[LOCAL], "connected").await?;
 
     // SIGTERM ends the app as Quit does: children stopped, exit code 0.
     let pid = app.id().context("app pid")?;
-    let local_pid = *after.last().context("local pid")?;
+    let local_pid = *starts(local_log).last().context("local pid")?;
     assert!(alive(local_pid), "local runs before SIGTERM");
     let kill = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])

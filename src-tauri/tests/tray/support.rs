@@ -1,0 +1,262 @@
+//! The tray test's helpers: the app and its servers as processes, the
+//! app's HTTP API, and what the X display and the tray item show.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use crate::desktop::{Note, Notifications};
+use crate::TOKEN;
+
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+pub fn faulty_bin() -> PathBuf {
+    std::env::var_os("MCPOOL_FAULTY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join("target/debug/mcpool-faulty"))
+}
+
+pub fn temp_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("mcpool-tray-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The fault-injecting server over HTTP; returns it and its MCP URL.
+pub async fn faulty_http(log: &Path) -> anyhow::Result<(Child, String)> {
+    let mut child = Command::new(faulty_bin())
+        .args(["http", "--listen", "127.0.0.1:0", "--spawn-log"])
+        .arg(log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {}", faulty_bin().display()))?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let line = tokio::time::timeout(Duration::from_secs(20), BufReader::new(stdout).lines().next_line())
+        .await??
+        .context("no LISTENING line")?;
+    let url = line
+        .strip_prefix("LISTENING ")
+        .context("unexpected first line")?
+        .to_string();
+    Ok((child, url))
+}
+
+pub async fn control(mcp_url: &str, body: Value) -> anyhow::Result<()> {
+    reqwest::Client::new()
+        .post(mcp_url.replace("/mcp", "/control"))
+        .json(&body)
+        .send()
+        .await?
+        .error_for_status()?;
+    Ok(())
+}
+
+pub struct Api {
+    pub base: String,
+    pub http: reqwest::Client,
+}
+
+impl Api {
+    pub async fn servers(&self) -> anyhow::Result<Vec<Value>> {
+        Ok(self
+            .http
+            .get(format!("{}/api/servers", self.base))
+            .bearer_auth(TOKEN)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?)
+    }
+
+    pub async fn status(&self, name: &str) -> anyhow::Result<String> {
+        let servers = self.servers().await?;
+        let s = servers
+            .iter()
+            .find(|s| s["name"] == name)
+            .with_context(|| format!("no server {name} in /api/servers"))?;
+        Ok(s["status"].as_str().unwrap_or_default().to_string())
+    }
+
+    pub async fn wait_status(&self, names: &[&str], want: &str) -> anyhow::Result<()> {
+        for _ in 0..150 {
+            let servers = self.servers().await?;
+            let ok = names.iter().all(|n| {
+                servers
+                    .iter()
+                    .any(|s| s["name"] == *n && s["status"].as_str() == Some(want))
+            });
+            if ok {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        bail!("{names:?} never all {want}: {:#}", Value::from(self.servers().await?))
+    }
+}
+
+/// `start <pid>` lines of a faulty server's spawn log: one per process.
+pub fn starts(log: &Path) -> Vec<u32> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.strip_prefix("start ")?.trim().parse().ok())
+        .collect()
+}
+
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // A zombie has exited; only its parent's wait is missing.
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Colours in a screenshot of the whole X display.
+pub fn screenshot_colours(png: &Path) -> anyhow::Result<u64> {
+    let shot = std::process::Command::new("import")
+        .args(["-window", "root"])
+        .arg(png)
+        .output()
+        .context("cannot run `import` (imagemagick)")?;
+    if !shot.status.success() {
+        bail!("import failed: {}", String::from_utf8_lossy(&shot.stderr));
+    }
+    let count = std::process::Command::new("identify")
+        .args(["-format", "%k"])
+        .arg(png)
+        .output()
+        .context("cannot run `identify` (imagemagick)")?;
+    let text = String::from_utf8_lossy(&count.stdout);
+    text.trim()
+        .parse()
+        .with_context(|| format!("identify printed {text:?}"))
+}
+
+/// The app as the test runs it: every path it writes under `dir`, so
+/// `dir/home` is its HOME (and ~/.config/autostart is `dir/home/.config/autostart`).
+pub fn app_command(dir: &Path) -> anyhow::Result<Command> {
+    let home = dir.join("home");
+    std::fs::create_dir_all(&home)?;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpool-app"));
+    cmd.arg("--dashboard")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join("data"))
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_CACHE_HOME", home.join("cache"))
+        .env("MCPOOL_CONFIG", dir.join("config.json"))
+        .env("MCPOOL_LISTEN", "127.0.0.1:0")
+        .env("MCPOOL_CACHE_DIR", dir.join("cache"))
+        .env("MCPOOL_TOKEN", TOKEN)
+        .env("MCPOOL_LOG", "info,rmcp=warn")
+        // A dropped server is reported down after 3 s instead of 60.
+        .env("MCPOOL_DOWN_NOTICE_SECS", "3")
+        // Xvfb has no GPU: WebKit draws in software.
+        .env("WEBKIT_DISABLE_COMPOSITING_MODE", "1")
+        .env("WEBKIT_DISABLE_DMABUF_RENDERER", "1")
+        .env("LIBGL_ALWAYS_SOFTWARE", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true);
+    Ok(cmd)
+}
+
+/// The login items (`*.desktop`) the app wrote for "Open at login": the
+/// autostart crate puts them in $HOME/.config/autostart; XDG_CONFIG_HOME
+/// is checked too, in case a later version honours it.
+pub fn autostart_entries(dir: &Path) -> Vec<PathBuf> {
+    let home = dir.join("home");
+    [home.join(".config/autostart"), home.join("config/autostart")]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "desktop"))
+        .collect()
+}
+
+pub async fn wait_autostart(dir: &Path, present: bool) -> Vec<PathBuf> {
+    for _ in 0..100 {
+        if autostart_entries(dir).is_empty() != present {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    autostart_entries(dir)
+}
+
+/// A PNG's pixels as RGBA8, whatever its colour type.
+pub fn rgba(png_path: &Path) -> anyhow::Result<Vec<u8>> {
+    let file = std::fs::File::open(png_path).with_context(|| format!("cannot open {}", png_path.display()))?;
+    let mut decoder = png::Decoder::new(std::io::BufReader::new(file));
+    decoder.set_transformations(png::Transformations::normalize_to_color8());
+    let mut reader = decoder.read_info()?;
+    let mut buf = vec![0; reader.output_buffer_size().context("image too large")?];
+    let info = reader.next_frame(&mut buf)?;
+    buf.truncate(info.buffer_size());
+    Ok(match info.color_type {
+        png::ColorType::Rgba => buf,
+        png::ColorType::Rgb => buf.chunks(3).flat_map(|p| [p[0], p[1], p[2], 255]).collect(),
+        png::ColorType::GrayscaleAlpha => buf.chunks(2).flat_map(|p| [p[0], p[0], p[0], p[1]]).collect(),
+        png::ColorType::Grayscale => buf.iter().flat_map(|&g| [g, g, g, 255]).collect(),
+        other => bail!("{}: unexpected colour type {other:?}", png_path.display()),
+    })
+}
+
+/// The image the tray item shows now: AppIndicator names a PNG file
+/// (`IconName`, absolute or within `IconThemePath`).
+pub async fn shown_icon(item: &zbus::Proxy<'_>) -> anyhow::Result<Vec<u8>> {
+    let name: String = item.get_property("IconName").await?;
+    let path = if Path::new(&name).is_absolute() {
+        PathBuf::from(&name)
+    } else {
+        let theme: String = item.get_property("IconThemePath").await?;
+        Path::new(&theme).join(format!("{name}.png"))
+    };
+    rgba(&path)
+}
+
+/// Waits until the tray item shows `icons/tray/<file>`.
+pub async fn wait_icon(item: &zbus::Proxy<'_>, file: &str) -> anyhow::Result<()> {
+    let want = rgba(&repo_root().join("icons/tray").join(file))?;
+    for _ in 0..100 {
+        if shown_icon(item).await.is_ok_and(|got| got == want) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let name: String = item.get_property("IconName").await.unwrap_or_default();
+    bail!("the tray icon never became {file} (IconName {name:?})")
+}
+
+/// Whether an X window titled `title` exists (`xwininfo`, from x11-utils).
+pub fn x_window_titled(title: &str) -> anyhow::Result<bool> {
+    let out = std::process::Command::new("xwininfo")
+        .args(["-root", "-tree"])
+        .output()
+        .context("cannot run `xwininfo` (x11-utils)")?;
+    Ok(String::from_utf8_lossy(&out.stdout).contains(&format!("\"{title}\"")))
+}
+
+pub async fn wait_notes(notes: &Notifications, n: usize, within: Duration) -> Vec<Note> {
+    let end = tokio::time::Instant::now() + within;
+    while tokio::time::Instant::now() < end {
+        if notes.recorded().len() >= n {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    notes.recorded()
+}
