@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Sets up and runs mcpool on a fresh Debian/Ubuntu machine:
-#   installs the few system packages the build needs (if missing), builds the
-#   release binary, and runs `mcpool serve` on the default config
+#   installs the system packages the build needs (only those missing: the
+#   compiler, and GTK/WebKit/AppIndicator for the tray app), builds the
+#   release binaries, and starts the tray app on the default config
 #   (~/.config/mcpool/config.json; an absent file is an empty pool).
-# Extra arguments go to `mcpool serve` (e.g. --config FILE, --listen ADDR).
+# Without a display (ssh, a server, CI) it says so and runs `mcpool serve`
+# instead: the same pool and endpoint, in the foreground.
+# Extra arguments go to the app or to `mcpool serve` alike
+# (e.g. --config FILE, --listen ADDR, --dashboard for the app only).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,11 +16,20 @@ if [ -d "${CARGO_HOME:-$HOME/.cargo}/bin" ]; then
     PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 fi
 
+PACKAGES=(
+    build-essential pkg-config ca-certificates libssl-dev
+    # The tray app: Tauri 2 on GTK 3, WebKitGTK 4.1 and AppIndicator.
+    libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
+)
 need=()
-for p in build-essential pkg-config ca-certificates; do
+for p in "${PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
-if [ "${#need[@]}" -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+if [ "${#need[@]}" -gt 0 ]; then
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "[mcpool] missing system packages (${need[*]}) and no apt-get to install them" >&2
+        exit 1
+    fi
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
     echo "[mcpool] installing ${need[*]}" >&2
@@ -29,6 +42,16 @@ if ! command -v cargo >/dev/null 2>&1; then
     exit 1
 fi
 
-cargo build --release --locked -p mcpool >&2
+echo "[mcpool] building (the first build takes a few minutes)" >&2
+cargo build --release --locked -p mcpool -p mcpool-app >&2
 echo "[mcpool] agents need the bearer token: ./target/release/mcpool token" >&2
-exec ./target/release/mcpool serve "$@"
+
+if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
+    exec ./target/release/mcpool-app "$@"
+fi
+echo "[mcpool] no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so no tray: running \`mcpool serve\` instead, the same pool and endpoint" >&2
+args=()
+for a in "$@"; do
+    [ "$a" = --dashboard ] || args+=("$a")
+done
+exec ./target/release/mcpool serve "${args[@]}"

@@ -8,7 +8,6 @@ mod render;
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -16,9 +15,8 @@ use std::time::{Duration, Instant};
 use anyhow::Context as _;
 use mcpool_core::lifecycle::Status;
 use mcpool_core::log::RedactingStderr;
-use mcpool_core::paths;
 use mcpool_core::pool::Pool;
-use mcpool_core::service::{self, Service, ServiceOptions};
+use mcpool_core::service::{self, ServeArgs, Service};
 use mcpool_tray::{Action, Notification, Notifier};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, WindowEvent};
@@ -40,13 +38,27 @@ struct Shared {
     service: Mutex<Option<Service>>,
 }
 
+/// mcpool's tray app: the pool and endpoint of `mcpool serve` (same config,
+/// flags and environment), with a tray icon, its menu, desktop notifications
+/// and the dashboard window.
+#[derive(clap::Parser)]
+#[command(name = "mcpool-app", version)]
+struct Cli {
+    #[command(flatten)]
+    serve: ServeArgs,
+    /// Open the dashboard window at launch.
+    #[arg(long)]
+    dashboard: bool,
+}
+
 fn main() -> ExitCode {
+    let cli = <Cli as clap::Parser>::parse();
     init_tracing();
     if let Some(why) = no_display() {
         eprintln!("mcpool: {why}; the tray app needs a desktop session. Run `mcpool serve` for the same pool and endpoint without one.");
         return ExitCode::from(2);
     }
-    match run() {
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("mcpool: {e:#}");
@@ -66,19 +78,13 @@ fn no_display() -> Option<&'static str> {
     None
 }
 
-fn run() -> anyhow::Result<()> {
-    // The same environment as `mcpool serve`.
-    let listen: SocketAddr = match std::env::var("MCPOOL_LISTEN") {
-        Ok(v) => v
-            .parse()
-            .with_context(|| format!("MCPOOL_LISTEN={v:?} is not an address"))?,
-        Err(_) => paths::DEFAULT_LISTEN.parse()?,
-    };
-    let config_path = std::env::var_os("MCPOOL_CONFIG")
-        .map(PathBuf::from)
-        .unwrap_or_else(paths::default_config);
-    let cache_dir = std::env::var_os("MCPOOL_CACHE_DIR").map(PathBuf::from);
+fn run(cli: Cli) -> anyhow::Result<()> {
     let down_grace = down_notice_grace()?;
+    let Cli { serve, dashboard } = cli;
+    // Refused before anything starts, as `mcpool serve` refuses it.
+    if !serve.listen.ip().is_loopback() && !serve.allow_non_loopback {
+        return Err(service::ServiceError::NonLoopback(serve.listen).into());
+    }
 
     // Single instance first: a second launch hands over to the running one
     // (which shows its window) and exits 0 inside `build`, before it starts
@@ -95,7 +101,7 @@ fn run() -> anyhow::Result<()> {
         .plugin(tauri_plugin_clipboard_manager::init())
         .setup(move |app| {
             // `{:#}` keeps the whole cause chain in the message.
-            let shared = start_service(listen, config_path, cache_dir).map_err(|e| format!("{e:#}"))?;
+            let shared = start_service(serve.clone()).map_err(|e| format!("{e:#}"))?;
             app.manage(shared.clone());
             let handle = app.handle().clone();
             let snapshot = shared.pool.snapshot();
@@ -116,7 +122,7 @@ fn run() -> anyhow::Result<()> {
             tauri::async_runtime::spawn(follow_status(handle.clone(), shared.clone(), menu, down_grace));
             tauri::async_runtime::spawn(quit_on_signal(handle.clone(), shared.clone()));
             // `--dashboard` opens the window at launch, as the menu item does.
-            if std::env::args().any(|a| a == "--dashboard") {
+            if dashboard {
                 perform(&handle, Action::OpenDashboard);
             }
             Ok(())
@@ -158,20 +164,13 @@ fn down_notice_grace() -> anyhow::Result<Duration> {
 }
 
 /// Starts the pool and its endpoint, as `mcpool serve` does.
-fn start_service(listen: SocketAddr, config_path: PathBuf, cache_dir: Option<PathBuf>) -> anyhow::Result<Arc<Shared>> {
+fn start_service(serve: ServeArgs) -> anyhow::Result<Arc<Shared>> {
     let service = tauri::async_runtime::block_on(async {
         let (token, warning) = service::token_or_create().await?;
         if let Some(w) = warning {
             eprintln!("mcpool: warning: {w}");
         }
-        service::start(ServiceOptions {
-            config_path,
-            listen,
-            allow_non_loopback: false,
-            cache_dir,
-            token,
-        })
-        .await
+        anyhow::Ok(service::start(serve.options(token)?).await?)
     })?;
     println!("mcpool listening on {}", service.endpoint_url());
     Ok(Arc::new(Shared {

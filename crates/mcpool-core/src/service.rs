@@ -25,6 +25,42 @@ const CONFIG_POLL: Duration = Duration::from_secs(2);
 /// How long open agent streams get to finish at shutdown.
 const DRAIN: Duration = Duration::from_secs(3);
 
+/// The flags and environment of `mcpool serve`, which the tray app takes
+/// too, so agents cannot tell which one runs (`cli` feature: clap).
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct ServeArgs {
+    /// Config file (JSON with `mcpServers` or VS Code's `servers`).
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_CONFIG"))]
+    pub config: Option<PathBuf>,
+    /// Address to listen on.
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_LISTEN", default_value = crate::paths::DEFAULT_LISTEN))]
+    pub listen: SocketAddr,
+    /// Allow a listen address other than loopback.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub allow_non_loopback: bool,
+    /// Cache dir for tool lists.
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_CACHE_DIR"))]
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl ServeArgs {
+    /// The service these flags ask for, serving `token`; refuses a
+    /// non-loopback address unless `--allow-non-loopback` was given.
+    pub fn options(self, token: String) -> Result<ServiceOptions, ServiceError> {
+        if !self.listen.ip().is_loopback() && !self.allow_non_loopback {
+            return Err(ServiceError::NonLoopback(self.listen));
+        }
+        Ok(ServiceOptions {
+            config_path: self.config.unwrap_or_else(crate::paths::default_config),
+            listen: self.listen,
+            allow_non_loopback: self.allow_non_loopback,
+            cache_dir: self.cache_dir,
+            token,
+        })
+    }
+}
+
 /// What `mcpool serve` takes from its flags and environment.
 #[derive(Debug, Clone)]
 pub struct ServiceOptions {

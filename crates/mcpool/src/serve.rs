@@ -2,30 +2,12 @@
 //! foreground, until SIGINT/SIGTERM stops every child.
 
 use std::io::IsTerminal;
-use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use mcpool_core::log::RedactingStderr;
-use mcpool_core::paths;
-use mcpool_core::service::{self, ServiceOptions};
+use mcpool_core::service;
+pub use mcpool_core::service::ServeArgs;
 use tokio::signal::unix::{signal, SignalKind};
-
-#[derive(clap::Args)]
-pub struct ServeArgs {
-    /// Config file (JSON with `mcpServers` or VS Code's `servers`).
-    #[arg(long, env = "MCPOOL_CONFIG")]
-    config: Option<PathBuf>,
-    /// Address to listen on.
-    #[arg(long, env = "MCPOOL_LISTEN", default_value = paths::DEFAULT_LISTEN)]
-    listen: SocketAddr,
-    /// Allow a listen address other than loopback.
-    #[arg(long)]
-    allow_non_loopback: bool,
-    /// Cache dir for tool lists.
-    #[arg(long, env = "MCPOOL_CACHE_DIR")]
-    cache_dir: Option<PathBuf>,
-}
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_tracing();
@@ -33,14 +15,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         return Err(service::ServiceError::NonLoopback(args.listen).into());
     }
     let token = crate::client::token_or_create().await?;
-    let mut service = service::start(ServiceOptions {
-        config_path: crate::config_path(args.config),
-        listen: args.listen,
-        allow_non_loopback: args.allow_non_loopback,
-        cache_dir: args.cache_dir,
-        token,
-    })
-    .await?;
+    let mut service = service::start(args.options(token)?).await?;
     println!("mcpool listening on {}", service.endpoint_url());
 
     let mut term = signal(SignalKind::terminate())?;

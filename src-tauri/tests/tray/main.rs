@@ -13,12 +13,13 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context as _};
-use serde_json::json;
+use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 use zbus::zvariant::OwnedObjectPath;
 use zbus::Connection;
 
+mod cli;
 mod desktop;
 mod support;
 
@@ -195,6 +196,14 @@ async fn drive(
     assert!(
         desktop_entry.contains("mcpool-app"),
         "the login item starts the app:\n{desktop_entry}"
+    );
+    // Named by the root tauri.conf.json's productName: the app was built
+    // from the config at the repo root, as the design places it.
+    let root_conf: Value = serde_json::from_str(&std::fs::read_to_string(repo_root().join("tauri.conf.json"))?)?;
+    let product = root_conf["productName"].as_str().context("productName")?;
+    assert!(
+        desktop_entry.lines().any(|l| l == format!("Name={product}")),
+        "the login item is named {product:?}:\n{desktop_entry}"
     );
     eprintln!("login item {}:\n{desktop_entry}", entries[0].display());
     let shown = menu

@@ -1,0 +1,53 @@
+//! The app's command line, where it must fail before it touches the
+//! desktop: these run beside the main test without meeting its instance.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio::process::Command;
+
+/// The app with `args`, `env_remove`d variables unset; its exit code, stdout, stderr.
+async fn launch(args: &[&str], env_remove: &[&str]) -> anyhow::Result<(Option<i32>, String, String)> {
+    let dir = std::env::temp_dir().join(format!("mcpool-tray-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpool-app"));
+    cmd.args(args)
+        .env("HOME", &dir)
+        .env("MCPOOL_CONFIG", dir.join("config.json"))
+        .env("MCPOOL_TOKEN", crate::TOKEN)
+        .env_remove("MCPOOL_LISTEN")
+        .kill_on_drop(true);
+    for var in env_remove {
+        cmd.env_remove(var);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(30), cmd.output())
+        .await
+        .context("the app was still running after 30 s")??;
+    Ok((
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
+}
+
+#[tokio::test]
+async fn without_a_display_it_says_so_and_points_to_mcpool_serve() -> anyhow::Result<()> {
+    let (code, stdout, stderr) = launch(&["--listen", "127.0.0.1:0"], &["DISPLAY", "WAYLAND_DISPLAY"]).await?;
+    assert_eq!(code, Some(2), "exit code; stderr:\n{stderr}");
+    assert!(stderr.contains("no display"), "{stderr}");
+    assert!(stderr.contains("mcpool serve"), "points to mcpool serve: {stderr}");
+    assert!(!stdout.contains("listening"), "started a pool anyway: {stdout}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn it_refuses_a_non_loopback_address_as_mcpool_serve_does() -> anyhow::Result<()> {
+    let (code, stdout, stderr) = launch(&["--listen", "0.0.0.0:0"], &[]).await?;
+    assert_eq!(code, Some(1), "exit code; stderr:\n{stderr}");
+    assert!(stderr.contains("--allow-non-loopback"), "names the flag: {stderr}");
+    assert!(!stdout.contains("listening"), "{stdout}");
+    let (code, _, stderr) = launch(&["--no-such-flag"], &[]).await?;
+    assert_eq!(code, Some(2), "an unknown flag is a usage error: {stderr}");
+    assert!(stderr.contains("--no-such-flag"), "{stderr}");
+    Ok(())
+}
