@@ -22,6 +22,8 @@ bash scripts/test-env.sh </dev/null
 export MCPOOL_TEST_PYTHON="$ROOT/.venv/bin/python"
 export MCPOOL_TEST_NODE_MODULES="$ROOT/node_modules"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# A one-off build gains nothing from incremental data but gigabytes of disk.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Never let a developer's running instance or config leak into the tests.
 unset MCPOOL_TOKEN MCPOOL_LISTEN MCPOOL_CONFIG MCPOOL_CACHE_DIR || true
 

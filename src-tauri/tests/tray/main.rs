@@ -24,6 +24,7 @@ mod desktop;
 mod support;
 
 use desktop::{MenuNode, Notifications, TrayMenu, Watcher};
+use mcpool_tests::{alive, control, faulty_http, faulty_stdio, spawned_pids};
 use support::*;
 
 pub const TOKEN: &str = "tray-test-token";
@@ -56,12 +57,9 @@ async fn tray_menu_clicks_notifications_window_and_sigterm() -> anyhow::Result<(
     let local_log = dir.join("local.log");
     let mut remotes = Vec::new();
     let mut servers = serde_json::Map::new();
-    servers.insert(
-        LOCAL.into(),
-        json!({"command": faulty_bin(), "args": ["stdio", "--spawn-log", local_log]}),
-    );
+    servers.insert(LOCAL.into(), faulty_stdio(&local_log, &[]));
     for name in AUTH_SERVERS {
-        let (child, url) = faulty_http(&dir.join(format!("{name}.log"))).await?;
+        let (child, url) = faulty_http(&dir.join(format!("{name}.log")), &[]).await?;
         servers.insert(name.into(), json!({"type": "http", "url": url}));
         remotes.push((child, url));
     }
@@ -261,20 +259,20 @@ async fn drive(
     assert!(handed_over, "the first instance was told of the second launch");
 
     // Click local's Reconnect as a panel would: a new process serves it.
-    let before = starts(local_log);
+    let before = spawned_pids(local_log);
     assert_eq!(before.len(), 1, "one local process so far: {before:?}");
     let reconnect = shown
         .child("local: ")
         .and_then(|s| s.child("Reconnect"))
         .with_context(|| format!("no Reconnect under local:\n{text}"))?;
     menu.click(reconnect.id).await?;
-    let mut after = starts(local_log);
+    let mut after = spawned_pids(local_log);
     for _ in 0..100 {
         if after.len() >= 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
-        after = starts(local_log);
+        after = spawned_pids(local_log);
     }
     assert_eq!(after.len(), 2, "clicking Reconnect started one new process: {after:?}");
     api.wait_status(&[LOCAL], "connected").await?;
@@ -386,7 +384,7 @@ async fn drive(
 
     // SIGTERM ends the app as Quit does: children stopped, exit code 0.
     let pid = app.id().context("app pid")?;
-    let local_pid = *starts(local_log).last().context("local pid")?;
+    let local_pid = *spawned_pids(local_log).last().context("local pid")?;
     assert!(alive(local_pid), "local runs before SIGTERM");
     let kill = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])

@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 use crate::desktop::{Note, Notifications};
 use crate::TOKEN;
@@ -17,49 +16,11 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-pub fn faulty_bin() -> PathBuf {
-    std::env::var_os("MCPOOL_FAULTY")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join("target/debug/mcpool-faulty"))
-}
-
 pub fn temp_dir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("mcpool-tray-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
-}
-
-/// The fault-injecting server over HTTP; returns it and its MCP URL.
-pub async fn faulty_http(log: &Path) -> anyhow::Result<(Child, String)> {
-    let mut child = Command::new(faulty_bin())
-        .args(["http", "--listen", "127.0.0.1:0", "--spawn-log"])
-        .arg(log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("cannot start {}", faulty_bin().display()))?;
-    let stdout = child.stdout.take().context("stdout")?;
-    let line = tokio::time::timeout(Duration::from_secs(20), BufReader::new(stdout).lines().next_line())
-        .await??
-        .context("no LISTENING line")?;
-    let url = line
-        .strip_prefix("LISTENING ")
-        .context("unexpected first line")?
-        .to_string();
-    Ok((child, url))
-}
-
-pub async fn control(mcp_url: &str, body: Value) -> anyhow::Result<()> {
-    reqwest::Client::new()
-        .post(mcp_url.replace("/mcp", "/control"))
-        .json(&body)
-        .send()
-        .await?
-        .error_for_status()?;
-    Ok(())
 }
 
 pub struct Api {
@@ -103,25 +64,6 @@ impl Api {
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
         bail!("{names:?} never all {want}: {:#}", Value::from(self.servers().await?))
-    }
-}
-
-/// `start <pid>` lines of a faulty server's spawn log: one per process.
-pub fn starts(log: &Path) -> Vec<u32> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.strip_prefix("start ")?.trim().parse().ok())
-        .collect()
-}
-
-pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // A zombie has exited; only its parent's wait is missing.
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
     }
 }
 
