@@ -3,6 +3,7 @@
 //! notifications and the dashboard window. What the tray shows is decided
 //! by `mcpool-tray`; this file only renders it and performs the clicks.
 
+mod notices;
 mod render;
 
 use std::collections::BTreeMap;
@@ -17,7 +18,7 @@ use mcpool_core::lifecycle::Status;
 use mcpool_core::log::RedactingStderr;
 use mcpool_core::pool::Pool;
 use mcpool_core::service::{self, ServeArgs, Service};
-use mcpool_tray::{Action, Notification, Notifier};
+use mcpool_tray::{Action, Notifier};
 use tauri::tray::TrayIconBuilder;
 use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, WindowEvent};
 use tauri_plugin_autostart::ManagerExt as _;
@@ -68,12 +69,23 @@ fn main() -> ExitCode {
 }
 
 /// Why no window can open here, if none can.
-fn no_display() -> Option<&'static str> {
-    if cfg!(target_os = "linux")
-        && std::env::var_os("DISPLAY").is_none()
-        && std::env::var_os("WAYLAND_DISPLAY").is_none()
+fn no_display() -> Option<String> {
+    #[cfg(target_os = "linux")]
     {
-        return Some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)");
+        if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+            return Some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)".into());
+        }
+        // A display that is named but cannot be opened (a stale DISPLAY
+        // over ssh): GTK would fail inside Tauri with a panic; say it
+        // plainly instead. Tauri's own init later finds GTK ready.
+        if gtk::init().is_err() {
+            let named = ["WAYLAND_DISPLAY", "DISPLAY"]
+                .iter()
+                .filter_map(|v| std::env::var(v).ok().map(|d| format!("{v}={d}")))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Some(format!("cannot open the display ({named})"));
+        }
     }
     None
 }
@@ -215,7 +227,7 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
     // Servers that asked for sign-in before the tray was up are told of too.
     let start = Instant::now();
     for (name, status) in &last {
-        notify(&app, notifier.on_status(name, Status::Pending, *status, start));
+        notices::show(&app, notifier.on_status(name, Status::Pending, *status, start));
     }
     let mut tick = tokio::time::interval(REFRESH);
     loop {
@@ -230,12 +242,12 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
             event = events.recv() => match event {
                 Ok(e) => {
                     let old = last.insert(e.server.clone(), e.status).unwrap_or(Status::Pending);
-                    notify(&app, notifier.on_status(&e.server, old, e.status, Instant::now()));
+                    notices::show(&app, notifier.on_status(&e.server, old, e.status, Instant::now()));
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             },
-            _ = wake => notify(&app, notifier.poll(Instant::now())),
+            _ = wake => notices::show(&app, notifier.poll(Instant::now())),
             _ = tick.tick() => {}
         }
         let snapshot = shared.pool.snapshot();
@@ -270,40 +282,6 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
                 let _ = tray.set_tooltip(Some(text));
             }
         });
-    }
-}
-
-/// Shows `notes` on the desktop. Activating one (a click on it, or its
-/// "Open dashboard" button) opens the dashboard at the first server it
-/// names. Each waits for its answer on a thread of its own; the notifier's
-/// rate limits keep them few.
-fn notify(app: &AppHandle, notes: Vec<Notification>) {
-    for note in notes {
-        let app = app.clone();
-        let spawned = std::thread::Builder::new()
-            .name("notification".into())
-            .spawn(move || show_notification(&app, note));
-        if let Err(e) = spawned {
-            tracing::warn!("cannot show a notification: {e}");
-        }
-    }
-}
-
-fn show_notification(app: &AppHandle, note: Notification) {
-    let shown = notify_rust::Notification::new()
-        .appname("mcpool")
-        .summary(&note.title)
-        .body(&note.body)
-        .action("default", "Open dashboard")
-        .show();
-    match shown {
-        Ok(handle) => handle.wait_for_action(|action| {
-            if action == "default" {
-                tracing::info!("notification activated: opening the dashboard");
-                open_dashboard(app, note.servers.first().cloned());
-            }
-        }),
-        Err(e) => tracing::warn!("cannot show a notification ({e}): {}: {}", note.title, note.body),
     }
 }
 
@@ -347,7 +325,7 @@ fn perform(app: &AppHandle, action: Action) {
 
 /// Shows the dashboard window (signed in afresh), scrolled to `server`'s
 /// card when one is given.
-fn open_dashboard(app: &AppHandle, server: Option<String>) {
+pub(crate) fn open_dashboard(app: &AppHandle, server: Option<String>) {
     let shared = app.state::<Arc<Shared>>().inner().clone();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {

@@ -6,8 +6,17 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tokio::process::Command;
 
-/// The app with `args`, `env_remove`d variables unset; its exit code, stdout, stderr.
+/// The app with `args` and the `env_remove`d variables unset: its exit code, stdout, stderr.
 async fn launch(args: &[&str], env_remove: &[&str]) -> anyhow::Result<(Option<i32>, String, String)> {
+    launch_with(args, env_remove, &[]).await
+}
+
+/// As [`launch`], with `env` set as well.
+async fn launch_with(
+    args: &[&str],
+    env_remove: &[&str],
+    env: &[(&str, &str)],
+) -> anyhow::Result<(Option<i32>, String, String)> {
     let dir = std::env::temp_dir().join(format!("mcpool-tray-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcpool-app"));
@@ -20,6 +29,7 @@ async fn launch(args: &[&str], env_remove: &[&str]) -> anyhow::Result<(Option<i3
     for var in env_remove {
         cmd.env_remove(var);
     }
+    cmd.envs(env.iter().copied());
     let out = tokio::time::timeout(Duration::from_secs(30), cmd.output())
         .await
         .context("the app was still running after 30 s")??;
@@ -37,6 +47,24 @@ async fn without_a_display_it_says_so_and_points_to_mcpool_serve() -> anyhow::Re
     assert!(stderr.contains("no display"), "{stderr}");
     assert!(stderr.contains("mcpool serve"), "points to mcpool serve: {stderr}");
     assert!(!stdout.contains("listening"), "started a pool anyway: {stdout}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_display_that_cannot_be_opened_is_said_plainly() -> anyhow::Result<()> {
+    // No X server has this number (its socket would be /tmp/.X11-unix/X4093).
+    assert!(!std::path::Path::new("/tmp/.X11-unix/X4093").exists());
+    let (code, stdout, stderr) = launch_with(
+        &["--listen", "127.0.0.1:0"],
+        &["WAYLAND_DISPLAY"],
+        &[("DISPLAY", ":4093")],
+    )
+    .await?;
+    assert_eq!(code, Some(2), "exit code; stderr:\n{stderr}");
+    assert!(stderr.contains("cannot open the display (DISPLAY=:4093)"), "{stderr}");
+    assert!(stderr.contains("mcpool serve"), "points to mcpool serve: {stderr}");
+    assert!(!stderr.contains("panicked"), "no panic: {stderr}");
+    assert!(!stdout.contains("listening"), "{stdout}");
     Ok(())
 }
 
