@@ -1,12 +1,14 @@
-//! The real tray app on a real (virtual) desktop: run it under
-//! `xvfb-run -a dbus-run-session --` (scripts/test-tray.sh does).
+//! The real tray app on a real (virtual) desktop: run it on the throwaway
+//! desktop of `scripts/desktop.sh` (xvfb-run, dbus-run-session, a keyring),
+//! as scripts/test.sh does.
 //!
 //! The test owns the session bus's desktop side: a fake
 //! `org.kde.StatusNotifierWatcher` (so libayatana-appindicator exports the
 //! tray item and its dbusmenu) and a fake `org.freedesktop.Notifications`
-//! that records every notification. It then reads the menu and clicks it as
-//! a panel would, checks the pool through the app's own `/api/servers`,
-//! screenshots the dashboard window, and stops the app with SIGTERM.
+//! that records every notification and can activate one. It reads the menu
+//! and clicks it as a panel would, reads the item's icon back, checks the
+//! pool through the app's own `/api/servers`, finds the dashboard window by
+//! its title, screenshots the display, and stops the app with SIGTERM.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -37,7 +39,7 @@ const LOCAL: &str = "local";
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn tray_menu_clicks_notifications_window_and_sigterm() -> anyhow::Result<()> {
     if std::env::var_os("DISPLAY").is_none() || std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_none() {
-        bail!("needs an X display and a private session bus: run scripts/test-tray.sh (xvfb-run -a dbus-run-session -- cargo test ...)");
+        bail!("needs an X display and a private session bus: run `bash scripts/desktop.sh cargo test -p mcpool-app`");
     }
     let dir = temp_dir()?;
 
