@@ -44,7 +44,6 @@ APT_PACKAGES=(
     libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
     xvfb xauth          # xvfb-run: a virtual X display
     imagemagick         # import/identify: screenshots of the display
-    x11-utils           # xwininfo: the titles of the app's windows
 )
 # Node: keep a Node that is already installed (it must be >= 20, see below);
 # otherwise try Debian's.

@@ -24,6 +24,7 @@ use zbus::Connection;
 mod cli;
 mod desktop;
 mod support;
+mod x11;
 
 use desktop::{MenuNode, Notifications, TrayMenu, Watcher};
 use mcpool_tests::{alive, control, faulty_http, faulty_stdio, spawned_pids};
@@ -347,21 +348,36 @@ async fn drive(
         note.actions.iter().any(|(key, _)| key == "default"),
         "the notification can be activated: {note:?}"
     );
-    assert!(!x_window_titled("mcpool — auth-a")?, "no window at auth-a yet");
+    let display = x11::Display::open()?;
+    assert!(
+        display.shown("mcpool")?,
+        "the dashboard window (from --dashboard) is shown"
+    );
+    assert!(display.find("mcpool — auth-a")?.is_none(), "no window at auth-a yet");
     let iface = desktop
         .object_server()
         .interface::<_, Notifications>("/org/freedesktop/Notifications")
         .await?;
     Notifications::action_invoked(iface.signal_emitter(), note.id, "default").await?;
-    let mut at_server = false;
-    for _ in 0..100 {
-        at_server = x_window_titled("mcpool — auth-a")?;
-        if at_server {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(at_server, "activating the notification showed the dashboard at auth-a");
+    display
+        .wait_shown("mcpool — auth-a", true)
+        .await
+        .context("activating the notification shows the dashboard at auth-a")?;
+
+    // Closing the window (as its close button does) hides it and keeps the
+    // app, its pool and the tray; "Open dashboard" shows it again.
+    display.close("mcpool — auth-a")?;
+    display.wait_shown("mcpool — auth-a", false).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(app.try_wait()?.is_none(), "closing the window ended the app");
+    assert_eq!(api.status(LOCAL).await?, "connected", "the pool still serves");
+    let open = menu.layout().await?;
+    let open = open.child("Open dashboard").context("no Open dashboard")?;
+    menu.click(open.id).await?;
+    display
+        .wait_shown("mcpool", true)
+        .await
+        .context("\"Open dashboard\" shows the closed window again")?;
 
     // local's process dies and nothing brings it back within the grace
     // (3 s here): one short "down" notice.

@@ -183,15 +183,6 @@ pub async fn wait_icon(item: &zbus::Proxy<'_>, file: &str) -> anyhow::Result<()>
     bail!("the tray icon never became {file} (IconName {name:?})")
 }
 
-/// Whether an X window titled `title` exists (`xwininfo`, from x11-utils).
-pub fn x_window_titled(title: &str) -> anyhow::Result<bool> {
-    let out = std::process::Command::new("xwininfo")
-        .args(["-root", "-tree"])
-        .output()
-        .context("cannot run `xwininfo` (x11-utils)")?;
-    Ok(String::from_utf8_lossy(&out.stdout).contains(&format!("\"{title}\"")))
-}
-
 pub async fn wait_notes(notes: &Notifications, n: usize, within: Duration) -> Vec<Note> {
     let end = tokio::time::Instant::now() + within;
     while tokio::time::Instant::now() < end {

@@ -1,0 +1,91 @@
+//! The X display as a window manager sees it: top-level windows by title,
+//! whether one is shown, and the close request a title bar's close button
+//! sends (`WM_DELETE_WINDOW`). Xvfb runs no window manager, so the test
+//! plays that part.
+
+use anyhow::Context as _;
+use x11rb::connection::Connection as _;
+use x11rb::protocol::xproto::{AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask, MapState, Window};
+use x11rb::rust_connection::RustConnection;
+
+pub struct Display {
+    conn: RustConnection,
+    root: Window,
+}
+
+impl Display {
+    pub fn open() -> anyhow::Result<Display> {
+        let (conn, screen) = x11rb::connect(None).context("cannot open the X display")?;
+        let root = conn.setup().roots[screen].root;
+        Ok(Display { conn, root })
+    }
+
+    fn atom(&self, name: &str) -> anyhow::Result<u32> {
+        Ok(self.conn.intern_atom(false, name.as_bytes())?.reply()?.atom)
+    }
+
+    /// `_NET_WM_NAME` (UTF-8, what GTK sets), else `WM_NAME`.
+    fn title(&self, window: Window) -> anyhow::Result<Option<String>> {
+        let utf8 = self.atom("UTF8_STRING")?;
+        let net_wm_name = self.atom("_NET_WM_NAME")?;
+        for (name, kind) in [(net_wm_name, utf8), (AtomEnum::WM_NAME.into(), AtomEnum::STRING.into())] {
+            let value = self
+                .conn
+                .get_property(false, window, name, kind, 0, 1024)?
+                .reply()?
+                .value;
+            if !value.is_empty() {
+                return Ok(Some(String::from_utf8_lossy(&value).into_owned()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The window titled exactly `title`, anywhere in the tree.
+    pub fn find(&self, title: &str) -> anyhow::Result<Option<Window>> {
+        let mut stack = vec![self.root];
+        while let Some(window) = stack.pop() {
+            if self.title(window)?.as_deref() == Some(title) {
+                return Ok(Some(window));
+            }
+            stack.extend(self.conn.query_tree(window)?.reply()?.children);
+        }
+        Ok(None)
+    }
+
+    /// Whether `title` names a window that is on the screen.
+    pub fn shown(&self, title: &str) -> anyhow::Result<bool> {
+        match self.find(title)? {
+            Some(window) => {
+                let attributes = self.conn.get_window_attributes(window)?.reply()?;
+                Ok(attributes.map_state == MapState::VIEWABLE)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// Asks the window titled `title` to close, as a close button does.
+    pub fn close(&self, title: &str) -> anyhow::Result<()> {
+        let window = self
+            .find(title)?
+            .with_context(|| format!("no window titled {title:?}"))?;
+        let protocols = self.atom("WM_PROTOCOLS")?;
+        let delete = self.atom("WM_DELETE_WINDOW")?;
+        let event = ClientMessageEvent::new(32, window, protocols, [delete, x11rb::CURRENT_TIME, 0, 0, 0]);
+        self.conn.send_event(false, window, EventMask::NO_EVENT, event)?;
+        self.conn.flush()?;
+        Ok(())
+    }
+
+    /// Waits up to 10 s for the window titled `title` to be shown (or not).
+    pub async fn wait_shown(&self, title: &str, shown: bool) -> anyhow::Result<()> {
+        for _ in 0..100 {
+            if self.shown(title)? == shown {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let state = if shown { "shown" } else { "hidden" };
+        anyhow::bail!("the window {title:?} was never {state}")
+    }
+}
