@@ -5,8 +5,9 @@
 #   - launch -> every server `connected` in /api/servers (3 mcpool-faulty
 #     stdio servers, polled every 10 ms),
 #   - resident memory (VmRSS) of the app after 5 s idle, tray only (no
-#     window), and the same with the dashboard window open (the app plus its
-#     WebKit processes; the fault servers are not counted).
+#     window), with the dashboard window open, and after that window was
+#     closed (the app plus its WebKit processes; the fault servers are not
+#     counted). bench/close_window.py closes it as a close button does.
 # Each run is a fresh launch; prints medians with p10-p90 and min-max, and
 # with --write FILE replaces (or appends) the "## The tray app" section.
 #   cargo build --release -p mcpool-app -p mcpool-faulty
@@ -69,12 +70,13 @@ webkit_kib() {
     echo "$total"
 }
 
-# One launch: prints "listen_ms connected_ms rss_kib" (window: rss with WebKit).
+# One launch in mode tray|window|closed: prints "listen_ms connected_ms rss_kib"
+# (the rss of the app and its WebKit processes).
 one_run() {
-    local window="$1" out="$WORK/out" t0 listen_ms="" connected_ms="" base=""
+    local mode="$1" out="$WORK/out" t0 listen_ms="" connected_ms="" base=""
     rm -f "$out"
     local args=()
-    [ "$window" = 1 ] && args+=(--dashboard)
+    [ "$mode" != tray ] && args+=(--dashboard)
     t0="$(now_ms)"
     HOME="$WORK/home" XDG_CONFIG_HOME="$WORK/home/config" XDG_DATA_HOME="$WORK/home/data" \
         MCPOOL_CONFIG="$WORK/config.json" MCPOOL_LISTEN=127.0.0.1:0 MCPOOL_TOKEN="$TOKEN" \
@@ -97,10 +99,13 @@ one_run() {
         fi
         sleep 0.01
     done
+    if [ "$mode" = closed ]; then
+        sleep 3
+        python3 "$ROOT/bench/close_window.py" mcpool || { echo "no window titled mcpool" >&2; return 1; }
+    fi
     sleep 5
     local rss
-    rss="$(rss_kib "$APP_PID")"
-    [ "$window" = 1 ] && rss=$((rss + $(webkit_kib "$APP_PID")))
+    rss=$(($(rss_kib "$APP_PID") + $(webkit_kib "$APP_PID")))
     kill -TERM "$APP_PID"
     wait "$APP_PID" || true
     APP_PID=""
@@ -109,17 +114,19 @@ one_run() {
 
 : >"$WORK/tray"
 : >"$WORK/window"
+: >"$WORK/closed"
 for i in $(seq "$RUNS"); do
-    one_run 0 >>"$WORK/tray"
-    one_run 1 >>"$WORK/window"
-    echo "run $i/$RUNS: tray $(tail -1 "$WORK/tray"), window $(tail -1 "$WORK/window")" >&2
+    for mode in tray window closed; do
+        one_run "$mode" >>"$WORK/$mode"
+    done
+    echo "run $i/$RUNS: tray $(tail -1 "$WORK/tray"), window $(tail -1 "$WORK/window"), closed $(tail -1 "$WORK/closed")" >&2
 done
 
 LOAD="$(cut -d' ' -f1-3 /proc/loadavg)"
-SECTION="$(python3 - "$WORK/tray" "$WORK/window" "$RUNS" "$(git -C "$ROOT" rev-parse --short HEAD)" "$(nproc)" \
+SECTION="$(python3 - "$WORK/tray" "$WORK/window" "$WORK/closed" "$RUNS" "$(git -C "$ROOT" rev-parse --short HEAD)" "$(nproc)" \
     "$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)" "$LOAD" <<'PY'
 import statistics, sys, datetime
-tray_f, window_f, runs, commit, cpus, model, load = sys.argv[1:]
+tray_f, window_f, closed_f, runs, commit, cpus, model, load = sys.argv[1:]
 def cols(path):
     rows = [list(map(int, l.split())) for l in open(path) if l.strip()]
     return list(zip(*rows))
@@ -130,7 +137,7 @@ def row(what, xs, scale=1, unit=""):
     xs = [x / scale for x in xs]
     fmt = (lambda v: f"{v:.1f}") if scale != 1 else (lambda v: f"{v:.0f}")
     return f"| {what} | {len(xs)} | {fmt(statistics.median(xs))} | {fmt(q(xs, .1))}–{fmt(q(xs, .9))} | {fmt(min(xs))}–{fmt(max(xs))} |"
-t, w = cols(tray_f), cols(window_f)
+t, w, c = cols(tray_f), cols(window_f), cols(closed_f)
 now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 print(f"""## The tray app
 
@@ -148,8 +155,9 @@ bash bench/tray.sh --runs {runs} --write docs/benchmarks.md
 {row("idle memory, tray only (MiB, the app)", t[2], 1024)}
 {row("launch → 3 servers `connected` (ms), window open", w[1])}
 {row("idle memory, window open (MiB, the app + WebKit processes)", w[2], 1024)}
+{row("idle memory, window opened then closed (MiB, the app + WebKit processes)", c[2], 1024)}
 
-The tray-only app holds GTK, the tray item and the pool; opening the dashboard window starts WebKit's web and network processes, which hold most of the second figure. `mcpool serve` needs about 12 MiB for the same pool (see Memory above).""")
+The tray-only app holds GTK, the tray item and the pool; opening the dashboard window starts WebKit's web and network processes, which hold most of the second figure (a sum of RSS, so libraries shared between the processes count more than once). `mcpool serve` needs about 12 MiB for the same pool (see Memory above).""")
 PY
 )"
 echo "$SECTION"

@@ -20,7 +20,7 @@ use mcpool_core::pool::Pool;
 use mcpool_core::service::{self, ServeArgs, Service};
 use mcpool_tray::{Action, Notifier};
 use tauri::tray::TrayIconBuilder;
-use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder, WindowEvent};
+use tauri::{AppHandle, Manager, RunEvent, WebviewUrl, WebviewWindowBuilder};
 use tauri_plugin_autostart::ManagerExt as _;
 use tauri_plugin_clipboard_manager::ClipboardExt;
 
@@ -142,20 +142,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .build(tauri::generate_context!())
         .context("cannot start the tray app")?;
 
-    app.run(|app, event| match event {
-        // Closing the window keeps the tray (and the pool) running.
-        RunEvent::WindowEvent {
-            label,
-            event: WindowEvent::CloseRequested { api, .. },
-            ..
-        } if label == WINDOW_LABEL => {
-            api.prevent_close();
-            if let Some(w) = app.get_webview_window(WINDOW_LABEL) {
-                let _ = w.hide();
-            }
+    app.run(|_app, event| {
+        // Closing the window closes it for real, so WebKit's processes and
+        // their memory go with it (docs/benchmarks.md), but the tray and the
+        // pool keep running: only Quit (an exit with a code) ends the app.
+        if let RunEvent::ExitRequested { code: None, api, .. } = event {
+            api.prevent_exit();
         }
-        RunEvent::ExitRequested { code: None, api, .. } => api.prevent_exit(),
-        _ => {}
     });
     Ok(())
 }

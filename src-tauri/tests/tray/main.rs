@@ -364,11 +364,20 @@ async fn drive(
         .await
         .context("activating the notification shows the dashboard at auth-a")?;
 
-    // Closing the window (as its close button does) hides it and keeps the
-    // app, its pool and the tray; "Open dashboard" shows it again.
+    // Closing the window (as its close button does) closes it for real, so
+    // WebKit's memory goes with it, and keeps the app, its pool and the
+    // tray; "Open dashboard" opens it again.
     display.close("mcpool — auth-a")?;
     display.wait_shown("mcpool — auth-a", false).await?;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut destroyed = false;
+    for _ in 0..50 {
+        destroyed = display.find("mcpool — auth-a")?.is_none();
+        if destroyed {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(destroyed, "the closed window was destroyed, not kept hidden");
     assert!(app.try_wait()?.is_none(), "closing the window ended the app");
     assert_eq!(api.status(LOCAL).await?, "connected", "the pool still serves");
     let open = menu.layout().await?;
