@@ -157,7 +157,7 @@ bash bench/tray.sh --runs {runs} --write docs/benchmarks.md
 {row("idle memory, window open (MiB, the app + WebKit processes)", w[2], 1024)}
 {row("idle memory, window opened then closed (MiB, the app + WebKit processes)", c[2], 1024)}
 
-The tray-only app holds GTK, the tray item and the pool; opening the dashboard window starts WebKit's web and network processes, which hold most of the second figure (a sum of RSS, so libraries shared between the processes count more than once). `mcpool serve` needs about 12 MiB for the same pool (see Memory above).""")
+The tray-only app holds GTK, the tray item and the pool; opening the dashboard window starts WebKit's web and network processes, which hold most of the second figure (a sum of RSS, so libraries shared between the processes count more than once). Closing the window destroys it (the app stays in the tray): the web process exits and about 170 MiB go with it; what stays is WebKit's network process (about 65 MiB) and about 75 MiB more in the app than before the window opened (WebKit's UI side; glibc does not hand it back). The first run is slower and larger: it fills the fresh home's font and GTK caches. `mcpool serve` needs about 12 MiB for the same pool (see Memory above).""")
 PY
 )"
 echo "$SECTION"
