@@ -113,7 +113,16 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .plugin(tauri_plugin_clipboard_manager::init())
         .setup(move |app| {
             // `{:#}` keeps the whole cause chain in the message.
-            let shared = start_service(serve.clone()).map_err(|e| format!("{e:#}"))?;
+            let shared = match start_service(serve.clone()) {
+                Ok(shared) => shared,
+                Err(e) => {
+                    // Said plainly, not as the panic Tauri makes of a failed
+                    // setup; nothing runs yet (service::start fails before
+                    // its first server starts).
+                    eprintln!("mcpool: {e:#}");
+                    std::process::exit(1);
+                }
+            };
             app.manage(shared.clone());
             let handle = app.handle().clone();
             let snapshot = shared.pool.snapshot();

@@ -205,6 +205,38 @@ async fn without_a_keyring_the_token_falls_back_to_a_0600_file_and_says_so() -> 
 }
 
 #[tokio::test]
+async fn a_taken_address_fails_before_any_server_starts_and_says_what_to_do() -> anyhow::Result<()> {
+    let dir = TempDir::new("cli-taken");
+    let log = dir.path().join("spawn.log");
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"s": faulty_stdio(&log, &[])}}).to_string(),
+    )?;
+    // Another program (here the test) holds the port.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = taken.local_addr()?.to_string();
+    let o = mcpool(
+        &["serve", "--config", &config.display().to_string(), "--listen", &addr],
+        &[("MCPOOL_TOKEN", "t")],
+        dir.path(),
+    )
+    .await?;
+    let err = stderr(&o);
+    assert!(!o.status.success());
+    assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
+    assert!(err.contains("is mcpool already running?"), "says what to try: {err}");
+    assert_eq!(
+        err.matches("Address already in use").count(),
+        1,
+        "the cause once: {err}"
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert_eq!(count_lines(&log, "start"), 0, "no server was started");
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_non_loopback_listen_address_needs_the_flag() -> anyhow::Result<()> {
     let dir = TempDir::new("cli-listen");
     let config = dir.path().join("config.json");

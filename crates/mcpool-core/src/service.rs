@@ -75,8 +75,8 @@ pub struct ServiceOptions {
 pub enum ServiceError {
     #[error("refusing to listen on {0} because it is not a loopback address; pass --allow-non-loopback if you really want other machines to reach your tools")]
     NonLoopback(SocketAddr),
-    #[error("cannot listen on {addr}: {source}")]
-    Listen { addr: SocketAddr, source: std::io::Error },
+    #[error("cannot listen on {addr}: {error}{hint}", hint = in_use_hint(error))]
+    Listen { addr: SocketAddr, error: std::io::Error },
     #[error("cannot set up the tool cache key: {0}")]
     CacheKey(std::io::Error),
     #[error("{name}={value:?} is not a whole number of seconds")]
@@ -101,13 +101,35 @@ pub struct Service {
     server: JoinHandle<std::io::Result<()>>,
 }
 
+/// What to try when the address is taken: most often mcpool itself.
+fn in_use_hint(error: &std::io::Error) -> &'static str {
+    if error.kind() == std::io::ErrorKind::AddrInUse {
+        " (is mcpool already running? `mcpool status` asks it; or pick another address with --listen or MCPOOL_LISTEN)"
+    } else {
+        ""
+    }
+}
+
 /// Starts everything `mcpool serve` runs. The config is loaded now (a broken
 /// one starts an empty pool and is logged) and watched from then on.
 pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
     if !options.listen.ip().is_loopback() && !options.allow_non_loopback {
         return Err(ServiceError::NonLoopback(options.listen));
     }
+    // Everything that can fail comes before the first server starts, so a
+    // failed start leaves no process behind.
+    let listen_error = |error| ServiceError::Listen {
+        addr: options.listen,
+        error,
+    };
+    let listener = tokio::net::TcpListener::bind(options.listen)
+        .await
+        .map_err(listen_error)?;
+    let local_addr = listener.local_addr().map_err(listen_error)?;
     let pool = Pool::new(pool_options(options.cache_dir).await?);
+    let shutdown = CancellationToken::new();
+    start_healing(&pool, &shutdown)?;
+
     let config_path = options.config_path;
     // Stamped before reading, so a change made while loading is seen.
     let config_stamp = stamp(&config_path);
@@ -118,9 +140,6 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         }
         Err(problem) => tracing::error!("{problem}; starting with no servers until the file is fixed"),
     }
-
-    let shutdown = CancellationToken::new();
-    start_healing(&pool, &shutdown)?;
     tokio::spawn(follow_config(
         pool.clone(),
         config_path.clone(),
@@ -135,16 +154,6 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
             shutdown: shutdown.clone(),
         },
     );
-    let listener = tokio::net::TcpListener::bind(options.listen)
-        .await
-        .map_err(|source| ServiceError::Listen {
-            addr: options.listen,
-            source,
-        })?;
-    let local_addr = listener.local_addr().map_err(|source| ServiceError::Listen {
-        addr: options.listen,
-        source,
-    })?;
     tracing::info!("endpoint at http://{local_addr}/mcp, config {}", config_path.display());
 
     let server_shutdown = shutdown.clone();

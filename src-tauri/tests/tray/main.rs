@@ -21,7 +21,6 @@ use tokio::process::Child;
 use zbus::zvariant::OwnedObjectPath;
 use zbus::Connection;
 
-mod cli;
 mod desktop;
 mod support;
 mod x11;

@@ -1,5 +1,8 @@
-//! The app's command line, where it must fail before it touches the
-//! desktop: these run beside the main test without meeting its instance.
+//! The app's command line and start-up failures: each is said plainly (no
+//! panic), names what to do, and starts nothing. A test binary of its own,
+//! so no launch here meets the tray test's running instance (a second
+//! instance would hand over to it); run it on the throwaway desktop of
+//! scripts/desktop.sh like the rest.
 
 use std::time::Duration;
 
@@ -23,7 +26,7 @@ async fn launch_with(
     cmd.args(args)
         .env("HOME", &dir)
         .env("MCPOOL_CONFIG", dir.join("config.json"))
-        .env("MCPOOL_TOKEN", crate::TOKEN)
+        .env("MCPOOL_TOKEN", "cli-test-token")
         .env_remove("MCPOOL_LISTEN")
         .kill_on_drop(true);
     for var in env_remove {
@@ -63,6 +66,22 @@ async fn a_display_that_cannot_be_opened_is_said_plainly() -> anyhow::Result<()>
     assert_eq!(code, Some(2), "exit code; stderr:\n{stderr}");
     assert!(stderr.contains("cannot open the display (DISPLAY=:4093)"), "{stderr}");
     assert!(stderr.contains("mcpool serve"), "points to mcpool serve: {stderr}");
+    assert!(!stderr.contains("panicked"), "no panic: {stderr}");
+    assert!(!stdout.contains("listening"), "{stdout}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_taken_address_is_said_plainly_with_what_to_do() -> anyhow::Result<()> {
+    if std::env::var_os("DISPLAY").is_none() {
+        anyhow::bail!("needs an X display: run `bash scripts/desktop.sh cargo test -p mcpool-app`");
+    }
+    let taken = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let addr = taken.local_addr()?.to_string();
+    let (code, stdout, stderr) = launch(&["--listen", &addr], &[]).await?;
+    assert_eq!(code, Some(1), "exit code; stderr:\n{stderr}");
+    assert!(stderr.contains(&format!("mcpool: cannot listen on {addr}")), "{stderr}");
+    assert!(stderr.contains("is mcpool already running?"), "{stderr}");
     assert!(!stderr.contains("panicked"), "no panic: {stderr}");
     assert!(!stdout.contains("listening"), "{stdout}");
     Ok(())
