@@ -26,7 +26,8 @@ use tauri_plugin_clipboard_manager::ClipboardExt;
 
 const TRAY_ID: &str = "mcpool";
 const WINDOW_LABEL: &str = "dashboard";
-/// Status lines show "retry in N s": refreshed this often even without events.
+/// The tray looks at the pool this often even without a status event (a
+/// server's tool list can grow without one); it changes only what differs.
 const REFRESH: Duration = Duration::from_secs(2);
 
 /// What every click handler needs.

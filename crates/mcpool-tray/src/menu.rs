@@ -156,10 +156,10 @@ pub fn status_line(s: &ServerSnapshot) -> String {
         Status::Pending if s.tool_count > 0 => format!("connecting… ({tools} cached)"),
         Status::Pending => "connecting…".to_string(),
         Status::Failed if s.waiting_for_network => format!("waiting for the network ({tools} kept)"),
-        Status::Failed => match s.retry_in_ms {
-            Some(ms) => format!("failed, retry in {} s ({tools} kept)", ms.div_ceil(1000)),
-            None => format!("failed ({tools} kept)"),
-        },
+        // No "retry in N s" countdown here: a line that changes every
+        // second would rebuild the menu under the user's pointer (GTK closes
+        // an open menu that is replaced). The dashboard shows the time.
+        Status::Failed => format!("failed ({tools} kept)"),
         Status::NeedsAuth => "needs sign-in".to_string(),
         Status::Disabled => "disabled".to_string(),
     };
@@ -288,7 +288,7 @@ mod tests {
             expect![[r#"
                 mcpool: 1 of 6 servers connected, 1 needs sign-in
                 ---
-                api: failed, retry in 4 s (4 tools kept) >
+                api: failed (4 tools kept) >
                     https://api.example.com answered 503 Service Unavailable, a…
                     [reconnect:api] Reconnect now
                     [disconnect:api] Disconnect
@@ -364,5 +364,20 @@ mod tests {
             server("e", Status::Pending, 0),
         ];
         walk(&menu(&servers, URL).items);
+    }
+
+    /// A backoff counting down changes no line: the menu is not rebuilt
+    /// (which would close it under the user's pointer) every second.
+    #[test]
+    fn a_backoff_countdown_leaves_the_menu_unchanged() {
+        let mut earlier = failed("api", 4, "HTTP 503");
+        earlier.retry_in_ms = Some(29_000);
+        let mut later = earlier.clone();
+        later.retry_in_ms = Some(3_000);
+        assert_eq!(menu(&[earlier.clone()], URL), menu(&[later], URL));
+        // A real change still shows.
+        let mut healed = earlier.clone();
+        healed.status = Status::Connected;
+        assert_ne!(menu(&[earlier], URL), menu(&[healed], URL));
     }
 }
