@@ -95,9 +95,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let down_grace = down_notice_grace()?;
     let Cli { serve, dashboard } = cli;
     // Refused before anything starts, as `mcpool serve` refuses it.
-    if !serve.listen.ip().is_loopback() && !serve.allow_non_loopback {
-        return Err(service::ServiceError::NonLoopback(serve.listen).into());
-    }
+    serve.check_listen()?;
 
     // Single instance first: a second launch hands over to the running one
     // (which shows its window) and exits 0 inside `build`, before it starts
@@ -113,14 +111,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         .plugin(tauri_plugin_autostart::Builder::new().build())
         .plugin(tauri_plugin_clipboard_manager::init())
         .setup(move |app| {
-            // `{:#}` keeps the whole cause chain in the message.
             let shared = match start_service(serve.clone()) {
                 Ok(shared) => shared,
                 Err(e) => {
                     // Said plainly, not as the panic Tauri makes of a failed
                     // setup; nothing runs yet (service::start fails before
                     // its first server starts).
-                    eprintln!("mcpool: {e:#}");
+                    eprintln!("mcpool: {e:#}"); // `:#`: the whole cause chain
                     std::process::exit(1);
                 }
             };
@@ -226,7 +223,7 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
     let first = shared.pool.snapshot();
     let mut shown_icon = mcpool_tray::icon(&first);
     let mut shown_tooltip = mcpool_tray::tooltip(&first);
-    let mut last: BTreeMap<String, Status> = shared.pool.snapshot().into_iter().map(|s| (s.name, s.status)).collect();
+    let mut last: BTreeMap<String, Status> = first.into_iter().map(|s| (s.name, s.status)).collect();
     // Servers that asked for sign-in before the tray was up are told of too.
     let start = Instant::now();
     for (name, status) in &last {

@@ -45,12 +45,18 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The service these flags ask for, serving `token`; refuses a
-    /// non-loopback address unless `--allow-non-loopback` was given.
-    pub fn options(self, token: String) -> Result<ServiceOptions, ServiceError> {
+    /// A non-loopback address needs `--allow-non-loopback`: checked before
+    /// anything else starts.
+    pub fn check_listen(&self) -> Result<(), ServiceError> {
         if !self.listen.ip().is_loopback() && !self.allow_non_loopback {
             return Err(ServiceError::NonLoopback(self.listen));
         }
+        Ok(())
+    }
+
+    /// The service these flags ask for, serving `token`.
+    pub fn options(self, token: String) -> Result<ServiceOptions, ServiceError> {
+        self.check_listen()?;
         Ok(ServiceOptions {
             config_path: self.config.unwrap_or_else(crate::paths::default_config),
             listen: self.listen,

@@ -11,9 +11,7 @@ use tokio::signal::unix::{signal, SignalKind};
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     init_tracing();
-    if !args.listen.ip().is_loopback() && !args.allow_non_loopback {
-        return Err(service::ServiceError::NonLoopback(args.listen).into());
-    }
+    args.check_listen()?;
     let token = crate::client::token_or_create().await?;
     let mut service = service::start(args.options(token)?).await?;
     println!("mcpool listening on {}", service.endpoint_url());
