@@ -11,13 +11,22 @@ use x11rb::rust_connection::RustConnection;
 pub struct Display {
     conn: RustConnection,
     root: Window,
+    utf8_string: u32,
+    net_wm_name: u32,
 }
 
 impl Display {
     pub fn open() -> anyhow::Result<Display> {
         let (conn, screen) = x11rb::connect(None).context("cannot open the X display")?;
         let root = conn.setup().roots[screen].root;
-        Ok(Display { conn, root })
+        let atom = |name: &str| anyhow::Ok(conn.intern_atom(false, name.as_bytes())?.reply()?.atom);
+        let (utf8_string, net_wm_name) = (atom("UTF8_STRING")?, atom("_NET_WM_NAME")?);
+        Ok(Display {
+            conn,
+            root,
+            utf8_string,
+            net_wm_name,
+        })
     }
 
     fn atom(&self, name: &str) -> anyhow::Result<u32> {
@@ -26,9 +35,10 @@ impl Display {
 
     /// `_NET_WM_NAME` (UTF-8, what GTK sets), else `WM_NAME`.
     fn title(&self, window: Window) -> anyhow::Result<Option<String>> {
-        let utf8 = self.atom("UTF8_STRING")?;
-        let net_wm_name = self.atom("_NET_WM_NAME")?;
-        for (name, kind) in [(net_wm_name, utf8), (AtomEnum::WM_NAME.into(), AtomEnum::STRING.into())] {
+        for (name, kind) in [
+            (self.net_wm_name, self.utf8_string),
+            (AtomEnum::WM_NAME.into(), AtomEnum::STRING.into()),
+        ] {
             let value = self
                 .conn
                 .get_property(false, window, name, kind, 0, 1024)?
@@ -41,14 +51,19 @@ impl Display {
         Ok(None)
     }
 
-    /// The window titled exactly `title`, anywhere in the tree.
+    /// The window titled exactly `title`, anywhere in the tree. Windows come
+    /// and go while the tree is walked (GTK makes and drops helpers): one
+    /// gone by the time it is asked about (BadWindow) is skipped.
     pub fn find(&self, title: &str) -> anyhow::Result<Option<Window>> {
         let mut stack = vec![self.root];
         while let Some(window) = stack.pop() {
-            if self.title(window)?.as_deref() == Some(title) {
+            let Ok(name) = self.title(window) else { continue };
+            if name.as_deref() == Some(title) {
                 return Ok(Some(window));
             }
-            stack.extend(self.conn.query_tree(window)?.reply()?.children);
+            if let Ok(tree) = self.conn.query_tree(window)?.reply() {
+                stack.extend(tree.children);
+            }
         }
         Ok(None)
     }
@@ -56,10 +71,12 @@ impl Display {
     /// Whether `title` names a window that is on the screen.
     pub fn shown(&self, title: &str) -> anyhow::Result<bool> {
         match self.find(title)? {
-            Some(window) => {
-                let attributes = self.conn.get_window_attributes(window)?.reply()?;
-                Ok(attributes.map_state == MapState::VIEWABLE)
-            }
+            // Gone between the two questions: not shown.
+            Some(window) => Ok(self
+                .conn
+                .get_window_attributes(window)?
+                .reply()
+                .is_ok_and(|a| a.map_state == MapState::VIEWABLE)),
             None => Ok(false),
         }
     }
