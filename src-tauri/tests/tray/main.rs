@@ -382,6 +382,24 @@ async fn drive(
     let open = menu.layout().await?;
     let open = open.child("Open dashboard").context("no Open dashboard")?;
     menu.click(open.id).await?;
+
+    // "Copy endpoint URL" puts the endpoint on the clipboard.
+    let copy = menu.layout().await?;
+    let copy = copy.child("Copy endpoint URL").context("no Copy endpoint URL")?;
+    menu.click(copy.id).await?;
+    let mut pasted = None;
+    for _ in 0..50 {
+        pasted = display.clipboard_text().await?;
+        if pasted.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        pasted.as_deref(),
+        Some(endpoint),
+        "the clipboard after Copy endpoint URL"
+    );
     display
         .wait_shown("mcpool", true)
         .await

@@ -1,11 +1,14 @@
-//! The X display as a window manager sees it: top-level windows by title,
-//! whether one is shown, and the close request a title bar's close button
-//! sends (`WM_DELETE_WINDOW`). Xvfb runs no window manager, so the test
-//! plays that part.
+//! The X display as a window manager and a paste see it: top-level windows
+//! by title, whether one is shown, the close request a title bar's close
+//! button sends (`WM_DELETE_WINDOW`), and the clipboard's text. Xvfb runs no
+//! window manager, so the test plays that part.
 
 use anyhow::Context as _;
 use x11rb::connection::Connection as _;
-use x11rb::protocol::xproto::{AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask, MapState, Window};
+use x11rb::protocol::xproto::{
+    AtomEnum, ClientMessageEvent, ConnectionExt as _, CreateWindowAux, EventMask, MapState, Window, WindowClass,
+};
+use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 
 pub struct Display {
@@ -104,5 +107,48 @@ impl Display {
         }
         let state = if shown { "shown" } else { "hidden" };
         anyhow::bail!("the window {title:?} was never {state}")
+    }
+
+    /// The text on the CLIPBOARD, asked of its owner as a paste would ask.
+    pub async fn clipboard_text(&self) -> anyhow::Result<Option<String>> {
+        let clipboard = self.atom("CLIPBOARD")?;
+        let target = self.atom("MCPOOL_TEST_PASTE")?;
+        let window = self.conn.generate_id()?;
+        self.conn.create_window(
+            x11rb::COPY_DEPTH_FROM_PARENT,
+            window,
+            self.root,
+            0,
+            0,
+            1,
+            1,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            x11rb::COPY_FROM_PARENT,
+            &CreateWindowAux::new(),
+        )?;
+        self.conn
+            .convert_selection(window, clipboard, self.utf8_string, target, x11rb::CURRENT_TIME)?;
+        self.conn.flush()?;
+        let mut text = None;
+        for _ in 0..50 {
+            match self.conn.poll_for_event()? {
+                Some(Event::SelectionNotify(e)) if e.requestor == window => {
+                    if e.property != u32::from(AtomEnum::NONE) {
+                        let reply = self
+                            .conn
+                            .get_property(true, window, target, AtomEnum::ANY, 0, 1 << 16)?
+                            .reply()?;
+                        text = Some(String::from_utf8_lossy(&reply.value).into_owned());
+                    }
+                    break;
+                }
+                Some(_) => {}
+                None => tokio::time::sleep(std::time::Duration::from_millis(100)).await,
+            }
+        }
+        self.conn.destroy_window(window)?;
+        self.conn.flush()?;
+        Ok(text)
     }
 }
