@@ -417,14 +417,20 @@ async fn drive(
     assert_eq!(got[1].summary, "local is down", "{got:?}");
     // Three wait for sign-in and the fourth is down: nothing answers.
     wait_icon(&tray, "unreachable.png").await?;
-    // Bring it back for the shutdown check below.
-    api.http
-        .post(format!("{}/api/servers/{LOCAL}/reconnect", api.base))
-        .bearer_auth(TOKEN)
-        .send()
-        .await?
-        .error_for_status()?;
+    // "Reconnect all failed" (enabled now) brings local back; the servers
+    // waiting for sign-in are not failed and are left alone.
+    let shown = menu
+        .wait_for("Reconnect all failed enabled", |m| {
+            m.child("Reconnect all failed").is_some_and(|c| c.enabled)
+        })
+        .await?;
+    let all_failed = shown.child("Reconnect all failed").context("no Reconnect all failed")?;
+    menu.click(all_failed.id).await?;
     api.wait_status(&[LOCAL], "connected").await?;
+    assert_eq!(spawned_pids(local_log).len(), 3, "one new local process");
+    for name in AUTH_SERVERS {
+        assert_eq!(api.status(name).await?, "needs_auth", "{name} left alone");
+    }
 
     // SIGTERM ends the app as Quit does: children stopped, exit code 0.
     let pid = app.id().context("app pid")?;
