@@ -132,6 +132,30 @@ export function render(view) {
   return view.servers.map((s) => card(s, view));
 }
 
+/**
+ * The config file's problems from GET /api/config: a file that could not be
+ * read (the running servers are kept) and each entry left out or repeated,
+ * by file, server and field. Empty when all is well.
+ */
+export function renderConfig(config) {
+  const items = [config.file_error, ...(config.problems || [])].filter(Boolean);
+  if (!items.length) return [];
+  const errors = items.filter((p) => p.severity === 'error').length;
+  const title = errors
+    ? `The config file has ${items.length === 1 ? 'a problem' : `${items.length} problems`}`
+    : `The config file has ${items.length === 1 ? 'a warning' : `${items.length} warnings`}`;
+  return [
+    h('h2', { id: 'config-title' }, title),
+    config.path ? h('p', { class: 'config-path' }, h('code', {}, config.path)) : null,
+    config.file_error ? h('p', {}, 'mcpool keeps running the servers it had until the file is fixed.') : null,
+    h('ul', {}, items.map((p) => h('li', { class: `problem ${p.severity}` },
+      h('span', { class: 'severity' }, p.severity === 'error' ? 'Error' : 'Warning'), ' ',
+      p.server ? h('strong', {}, p.server) : null, p.server ? ' ' : null,
+      p.field ? h('code', {}, p.field) : null, p.field ? ': ' : null,
+      p.message))),
+  ];
+}
+
 /** The connect section from GET /api/connect; the token stays masked on screen. */
 export function renderSnippets(connect, onCopy) {
   const mask = (text) => text.replace(/Bearer [^"\s]+/g, 'Bearer ••••••••');
@@ -235,6 +259,23 @@ function refreshSoon() {
   pending = setTimeout(() => { pending = null; refresh(); }, 50);
 }
 
+async function refreshConfig(data) {
+  try {
+    let config = data;
+    if (!config) {
+      const response = await api('/api/config');
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      config = await response.json();
+    }
+    const section = $('config');
+    const children = renderConfig(config);
+    section.replaceChildren(...children);
+    section.hidden = !children.length;
+  } catch (e) {
+    if (e.message !== 'signed out') notice(`Cannot load the config's state: ${e.message}`);
+  }
+}
+
 async function onAction(name, verb) {
   state.busy.add(name);
   state.actionErrors.delete(name);
@@ -290,8 +331,10 @@ function follow() {
   events.addEventListener('open', () => {
     setLive('Live', false);
     refresh();
+    refreshConfig();
   });
   events.addEventListener('status', refreshSoon);
+  events.addEventListener('config', (e) => refreshConfig(JSON.parse(e.data)));
   events.addEventListener('error', () => {
     if (events.readyState === EventSource.CLOSED) {
       setLive('Disconnected from mcpool; reload to try again', true);
@@ -317,7 +360,7 @@ function start() {
 }
 
 // The tray window (or a test) can hand a snapshot to render it.
-window.mcpool = { render, card, renderSnippets, targetOf, state, paint };
+window.mcpool = { render, card, renderSnippets, renderConfig, targetOf, state, paint };
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
 else start();

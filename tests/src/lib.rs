@@ -225,6 +225,12 @@ impl Mcpool {
         Self::launch_in(dir, Some(config), extra_env).await
     }
 
+    /// Starts in `dir`, whose `config.json` the test wrote itself (text a
+    /// JSON value cannot hold, such as a repeated key).
+    pub async fn start_in_dir(dir: TempDir, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
+        Self::launch_in(dir, None, extra_env).await
+    }
+
     async fn launch_in(dir: TempDir, config: Option<Value>, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
         if let Some(config) = config {
             std::fs::write(dir.path().join("config.json"), serde_json::to_vec_pretty(&config)?)?;

@@ -183,8 +183,73 @@ fn http(status: u16, retry_after: Option<Duration>, message: String) -> ConnectE
 }
 
 /// An error and its causes on one line, without rmcp's type-named wrappers
-/// and without repeating a cause that the outer message already quotes.
+/// and without repeating a cause that the outer message already quotes; a
+/// long upstream text is cut to an excerpt (see [`brief`]).
 pub fn chain_text(err: &(dyn StdError + 'static)) -> String {
+    brief(&full_chain_text(err))
+}
+
+/// The longest upstream text an error keeps; the whole goes to the log.
+pub const MAX_ERROR_TEXT: usize = 300;
+/// The longest excerpt of an upstream body (its JSON `error` or `message`).
+pub const MAX_EXCERPT: usize = 200;
+/// The most of one upstream error the log keeps.
+const MAX_LOGGED: usize = 16 * 1024;
+
+/// Keeps an upstream error one readable sentence. An HTTP error body or a
+/// server's page can be kilobytes, echo request headers, and would reach
+/// agents and the dashboard whole: a long text becomes its lead ("HTTP 400")
+/// and an excerpt, the `error`/`message` field of a JSON body when there is
+/// one, and the full text (cut at 16 KiB) is logged.
+pub fn brief(text: &str) -> String {
+    if text.chars().count() <= MAX_ERROR_TEXT {
+        return text.to_string();
+    }
+    tracing::warn!(
+        "upstream error in full (shortened in status and agent errors): {}",
+        cut(text, MAX_LOGGED)
+    );
+    let (lead, excerpt) = match text.find('{') {
+        Some(at) => match json_message(&text[at..]) {
+            Some(message) => (&text[..at], message),
+            None => (&text[..at], text[at..].to_string()),
+        },
+        None => ("", text.to_string()),
+    };
+    let lead = cut(lead.trim_end(), 100);
+    let excerpt = cut(
+        excerpt.split_whitespace().collect::<Vec<_>>().join(" ").as_str(),
+        MAX_EXCERPT,
+    );
+    format!("{lead} {excerpt} (more in the mcpool log)")
+        .trim_start()
+        .to_string()
+}
+
+/// The human part of a JSON error body: `error` (a string, or an object's
+/// `message`), `message`, `error_description` or `detail`.
+fn json_message(body: &str) -> Option<String> {
+    let value = serde_json::Deserializer::from_str(body)
+        .into_iter::<serde_json::Value>()
+        .next()?
+        .ok()?;
+    let field = |v: &serde_json::Value, key: &str| v.get(key).and_then(|f| f.as_str()).map(str::to_string);
+    field(&value, "error_description")
+        .or_else(|| value.get("error").and_then(|e| field(e, "message")))
+        .or_else(|| field(&value, "error"))
+        .or_else(|| field(&value, "message"))
+        .or_else(|| field(&value, "detail"))
+}
+
+/// `text` cut to at most `max` characters, with "…" when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+fn full_chain_text(err: &(dyn StdError + 'static)) -> String {
     let mut text = String::new();
     let mut current = Some(err);
     while let Some(e) = current {
@@ -364,5 +429,36 @@ mod tests {
             assert!(!s.contains(".."), "{s}");
             assert_eq!(s.matches(". ").count(), 0, "{s}");
         }
+    }
+
+    #[test]
+    fn a_long_json_error_body_becomes_its_message() {
+        let body = serde_json::json!({
+            "error": {"message": "the request was malformed", "echo": {"authorization": "Bearer abc"}},
+            "padding": "x".repeat(64 * 1024),
+        });
+        let text = format!("HTTP 400 Bad Request: {body}");
+        assert_eq!(
+            brief(&text),
+            "HTTP 400 Bad Request: the request was malformed (more in the mcpool log)"
+        );
+        let oauth = format!(
+            "HTTP 400: {}",
+            serde_json::json!({"error": "invalid_grant", "error_description": "expired", "pad": "y".repeat(400)})
+        );
+        assert_eq!(brief(&oauth), "HTTP 400: expired (more in the mcpool log)");
+    }
+
+    #[test]
+    fn a_long_text_body_is_cut_and_a_short_one_kept() {
+        assert_eq!(brief("HTTP 404: not here"), "HTTP 404: not here");
+        let page = format!("HTTP 502: <html>{}</html>", "z ".repeat(5000));
+        let short = brief(&page);
+        assert!(short.starts_with("HTTP 502: <html>z z"), "{short}");
+        assert!(short.ends_with("… (more in the mcpool log)"), "{short}");
+        assert!(short.chars().count() <= MAX_EXCERPT + 40, "{}", short.len());
+        // A cut JSON body (rmcp keeps a prefix) falls back to its start.
+        let cut_json = format!("HTTP 500: {{\"error\": {{\"message\": \"{}", "w".repeat(1000));
+        assert!(brief(&cut_json).chars().count() <= MAX_EXCERPT + 40);
     }
 }

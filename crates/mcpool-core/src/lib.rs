@@ -8,6 +8,7 @@ pub mod endpoint;
 pub mod errors;
 pub mod hub;
 pub mod import;
+pub mod json_dups;
 pub mod lifecycle;
 pub mod log;
 pub mod names;

@@ -35,6 +35,15 @@ pub struct StatusEvent {
     pub error: Option<String>,
 }
 
+/// What the config file said last: its path, a whole-file error (the
+/// running servers are kept), and the entries left out or repeated.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigState {
+    pub path: Option<std::path::PathBuf>,
+    pub file_error: Option<ConfigProblem>,
+    pub problems: Vec<ConfigProblem>,
+}
+
 #[derive(Clone)]
 pub struct Pool {
     inner: Arc<PoolInner>,
@@ -56,7 +65,7 @@ struct PoolInner {
     events: broadcast::Sender<StatusEvent>,
     last_status: Mutex<BTreeMap<String, (Status, Option<String>)>>,
     signatures: Mutex<BTreeMap<(ListKind, Option<String>), u64>>,
-    problems: Mutex<Vec<ConfigProblem>>,
+    config: tokio::sync::watch::Sender<ConfigState>,
     observer: Weak<dyn Observer>,
 }
 
@@ -135,7 +144,7 @@ impl Pool {
                 events,
                 last_status: Mutex::new(BTreeMap::new()),
                 signatures: Mutex::new(BTreeMap::new()),
-                problems: Mutex::new(Vec::new()),
+                config: tokio::sync::watch::Sender::new(ConfigState::default()),
                 observer: weak_observer,
             }
         });
@@ -184,15 +193,42 @@ impl Pool {
     }
 
     pub fn config_problems(&self) -> Vec<ConfigProblem> {
-        self.inner.problems.lock().map(|p| p.clone()).unwrap_or_default()
+        self.inner.config.borrow().problems.clone()
+    }
+
+    /// The config file's state as `/api/config` shows it; the receiver sees
+    /// every change.
+    pub fn config_state(&self) -> tokio::sync::watch::Receiver<ConfigState> {
+        self.inner.config.subscribe()
+    }
+
+    /// The outcome of reading the config file at `path`: a config is applied;
+    /// a file that could not be read keeps the running servers and is shown
+    /// until it is fixed.
+    pub fn config_loaded(&self, path: &std::path::Path, loaded: Result<&Config, &ConfigProblem>) {
+        self.inner.config.send_if_modified(|state| {
+            let changed = state.path.as_deref() != Some(path);
+            state.path = Some(path.to_path_buf());
+            changed
+        });
+        match loaded {
+            Ok(config) => self.apply_config(config),
+            Err(problem) => self
+                .inner
+                .config
+                .send_modify(|state| state.file_error = Some(problem.clone())),
+        }
     }
 
     /// Makes the running set match `config`: new servers start, removed ones
     /// stop, and only servers whose entry changed restart.
     pub fn apply_config(&self, config: &Config) {
-        if let Ok(mut p) = self.inner.problems.lock() {
-            p.clone_from(&config.problems);
-        }
+        self.inner.config.send_if_modified(|state| {
+            let changed = state.file_error.is_some() || state.problems != config.problems;
+            state.file_error = None;
+            state.problems.clone_from(&config.problems);
+            changed
+        });
         for problem in &config.problems {
             tracing::warn!("{problem}");
         }

@@ -264,6 +264,34 @@ pub enum ResolveError {
     Unreadable { name: String, reason: String },
 }
 
+const SECRET_WORDS: &[&str] = &[
+    "token",
+    "key",
+    "secret",
+    "password",
+    "passwd",
+    "pass",
+    "auth",
+    "credential",
+    "cookie",
+    "session",
+    "pat",
+    "bearer",
+    "sig",
+];
+
+/// Whether a variable, header or query name says it holds a secret
+/// (`GITHUB_TOKEN`, `apiKey`, `PGPASSWORD`, `access_token`...).
+pub fn sensitive_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|part| {
+        SECRET_WORDS.contains(&part)
+            || ["token", "key", "secret", "password", "passwd"]
+                .iter()
+                .any(|end| part.ends_with(end))
+    })
+}
+
 /// A spec with every `${keyring:…}` replaced, for the connection only.
 pub struct Resolved {
     pub spec: crate::config::ServerSpec,
@@ -297,6 +325,9 @@ pub fn resolve_spec(spec: &crate::config::ServerSpec, store: &dyn SecretStore) -
             }
         }
     }
+    secret_values.extend(literal_secrets(&resolved.transport));
+    secret_values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    secret_values.dedup();
     remember_resolved(&secret_values);
     Ok(Resolved {
         spec: resolved,
@@ -304,10 +335,79 @@ pub fn resolve_spec(spec: &crate::config::ServerSpec, store: &dyn SecretStore) -
     })
 }
 
+/// Values written in the config itself that are secrets all the same: env
+/// values and header values under a secret-sounding name, credentials after
+/// an auth scheme, a URL's password and its secret query values. Errors and
+/// logs quote server output, URLs and requests, so these are kept out of
+/// them exactly as keyring values are.
+pub fn literal_secrets(transport: &crate::config::TransportSpec) -> Vec<String> {
+    use crate::config::TransportSpec;
+    let mut out = Vec::new();
+    match transport {
+        TransportSpec::Stdio { env, .. } => {
+            out.extend(env.iter().filter(|(k, _)| sensitive_name(k)).map(|(_, v)| v.clone()));
+        }
+        TransportSpec::Http { url, headers } | TransportSpec::Sse { url, headers } => {
+            for (name, value) in headers {
+                let credentials = value
+                    .split_once(' ')
+                    .filter(|(scheme, _)| AUTH_SCHEMES.contains(&scheme.to_ascii_lowercase().as_str()));
+                if let Some((_, credentials)) = credentials {
+                    out.push(credentials.trim().to_string());
+                    out.push(value.clone());
+                } else if sensitive_name(name) || AUTH_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+                    out.push(value.clone());
+                }
+            }
+            if let Ok(parsed) = url::Url::parse(url) {
+                if let Some(password) = parsed.password() {
+                    out.push(password.to_string());
+                    out.extend(percent_decoded(password));
+                }
+                out.extend(
+                    parsed
+                        .query_pairs()
+                        .filter(|(k, _)| sensitive_name(k))
+                        .map(|(_, v)| v.into_owned()),
+                );
+            }
+        }
+    }
+    out.retain(|v| v.len() >= 4);
+    out
+}
+
+const AUTH_SCHEMES: &[&str] = &["bearer", "basic", "token", "digest", "apikey"];
+const AUTH_HEADERS: &[&str] = &["authorization", "proxy-authorization", "cookie"];
+
+/// `%XX` escapes decoded, as a userinfo password is written in a URL.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = text.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 /// Every value this process has resolved from the keyring, longest first,
 /// so text that mcpool does not build itself (a library's log line quoting
 /// a URL or a request) can be redacted too: see [`redact_resolved`].
 static RESOLVED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Adds values (OAuth tokens, client secrets) to what [`redact_resolved`]
+/// keeps out of every log line.
+pub fn remember_secrets(values: &[String]) {
+    remember_resolved(values)
+}
 
 fn remember_resolved(values: &[String]) {
     let Ok(mut known) = RESOLVED.lock() else { return };
@@ -408,6 +508,8 @@ mod tests {
             name: "r".into(),
             disabled: false,
             timeout: std::time::Duration::from_secs(1),
+            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
+            oauth: None,
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?key=${keyring:K}".into(),
                 headers: [("Authorization".to_string(), "Bearer ${keyring:K}".to_string())].into(),
@@ -447,6 +549,8 @@ mod tests {
             name: "l".into(),
             disabled: false,
             timeout: std::time::Duration::from_secs(1),
+            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
+            oauth: None,
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?k=${keyring:L}".into(),
                 headers: Default::default(),

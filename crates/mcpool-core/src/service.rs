@@ -139,13 +139,12 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
     let config_path = options.config_path;
     // Stamped before reading, so a change made while loading is seen.
     let config_stamp = stamp(&config_path);
-    match config::load(&config_path) {
-        Ok(c) => {
-            tracing::info!("config {}: {} servers", config_path.display(), c.servers.len());
-            pool.apply_config(&c);
-        }
+    let loaded = config::load(&config_path);
+    match &loaded {
+        Ok(c) => tracing::info!("config {}: {} servers", config_path.display(), c.servers.len()),
         Err(problem) => tracing::error!("{problem}; starting with no servers until the file is fixed"),
     }
+    pool.config_loaded(&config_path, loaded.as_ref());
     tokio::spawn(follow_config(
         pool.clone(),
         config_path.clone(),
@@ -298,14 +297,13 @@ async fn follow_config(pool: Pool, path: PathBuf, mut seen: Option<(SystemTime, 
 }
 
 fn reload(pool: &Pool, path: &Path) {
-    match config::load(path) {
-        Ok(c) => {
-            tracing::info!("config changed: {} servers", c.servers.len());
-            pool.apply_config(&c);
-        }
+    let loaded = config::load(path);
+    match &loaded {
+        Ok(c) => tracing::info!("config changed: {} servers", c.servers.len()),
         // A half-written or broken file never takes the running servers down.
         Err(problem) => tracing::error!("{problem}; keeping the servers that are running"),
     }
+    pool.config_loaded(path, loaded.as_ref());
 }
 
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {

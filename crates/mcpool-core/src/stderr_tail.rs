@@ -26,7 +26,8 @@ impl Default for StderrTail {
 
 impl StderrTail {
     pub fn push(&self, line: &str) {
-        let mut line = line.trim_end().to_string();
+        // Redacted before it is cut, so no part of a secret stays behind.
+        let mut line = crate::secrets::redact_resolved(line.trim_end());
         if line.len() > MAX_LINE_BYTES {
             let mut cut = MAX_LINE_BYTES;
             while !line.is_char_boundary(cut) {

@@ -23,6 +23,32 @@ pub fn routes() -> Router<AppState> {
         .route("/api/servers/{name}/disconnect", post(disconnect))
         .route("/api/servers/{name}/enable", post(enable))
         .route("/api/events", get(events))
+        .route("/api/config", get(config))
+}
+
+/// The config file and what is wrong with it: a whole-file error (the
+/// running servers are kept) and each entry left out or repeated, by file,
+/// server and field.
+async fn config(State(state): State<AppState>) -> Response {
+    Json(config_view(&state.pool.config_state().borrow())).into_response()
+}
+
+fn config_view(state: &crate::pool::ConfigState) -> serde_json::Value {
+    let problem = |p: &crate::config::ConfigProblem| {
+        json!({
+            "file": p.file.display().to_string(),
+            "server": p.server,
+            "field": p.field,
+            "message": p.message,
+            "severity": if p.warning { "warning" } else { "error" },
+            "text": p.to_string(),
+        })
+    };
+    json!({
+        "path": state.path.as_ref().map(|p| p.display().to_string()),
+        "file_error": state.file_error.as_ref().map(problem),
+        "problems": state.problems.iter().map(problem).collect::<Vec<_>>(),
+    })
 }
 
 async fn list(State(state): State<AppState>) -> Response {
@@ -66,9 +92,24 @@ async fn enable(State(state): State<AppState>, Path(name): Path<String>) -> Resp
 
 async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut rx = state.pool.subscribe();
+    let mut config = state.pool.config_state();
+    config.mark_unchanged();
     let stream = async_stream(move |tx| async move {
         loop {
-            match rx.recv().await {
+            let status = tokio::select! {
+                status = rx.recv() => status,
+                changed = config.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    let data = config_view(&config.borrow_and_update()).to_string();
+                    if tx.send(Ok(Event::default().event("config").data(data))).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            match status {
                 Ok(event) => {
                     let data = serde_json::to_string(&event).unwrap_or_default();
                     if tx.send(Ok(Event::default().event("status").data(data))).await.is_err() {

@@ -93,13 +93,34 @@ pub fn router(pool: Pool, options: EndpointOptions) -> Router {
         .layer(middleware::from_fn_with_state(state, guard))
 }
 
-/// Ending a session (`DELETE` with `Mcp-Session-Id`) answers 204: rmcp says
-/// 202, which clients such as the Python SDK report as a failed termination.
+/// Where rmcp's status codes differ from what clients expect: ending a
+/// session (`DELETE` with `Mcp-Session-Id`) answers 204, not 202, which
+/// clients such as the Python SDK report as a failed termination; a JSON
+/// body that does not parse is 400 with a JSON-RPC parse error, not 415
+/// (which means the wrong Content-Type).
 async fn session_end(request: Request, next: Next) -> Response {
     let delete = request.method() == axum::http::Method::DELETE;
+    let json_post = request.method() == axum::http::Method::POST
+        && request
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                v.split(';')
+                    .next()
+                    .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+            });
     let mut response = next.run(request).await;
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    if json_post && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": -32700, "message": "Parse error: the request body is not a valid JSON-RPC message"},
+        });
+        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
     }
     response
 }
@@ -122,6 +143,11 @@ async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>,
 /// Origin first (a browser page elsewhere gets 403 whatever it sends), then
 /// the bearer token, else a dashboard session for `/ui` and `/api` (401).
 async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    // DNS rebinding: a page on another name that resolves to 127.0.0.1
+    // sends its own Host. rmcp checks it for MCP; this covers every path.
+    if !state.options.any_host && !request.headers().get(header::HOST).is_none_or(is_loopback_host) {
+        return (StatusCode::FORBIDDEN, "mcpool accepts only loopback Host names\n").into_response();
+    }
     if let Some(origin) = request.headers().get(header::ORIGIN) {
         if !is_loopback_origin(origin.to_str().unwrap_or("")) {
             return (
@@ -159,10 +185,11 @@ fn has_token(headers: &HeaderMap, token: &str) -> bool {
     let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
         return false;
     };
-    let Some(given) = value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")) else {
+    // The scheme is case-insensitive (RFC 9110 §11.1): `BEARER x` is fine.
+    let Some((scheme, given)) = value.trim_start().split_once(' ') else {
         return false;
     };
-    constant_time_eq(given.trim().as_bytes(), token.as_bytes())
+    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -170,6 +197,12 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// A `Host` of `localhost`, `127.x.x.x` or `[::1]`, with any port.
+fn is_loopback_host(host: &axum::http::HeaderValue) -> bool {
+    host.to_str()
+        .is_ok_and(|h| is_loopback_origin(&format!("http://{h}")) && !h.contains(['/', '@', '?', '#']))
 }
 
 /// `http(s)://localhost`, `127.x.x.x` or `[::1]`, any port.
@@ -238,6 +271,49 @@ mod tests {
             .await,
             StatusCode::OK
         );
+    }
+
+    #[tokio::test]
+    async fn the_scheme_is_case_insensitive_and_hosts_must_be_loopback() {
+        let ok = [("authorization", "BEARER s3cret")];
+        assert_eq!(status(app("s3cret"), &ok).await, StatusCode::OK);
+        assert_eq!(
+            status(app("s3cret"), &[("authorization", "bEaReR s3cret")]).await,
+            StatusCode::OK
+        );
+        assert_eq!(
+            status(app("s3cret"), &[("authorization", "Basic s3cret")]).await,
+            StatusCode::UNAUTHORIZED
+        );
+        for host in ["127.0.0.1:7410", "localhost", "[::1]:9"] {
+            let headers = [("authorization", "Bearer s3cret"), ("host", host)];
+            assert_eq!(status(app("s3cret"), &headers).await, StatusCode::OK, "{host}");
+        }
+        for host in [
+            "evil.example",
+            "attacker.test:7410",
+            "127.0.0.1.nip.io",
+            "localhost@evil",
+        ] {
+            let headers = [("authorization", "Bearer s3cret"), ("host", host)];
+            assert_eq!(status(app("s3cret"), &headers).await, StatusCode::FORBIDDEN, "{host}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_malformed_json_body_is_400_with_a_parse_error() {
+        let request = axum::http::Request::post("/mcp")
+            .header("authorization", "Bearer s3cret")
+            .header("host", "127.0.0.1")
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(Body::from("{not json"))
+            .unwrap();
+        let response = app("s3cret").oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        let body = axum::body::to_bytes(response.into_body(), 4096).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["error"]["code"], -32700, "{body}");
     }
 
     #[test]

@@ -4,23 +4,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::secrets::valid_name;
+use crate::secrets::{sensitive_name as secret_word, valid_name};
 
-const SECRET_WORDS: &[&str] = &[
-    "token",
-    "key",
-    "secret",
-    "password",
-    "passwd",
-    "pass",
-    "auth",
-    "credential",
-    "cookie",
-    "session",
-    "pat",
-    "bearer",
-    "sig",
-];
 const PLAIN_HEADERS: &[&str] = &[
     "accept",
     "content-type",
@@ -28,18 +13,6 @@ const PLAIN_HEADERS: &[&str] = &[
     "accept-language",
     "x-request-id",
 ];
-
-/// Whether a variable, header or query name says it holds a secret
-/// (`GITHUB_TOKEN`, `apiKey`, `PGPASSWORD`, `access_token`...).
-fn secret_word(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.split(|c: char| !c.is_ascii_alphanumeric()).any(|part| {
-        SECRET_WORDS.contains(&part)
-            || ["token", "key", "secret", "password", "passwd"]
-                .iter()
-                .any(|end| part.ends_with(end))
-    })
-}
 
 fn looks_like_token(value: &str) -> bool {
     let v = value.trim();

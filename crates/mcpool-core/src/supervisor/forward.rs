@@ -10,6 +10,7 @@ use rmcp::ServiceError;
 use super::{close, Link, RequestError, Supervisor, Unavailable, PROGRESS_SETTLE};
 use crate::errors::{chain_text, dropped_during_call_sentence};
 use crate::lifecycle::Event;
+use crate::secrets::redact;
 
 impl Supervisor {
     /// Forwards one agent request to the server, with progress, cancellation
@@ -61,7 +62,21 @@ impl Supervisor {
         ledger.settle(&handle_token, PROGRESS_SETTLE).await;
         match response {
             Ok(result) => Ok(result),
-            Err(ServiceError::McpError(e)) => Err(RequestError::Mcp(e)),
+            Err(ServiceError::McpError(mut e)) => {
+                // A server's own error may quote its environment or request.
+                let secrets = self.lock().secret_values.clone();
+                e.message = redact(&e.message, &secrets).into();
+                if let Some(data) = e.data.take() {
+                    let text = data.to_string();
+                    let clean = redact(&text, &secrets);
+                    e.data = if clean == text {
+                        Some(data)
+                    } else {
+                        serde_json::from_str(&clean).ok()
+                    };
+                }
+                Err(RequestError::Mcp(e))
+            }
             Err(e) => Err(self.failed_request(generation, &e)),
         }
     }
@@ -69,7 +84,7 @@ impl Supervisor {
     fn failed_request(self: &Arc<Self>, generation: u64, err: &ServiceError) -> RequestError {
         let reason = match err {
             ServiceError::TransportClosed => "the connection closed".to_string(),
-            other => crate::secrets::redact(&chain_text(other), &self.lock().secret_values),
+            other => redact(&chain_text(other), &self.lock().secret_values),
         };
         let auth = err.is_authorization_required();
         if auth {

@@ -231,7 +231,14 @@ impl Supervisor {
 
     /// Feeds `event` to the machine and performs the effects that need no
     /// waiting; returns those that do (dial, close).
-    fn apply(self: &Arc<Self>, inner: &mut Inner, event: Event) -> (bool, bool) {
+    fn apply(self: &Arc<Self>, inner: &mut Inner, mut event: Event) -> (bool, bool) {
+        // Every error the machine keeps reaches `/api`, the UI, the status
+        // tool and agents: none may carry a secret of this connection.
+        if let Event::AttemptFailed { error, .. } | Event::Dropped { error } | Event::WaitingForNetwork { error } =
+            &mut event
+        {
+            *error = redact(error, &inner.secret_values);
+        }
         let effects = inner.machine.handle(event, Instant::now());
         let mut dial = false;
         let mut lists_changed = false;
