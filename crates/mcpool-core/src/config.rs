@@ -15,6 +15,14 @@ use serde_json::{Map, Value};
 /// Startup timeout when an entry gives none (SPEC §2).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 
+/// Largest message a local server may send when its entry gives no
+/// `maxMessageBytes`: 16 MiB, as rmcp's stdio reader allowed before.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// Bounds of `maxMessageBytes`: below 64 KiB a tool list may not fit; above
+/// 1 GiB one reply could take the memory of the machine.
+pub const MIN_MAX_MESSAGE_BYTES: u64 = 64 * 1024;
+pub const MAX_MAX_MESSAGE_BYTES: u64 = 1024 * 1024 * 1024;
+
 /// Everything the pool needs to know about one upstream server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerSpec {
@@ -22,8 +30,33 @@ pub struct ServerSpec {
     pub disabled: bool,
     /// Bound on one connection attempt (spawn or dial plus `initialize`).
     pub timeout: Duration,
+    /// `maxMessageBytes`: the largest message a local server may send; a
+    /// reply over it fails its call at once.
+    pub max_message_bytes: usize,
     pub transport: TransportSpec,
+    /// Sign-in settings (remote servers only); `None` when the entry has no
+    /// `oauth` object. A remote server signs in when it asks for it either way.
+    pub oauth: Option<OAuthSpec>,
 }
+
+/// A remote entry's `oauth` object; every field is optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OAuthSpec {
+    /// A client registered with the authorization server beforehand.
+    pub client_id: Option<String>,
+    /// Its secret; may be `${keyring:NAME}`.
+    pub client_secret: Option<String>,
+    /// Scopes to ask for instead of those the server suggests.
+    pub scopes: Option<Vec<String>>,
+    /// The loopback port of the redirect (an ephemeral one when absent).
+    pub redirect_port: Option<u16>,
+}
+
+/// Where mcpool's client ID metadata document is published (the
+/// repository's `docs/oauth/client-metadata.json`); `oauthClientMetadataUrl`
+/// at the top of the config overrides it.
+pub const DEFAULT_CLIENT_METADATA_URL: &str =
+    "https://raw.githubusercontent.com/mcpool/mcpool/main/docs/oauth/client-metadata.json";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportSpec {
@@ -60,6 +93,9 @@ pub struct ConfigProblem {
     pub server: Option<String>,
     pub field: Option<String>,
     pub message: String,
+    /// The config still loaded as written (a repeated key, the later one
+    /// used); otherwise the entry or file was left out.
+    pub warning: bool,
 }
 
 impl fmt::Display for ConfigProblem {
@@ -82,6 +118,9 @@ impl std::error::Error for ConfigProblem {}
 pub struct Config {
     pub servers: BTreeMap<String, ServerSpec>,
     pub problems: Vec<ConfigProblem>,
+    /// `oauthClientMetadataUrl`: the https URL of the client ID metadata
+    /// document used where an authorization server supports one.
+    pub oauth_client_metadata_url: Option<String>,
 }
 
 /// Reads the config file. An absent file is an empty config; an unreadable
@@ -113,6 +152,19 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
         return Err(problem(path, None, None, "expected a JSON object at the top".into()));
     };
     let mut config = Config::default();
+    for key in crate::json_dups::duplicate_keys(text) {
+        config.problems.push(repeated_key(path, &key));
+    }
+    match root.get("oauthClientMetadataUrl") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(u)) if is_metadata_url(u) => config.oauth_client_metadata_url = Some(u.clone()),
+        Some(_) => config.problems.push(problem(
+            path,
+            None,
+            Some("oauthClientMetadataUrl"),
+            "expected an https URL with a path (the client ID metadata document)".into(),
+        )),
+    }
     for key in ["mcpServers", "servers"] {
         let Some(section) = root.get(key) else { continue };
         let Value::Object(entries) = section else {
@@ -168,6 +220,19 @@ fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, Con
         },
         Some(_) => return Err(err(Some("timeout"), "expected a number of milliseconds".into())),
     };
+    let max_message_bytes = match obj.get("maxMessageBytes") {
+        None | Some(Value::Null) => DEFAULT_MAX_MESSAGE_BYTES,
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(b) if (MIN_MAX_MESSAGE_BYTES..=MAX_MAX_MESSAGE_BYTES).contains(&b) => b as usize,
+            _ => {
+                return Err(err(
+                    Some("maxMessageBytes"),
+                    format!("expected a number of bytes from {MIN_MAX_MESSAGE_BYTES} to {MAX_MAX_MESSAGE_BYTES}"),
+                ))
+            }
+        },
+        Some(_) => return Err(err(Some("maxMessageBytes"), "expected a number of bytes".into())),
+    };
     let declared = string_field(obj, "type").map_err(|m| err(Some("type"), m))?;
     let transport_field = string_field(obj, "transport").map_err(|m| err(Some("transport"), m))?;
     let command = string_field(obj, "command").map_err(|m| err(Some("command"), m))?;
@@ -206,7 +271,11 @@ fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, Con
         }
     };
 
+    let mut oauth = None;
     let transport = if kind == "stdio" {
+        if obj.get("oauth").is_some_and(|v| !v.is_null()) {
+            return Err(err(Some("oauth"), "only a remote server (with 'url') signs in".into()));
+        }
         let Some(command) = command.filter(|c| !c.trim().is_empty()) else {
             return Err(err(Some("command"), "a local server needs a command".into()));
         };
@@ -257,6 +326,7 @@ fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, Con
             ));
         }
         let headers = string_map(obj, "headers").map_err(|(f, m)| err(Some(&f), m))?;
+        oauth = parse_oauth(obj).map_err(|(f, m)| err(Some(&f), m))?;
         for name in headers.keys() {
             if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
                 return Err(err(
@@ -275,8 +345,73 @@ fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, Con
         name: name.to_string(),
         disabled,
         timeout,
+        max_message_bytes,
         transport,
+        oauth,
     })
+}
+
+fn is_metadata_url(value: &str) -> bool {
+    url::Url::parse(value).is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && u.host_str().is_some())
+}
+
+/// The `oauth` object of a remote entry; errors name the field.
+fn parse_oauth(obj: &Map<String, Value>) -> Result<Option<OAuthSpec>, (String, String)> {
+    let field = |k: &str| format!("oauth.{k}");
+    let oauth = match obj.get("oauth") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Object(o)) => o,
+        Some(_) => return Err(("oauth".into(), "expected an object".into())),
+    };
+    for key in oauth.keys() {
+        if !matches!(key.as_str(), "clientId" | "clientSecret" | "scopes" | "redirectPort") {
+            return Err((
+                field(key),
+                "unknown field (expected clientId, clientSecret, scopes or redirectPort)".into(),
+            ));
+        }
+    }
+    let text = |k: &str| match oauth.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
+        Some(_) => Err((field(k), "expected a non-empty string".into())),
+    };
+    let client_id = text("clientId")?;
+    let client_secret = text("clientSecret")?;
+    if client_secret.is_some() && client_id.is_none() {
+        return Err((field("clientSecret"), "a client secret needs oauth.clientId".into()));
+    }
+    let scopes = match oauth.get("scopes") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| match v {
+                    Value::String(s) if !s.is_empty() && !s.contains(char::is_whitespace) => Ok(s.clone()),
+                    _ => Err((
+                        format!("oauth.scopes[{i}]"),
+                        "expected a scope (a string without spaces)".into(),
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(_) => return Err((field("scopes"), "expected an array of strings".into())),
+    };
+    let redirect_port = match oauth.get("redirectPort") {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(p @ 1..=65535) => Some(p as u16),
+            _ => return Err((field("redirectPort"), "expected a port number (1-65535)".into())),
+        },
+        Some(_) => return Err((field("redirectPort"), "expected a port number".into())),
+    };
+    Ok(Some(OAuthSpec {
+        client_id,
+        client_secret,
+        scopes,
+        redirect_port,
+    }))
 }
 
 /// A relative `cwd` is taken relative to the config file's folder, and `~`
@@ -326,12 +461,60 @@ fn problem(path: &Path, server: Option<&str>, field: Option<&str>, message: Stri
         server: server.map(str::to_string),
         field: field.map(str::to_string),
         message,
+        warning: false,
     }
+}
+
+/// A key written twice: JSON keeps the later value, and the user is told.
+fn repeated_key(path: &Path, key: &[String]) -> ConfigProblem {
+    let in_servers = matches!(key.first().map(String::as_str), Some("mcpServers" | "servers"));
+    let (server, field, message) = match key {
+        [section, server] if in_servers => (
+            Some(server.as_str()),
+            None,
+            format!("defined twice in '{section}'; only the later entry is used"),
+        ),
+        [_, server, rest @ ..] if in_servers => (
+            Some(server.as_str()),
+            Some(rest.join(".")),
+            "appears twice; only the later value is used".to_string(),
+        ),
+        _ => (
+            None,
+            Some(key.join(".")),
+            "appears twice; only the later value is used".to_string(),
+        ),
+    };
+    let mut p = problem(path, server, field.as_deref(), message);
+    p.warning = true;
+    p
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn max_message_bytes_defaults_and_is_checked() {
+        let c = parse_str(
+            r#"{"mcpServers": {
+                "plain": {"command": "srv"},
+                "raised": {"command": "srv", "maxMessageBytes": 67108864},
+                "tiny": {"command": "srv", "maxMessageBytes": 1000},
+                "text": {"command": "srv", "maxMessageBytes": "16MiB"}
+            }}"#,
+        );
+        assert_eq!(c.servers["plain"].max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        assert_eq!(c.servers["raised"].max_message_bytes, 64 * 1024 * 1024);
+        let texts: Vec<String> = c.problems.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            texts,
+            vec![
+                "/cfg/config.json: server 'tiny': field 'maxMessageBytes': expected a number of bytes from 65536 to 1073741824",
+                "/cfg/config.json: server 'text': field 'maxMessageBytes': expected a number of bytes",
+            ]
+        );
+    }
 
     fn parse_str(text: &str) -> Config {
         parse(Path::new("/cfg/config.json"), text).unwrap()
@@ -405,6 +588,53 @@ mod tests {
     }
 
     #[test]
+    fn oauth_settings_are_parsed_and_checked() {
+        let c = parse_str(
+            r#"{"oauthClientMetadataUrl": "https://example.test/mcpool/client.json", "mcpServers": {
+                "full": {"url": "https://a.test/mcp", "oauth": {"clientId": "abc", "clientSecret": "${keyring:S}", "scopes": ["read", "write"], "redirectPort": 8765}},
+                "empty": {"url": "https://b.test/mcp", "oauth": {}},
+                "none": {"url": "https://c.test/mcp"},
+                "local": {"command": "x", "oauth": {}},
+                "lonesecret": {"url": "https://d.test/mcp", "oauth": {"clientSecret": "s"}},
+                "badport": {"url": "https://d.test/mcp", "oauth": {"redirectPort": 70000}},
+                "badscope": {"url": "https://d.test/mcp", "oauth": {"scopes": ["a b"]}},
+                "typo": {"url": "https://d.test/mcp", "oauth": {"clientID": "x"}}
+            }}"#,
+        );
+        assert_eq!(
+            c.oauth_client_metadata_url.as_deref(),
+            Some("https://example.test/mcpool/client.json")
+        );
+        assert_eq!(
+            c.servers["full"].oauth,
+            Some(OAuthSpec {
+                client_id: Some("abc".into()),
+                client_secret: Some("${keyring:S}".into()),
+                scopes: Some(vec!["read".into(), "write".into()]),
+                redirect_port: Some(8765),
+            })
+        );
+        assert_eq!(c.servers["empty"].oauth, Some(OAuthSpec::default()));
+        assert_eq!(c.servers["none"].oauth, None);
+        let texts: Vec<String> = c.problems.iter().map(ToString::to_string).collect();
+        expect_test::expect![[r#"
+            [
+                "/cfg/config.json: server 'local': field 'oauth': only a remote server (with 'url') signs in",
+                "/cfg/config.json: server 'lonesecret': field 'oauth.clientSecret': a client secret needs oauth.clientId",
+                "/cfg/config.json: server 'badport': field 'oauth.redirectPort': expected a port number (1-65535)",
+                "/cfg/config.json: server 'badscope': field 'oauth.scopes[0]': expected a scope (a string without spaces)",
+                "/cfg/config.json: server 'typo': field 'oauth.clientID': unknown field (expected clientId, clientSecret, scopes or redirectPort)",
+            ]
+        "#]]
+        .assert_debug_eq(&texts);
+        let bad = parse_str(r#"{"oauthClientMetadataUrl": "http://x.test/doc"}"#);
+        assert_eq!(
+            bad.problems[0].to_string(),
+            "/cfg/config.json: field 'oauthClientMetadataUrl': expected an https URL with a path (the client ID metadata document)"
+        );
+    }
+
+    #[test]
     fn invalid_json_names_the_position() {
         let e = parse(Path::new("/x/c.json"), "{\"mcpServers\": {").unwrap_err();
         assert!(e.to_string().starts_with("/x/c.json: invalid JSON at line 1"), "{e}");
@@ -415,5 +645,34 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("mcpool-cfg-{}", std::process::id()));
         assert_eq!(load(&dir.join("missing.json")).unwrap(), Config::default());
         assert_eq!(parse_str("  "), Config::default());
+    }
+
+    #[test]
+    fn a_repeated_key_is_a_named_warning_and_the_later_value_is_used() {
+        let c = parse_str(
+            r#"{"mcpServers": {
+                "a": {"command": "first"},
+                "a": {"command": "second", "env": {"TOKEN": "1", "TOKEN": "2"}}
+            }}"#,
+        );
+        assert_eq!(c.servers.keys().collect::<Vec<_>>(), vec!["a"]);
+        let texts: Vec<(String, bool)> = c.problems.iter().map(|p| (p.to_string(), p.warning)).collect();
+        expect_test::expect![[r#"
+            [
+                (
+                    "/cfg/config.json: server 'a': defined twice in 'mcpServers'; only the later entry is used",
+                    true,
+                ),
+                (
+                    "/cfg/config.json: server 'a': field 'env.TOKEN': appears twice; only the later value is used",
+                    true,
+                ),
+            ]
+        "#]]
+        .assert_debug_eq(&texts);
+        let TransportSpec::Stdio { command, env, .. } = &c.servers["a"].transport else {
+            panic!("not stdio")
+        };
+        assert_eq!((command.as_str(), env["TOKEN"].as_str()), ("second", "2"));
     }
 }
