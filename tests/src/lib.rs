@@ -18,6 +18,7 @@ use tokio::process::{Child, Command};
 
 pub mod agent;
 pub mod netns;
+pub mod secrets;
 
 pub use agent::*;
 

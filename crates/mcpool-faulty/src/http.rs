@@ -44,6 +44,10 @@ pub enum Mode {
     TooManyRequests,
     #[serde(rename = "500")]
     ServerError,
+    /// 400 with a 64 KiB JSON body that echoes the request's headers, as
+    /// careless servers and proxies do.
+    #[serde(rename = "400-echo")]
+    BadRequestEcho,
 }
 
 impl Mode {
@@ -55,6 +59,7 @@ impl Mode {
             Mode::NotFound => Some(StatusCode::NOT_FOUND),
             Mode::TooManyRequests => Some(StatusCode::TOO_MANY_REQUESTS),
             Mode::ServerError => Some(StatusCode::INTERNAL_SERVER_ERROR),
+            Mode::BadRequestEcho => Some(StatusCode::BAD_REQUEST),
         }
     }
 }
@@ -157,6 +162,9 @@ async fn fault_layer(State(state): State<AppState>, request: Request, next: Next
         return std::future::pending().await;
     }
     let faults = lock(&state.faults).clone();
+    if faults.mode == Mode::BadRequestEcho {
+        return echo_response(request.headers());
+    }
     if let Some(status) = faults.mode.status() {
         return fault_response(status, faults.retry_after);
     }
@@ -184,6 +192,22 @@ fn has_bearer(headers: &HeaderMap, token: &str) -> bool {
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
         .is_some_and(|given| given.trim() == token)
+}
+
+/// The size of the `400-echo` body.
+const ECHO_BODY_BYTES: usize = 64 * 1024;
+
+fn echo_response(headers: &HeaderMap) -> Response {
+    let echoed: serde_json::Map<String, serde_json::Value> = headers
+        .iter()
+        .map(|(k, v)| (k.to_string(), String::from_utf8_lossy(v.as_bytes()).into()))
+        .collect();
+    let mut body = serde_json::json!({
+        "error": {"message": "faulty: injected 400, the request was not understood", "request_headers": echoed},
+    });
+    let used = body.to_string().len();
+    body["padding"] = "x".repeat(ECHO_BODY_BYTES.saturating_sub(used + 16)).into();
+    (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
 
 fn fault_response(status: StatusCode, retry_after: u64) -> Response {

@@ -1,0 +1,84 @@
+//! Secrets in tests: fresh values, and the check that a text holds none of
+//! them in any form an encoder could leave (bytes, hex, digest, base64).
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// A fresh secret value, different in every test and run.
+pub fn new_secret(tag: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let seed = format!("{tag}-{}-{nanos}", std::process::id());
+    format!("sk-{}", &hex::encode(Sha256::digest(seed.as_bytes()))[..40])
+}
+
+/// Standard and URL-safe base64, without padding.
+fn base64(bytes: &[u8], url_safe: bool) -> String {
+    let alphabet: &[u8] = if url_safe {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..=chunk.len() {
+            out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// Every form of `secret` that must appear nowhere: the bytes, their hex,
+/// their sha256 in hex (either case), and their base64 at each of the three
+/// alignments it can have inside a longer encoded text (the characters
+/// that depend on the secret's bytes alone).
+pub fn forms(secret: &str) -> Vec<String> {
+    let digest = hex::encode(Sha256::digest(secret.as_bytes()));
+    let mut forms = vec![
+        secret.to_string(),
+        hex::encode(secret.as_bytes()),
+        digest.clone(),
+        digest.to_uppercase(),
+    ];
+    let n = secret.len();
+    for pad in 0..3 {
+        let mut bytes = vec![0u8; pad];
+        bytes.extend_from_slice(secret.as_bytes());
+        let (start, end) = ((8 * pad).div_ceil(6), 8 * (pad + n) / 6);
+        for url_safe in [false, true] {
+            forms.push(base64(&bytes, url_safe)[start..end].to_string());
+        }
+    }
+    forms
+}
+
+/// Fails when `text` (from `what`) holds any form of any secret.
+pub fn assert_clean(what: &str, text: &[u8], secrets: &[&str]) {
+    let text = String::from_utf8_lossy(text);
+    for secret in secrets {
+        for form in forms(secret) {
+            assert!(!text.contains(&form), "{what} holds the secret as {form:?}:\n{text}");
+        }
+    }
+}
+
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => stack.push(path),
+                Ok(t) if t.is_file() => out.push(path),
+                _ => {}
+            }
+        }
+    }
+    out
+}
