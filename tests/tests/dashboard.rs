@@ -1,8 +1,8 @@
 //! SPEC §2 "web UI": the dashboard in a real headless Chromium against the
 //! real binary. `mcpool ui --no-open` gives a one-time link; the browser
 //! signs in with it, follows a crash of a stdio server live (failed, stderr
-//! tail, tools kept), reconnects it with the card's button, and a second
-//! use of the link is refused. The browser side is tests/ui/dashboard.mjs.
+//! tail, tools kept), reconnects it with the card's button, shows a config
+//! file that stopped parsing, and a second use of the link is refused. The browser side is tests/ui/dashboard.mjs.
 //!
 //! The screenshot goes to the test's temp dir; with
 //! `MCPOOL_UPDATE_SCREENSHOT=1` it replaces docs/dashboard.png.
@@ -97,6 +97,11 @@ async fn the_dashboard_follows_a_crash_and_reconnects_in_a_real_browser() -> any
                     input.write_all(b"crashed\n").await?;
                     input.flush().await?;
                 }
+                "STEP targeted" => {
+                    std::fs::write(pool.config_path(), "{\"mcpServers\": {")?;
+                    input.write_all(b"config-broken\n").await?;
+                    input.flush().await?;
+                }
                 "OK" => return Ok::<_, anyhow::Error>(true),
                 _ => {}
             }
@@ -122,6 +127,7 @@ async fn the_dashboard_follows_a_crash_and_reconnects_in_a_real_browser() -> any
             "STEP reconnected",
             "STEP enabled",
             "STEP targeted",
+            "STEP config",
             "STEP refused"
         ]
     );

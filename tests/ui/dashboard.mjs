@@ -122,6 +122,17 @@ try {
   check(await page.locator('article.card.targeted').count() === 0, 'no card marked without a target');
   step('targeted');
 
+  // A config file that stops parsing shows at the top, live, naming the
+  // file and the position; the servers keep running.
+  check(await page.locator('#config').isHidden(), 'no config panel while the file is fine');
+  await waitForTest('config-broken');
+  const panel = page.locator('#config', { hasText: 'invalid JSON at line 1' });
+  await panel.waitFor();
+  check((await panel.textContent()).includes('config.json'), 'the panel names the file');
+  check((await panel.textContent()).includes('keeps running the servers'), 'the panel says the servers stay');
+  await card.and(page.locator('[data-status="connected"]')).waitFor();
+  step('config');
+
   // The same link again, without the cookie: refused, and told what to do.
   await context.clearCookies();
   const again = await page.goto(LINK);
