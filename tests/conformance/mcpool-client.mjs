@@ -70,17 +70,20 @@ for (const sig of ['SIGTERM', 'SIGINT']) {
   });
 }
 
-/** The `oauth` block of the server entry: what the scenario gives the user. */
-function oauthFor(scenario, context) {
+/**
+ * The config for the scenario: what the scenario gives the user to type in.
+ * Pre-registration hands out a client ID and secret (the entry's `oauth`);
+ * the CIMD scenario's authorization server accepts only its own fixed
+ * metadata URL as a client ID (the top-level `oauthClientMetadataUrl`).
+ */
+function configFor(serverUrl, scenario, context) {
+  const entry = { url: serverUrl };
+  const config = { mcpServers: { [SERVER]: entry } };
   if (scenario === 'auth/pre-registration' && context?.client_id) {
-    // A user who registered mcpool by hand types what the AS gave them.
-    return { clientId: context.client_id, clientSecret: context.client_secret };
+    entry.oauth = { clientId: context.client_id, clientSecret: context.client_secret };
   }
-  if (scenario === 'auth/basic-cimd') {
-    // The suite's AS accepts only its own fixed metadata URL as a client_id.
-    return { clientMetadataUrl: CIMD_CLIENT_METADATA_URL };
-  }
-  return undefined;
+  if (scenario === 'auth/basic-cimd') config.oauthClientMetadataUrl = CIMD_CLIENT_METADATA_URL;
+  return config;
 }
 
 function makeRunDir() {
@@ -177,10 +180,14 @@ async function serverRow(listen, token) {
 
 /** Waits until the server leaves `pending`; returns its row. */
 async function settled(listen, token) {
-  const deadline = Date.now() + SETTLE_MS;
+  const started = Date.now();
+  const deadline = started + SETTLE_MS;
   for (;;) {
     const row = await serverRow(listen, token);
     if (row && row.status !== 'pending') return row;
+    // The config is read before the endpoint listens: a server still absent
+    // is an entry mcpool refused (its log says why).
+    if (!row && Date.now() > started + 5_000) throw new Failure(`mcpool has no server ${SERVER}: it refused the config entry`);
     if (Date.now() > deadline) throw new Failure(`server ${SERVER} still pending after ${SETTLE_MS} ms`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -208,10 +215,7 @@ async function main() {
 
   const dir = makeRunDir();
   const token = randomBytes(24).toString('hex');
-  const entry = { url: serverUrl };
-  const oauth = oauthFor(scenario, context);
-  if (oauth) entry.oauth = oauth;
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({ mcpServers: { [SERVER]: entry } }, null, 2));
+  writeFileSync(join(dir, 'config.json'), JSON.stringify(configFor(serverUrl, scenario, context), null, 2));
 
   let env = instanceEnv(dir, token);
   let serve;
@@ -296,7 +300,7 @@ async function main() {
   } finally {
     if (serve && serve.exitCode === null) {
       const out = await runCli(bin, ['logout', SERVER], env, 10_000);
-      if (out.code !== 0) log(`logout exited ${out.code}: ${out.stderr.trim()}`);
+      if (out.code !== 0) log(`logout exited ${out.code}: ${out.stderr.trim().split('\n')[0]}`);
       serve.kill('SIGTERM');
       await new Promise((r) => {
         const t = setTimeout(() => {
