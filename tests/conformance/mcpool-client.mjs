@@ -11,8 +11,9 @@
 //      MAX_SIGN_INS times, as a persistent user would;
 //   3. through mcpool's /mcp (the official TypeScript SDK client), lists the
 //      tools and calls each of `conf`'s tools; a call refused because the
-//      server needs sign-in again (step-up, a changed authorization server)
-//      gets a sign-in and one more try;
+//      server needs sign-in again (status `needs_auth`, or an error that asks
+//      for sign-in: step-up, a changed authorization server) gets a sign-in
+//      and another try, within the same MAX_SIGN_INS;
 //   4. signs out (`mcpool logout conf`, forgetting the keyring entries) and
 //      stops mcpool.
 // Exit 0 when every tool of the server was listed and called, 1 otherwise
@@ -227,7 +228,26 @@ async function main() {
     env = { ...env, MCPOOL_LISTEN: listen };
     log(`mcpool serve listening on ${listen}`);
 
-    /** Signs in while the server needs it; true when it is connected. */
+    /** One `mcpool login`, as long as the user has patience left; false when not. */
+    const signIn = async () => {
+      if (signIns >= MAX_SIGN_INS) {
+        log(`server ${SERVER} still wants sign-in after ${signIns} sign-ins; giving up`);
+        return false;
+      }
+      signIns++;
+      log(`sign-in ${signIns}: mcpool login ${SERVER}`);
+      const r = await runCli(bin, ['login', SERVER], env, LOGIN_MS);
+      for (const line of `${r.stdout}${r.stderr}`.trim().split('\n').filter(Boolean)) log(`  login: ${line}`);
+      log(`  login exited ${r.code}`);
+      if (r.code !== 0 && /unrecognized subcommand|unexpected argument/.test(r.stderr)) {
+        throw new Failure('this mcpool has no `login` command');
+      }
+      // A failed flow (a refused issuer, a resource mismatch...) is judged
+      // as the user would: by the server's status afterwards.
+      return true;
+    };
+
+    /** Signs in while the server is `needs_auth`; true once it is connected. */
     const signInIfNeeded = async () => {
       for (;;) {
         const row = await settled(listen, token);
@@ -236,27 +256,7 @@ async function main() {
           log(`server ${SERVER} is ${row.status}: ${row.error ?? ''}`);
           return false;
         }
-        if (signIns >= MAX_SIGN_INS) {
-          log(`server ${SERVER} still needs sign-in after ${signIns} sign-ins; giving up`);
-          return false;
-        }
-        signIns++;
-        log(`sign-in ${signIns}: mcpool login ${SERVER}`);
-        const r = await runCli(bin, ['login', SERVER], env, LOGIN_MS);
-        for (const line of `${r.stdout}${r.stderr}`.trim().split('\n').filter(Boolean)) log(`  login: ${line}`);
-        log(`  login exited ${r.code}`);
-        if (r.code !== 0) {
-          if (/unrecognized subcommand|unexpected argument/.test(r.stderr)) {
-            throw new Failure('this mcpool has no `login` command');
-          }
-          // The flow failed (a refused issuer, a resource mismatch...): as the
-          // user would, look at the status again; it decides.
-          const after = await settled(listen, token);
-          if (after.status !== 'connected') {
-            log(`after a failed sign-in the server is ${after.status}: ${after.error ?? ''}`);
-            if (after.status !== 'needs_auth') return false;
-          }
-        }
+        if (!(await signIn())) return false;
       }
     };
 
@@ -286,10 +286,13 @@ async function main() {
             break;
           }
           log(`tools/call ${tool.name} (attempt ${attempt}): ${outcome}`);
+          // The user signs in again when mcpool says so: the server waits for
+          // sign-in, or the error asks for it (more scopes, a new issuer).
           const row = await serverRow(listen, token);
-          if (row?.status !== 'needs_auth' || !(await signInIfNeeded())) {
-            throw new Failure(`tools/call ${tool.name} failed: ${outcome}`);
-          }
+          const asked = row?.status === 'needs_auth' || /sign[- ]?in|mcpool login/i.test(outcome);
+          if (!asked) throw new Failure(`tools/call ${tool.name} failed: ${outcome}`);
+          if (row?.status !== 'needs_auth' && !(await signIn())) throw new Failure(`tools/call ${tool.name} failed: ${outcome}`);
+          if (!(await signInIfNeeded())) throw new Failure(`tools/call ${tool.name} failed: ${outcome}`);
         }
       }
     } finally {
