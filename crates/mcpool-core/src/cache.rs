@@ -311,6 +311,7 @@ mod tests {
                 env: BTreeMap::from([("TOKEN".into(), env_value.into())]),
                 cwd: None,
             },
+            oauth: None,
         }
     }
 

@@ -12,6 +12,7 @@ pub mod json_dups;
 pub mod lifecycle;
 pub mod log;
 pub mod names;
+pub mod oauth;
 pub mod paths;
 pub mod pool;
 pub mod secrets;
