@@ -55,6 +55,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = <Cli as clap::Parser>::parse();
+    mcpool_core::guardian::start(); // first, before any thread: it forks
     init_tracing();
     if let Some(why) = no_display() {
         eprintln!("mcpool: {why}; the tray app needs a desktop session. Run `mcpool serve` for the same pool and endpoint without one.");
@@ -311,6 +312,7 @@ fn perform(app: &AppHandle, action: Action) {
                 }
             }
         }
+        Action::SignIn(name) => sign_in(app, name),
         Action::OpenDashboard => open_dashboard(app, None),
         Action::CopyEndpointUrl => {
             if let Err(e) = app.clipboard().write_text(shared.endpoint_url.clone()) {
@@ -341,6 +343,46 @@ pub(crate) fn open_dashboard(app: &AppHandle, server: Option<String>) {
             Err(e) => tracing::error!("cannot open the dashboard: {e:#}"),
         }
     });
+}
+
+/// Starts signing `server` in and opens the browser at its sign-in page
+/// (`BROWSER` if set, else the desktop's). The instance owns the redirect
+/// listener and the tokens, so this asks it through the control API, as
+/// `mcpool login` does; the server connects once the browser comes back.
+/// If no page can be opened, the dashboard opens at that server instead.
+pub(crate) fn sign_in(app: &AppHandle, server: String) {
+    let shared = app.state::<Arc<Shared>>().inner().clone();
+    let app = app.clone();
+    tauri::async_runtime::spawn(async move {
+        let opened = match authorize_url(&shared, &server).await {
+            Ok(url) => mcpool_core::opener::open_url(&url).map_err(anyhow::Error::from),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = opened {
+            tracing::warn!("cannot start signing in to {server}: {e:#}");
+            open_dashboard(&app, Some(server));
+        }
+    });
+}
+
+async fn authorize_url(shared: &Shared, server: &str) -> anyhow::Result<String> {
+    let name: String = url::form_urlencoded::byte_serialize(server.as_bytes()).collect();
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/api/servers/{name}/login", shared.local_addr))
+        .bearer_auth(&shared.token)
+        .send()
+        .await?;
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    match body["authorize_url"].as_str() {
+        Some(url) if status.is_success() => Ok(url.to_string()),
+        _ => anyhow::bail!(
+            "{}",
+            body["error"]
+                .as_str()
+                .unwrap_or("the instance did not start the sign-in")
+        ),
+    }
 }
 
 /// Stops every server (and child process) in order, then ends the app with

@@ -1,10 +1,11 @@
 //! Desktop notifications (notify-rust, the freedesktop Notifications
-//! service on Linux). Activating one (a click on it, or its "Open
-//! dashboard" button) opens the dashboard at the first server it names.
+//! service on Linux). Activating one (a click on it, or its button) acts
+//! on the first server it names: "Sign in" opens the browser at that
+//! server's sign-in page, "Open dashboard" the dashboard at its card.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use mcpool_tray::Notification;
+use mcpool_tray::{NoticeAction, Notification};
 use tauri::AppHandle;
 
 /// Notifications still waiting for their answer, each on a thread of its
@@ -31,7 +32,7 @@ fn show_one(app: &AppHandle, note: Notification) {
         .appname("mcpool")
         .summary(&note.title)
         .body(&note.body)
-        .action("default", "Open dashboard")
+        .action("default", note.action.label())
         .show();
     let handle = match shown {
         Ok(handle) => handle,
@@ -47,8 +48,16 @@ fn show_one(app: &AppHandle, note: Notification) {
     }
     handle.wait_for_action(|action| {
         if action == "default" {
-            tracing::info!("notification activated: opening the dashboard");
-            crate::open_dashboard(app, note.servers.first().cloned());
+            match (note.action, note.servers.first()) {
+                (NoticeAction::SignIn, Some(server)) => {
+                    tracing::info!("notification activated: signing in to {server}");
+                    crate::sign_in(app, server.clone());
+                }
+                _ => {
+                    tracing::info!("notification activated: opening the dashboard");
+                    crate::open_dashboard(app, note.servers.first().cloned());
+                }
+            }
         }
     });
     WAITING.fetch_sub(1, Ordering::SeqCst);

@@ -9,7 +9,7 @@ pub mod notify;
 
 pub use icon::{icon, tooltip, TrayIcon};
 pub use menu::{menu, Action, Item, Menu};
-pub use notify::{Notification, Notifier};
+pub use notify::{NoticeAction, Notification, Notifier};
 
 #[cfg(test)]
 pub(crate) mod fixtures;

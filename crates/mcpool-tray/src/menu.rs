@@ -38,6 +38,8 @@ pub enum Item {
 pub enum Action {
     Reconnect(String),
     Disconnect(String),
+    /// Sign the server in: the browser opens at its sign-in page.
+    SignIn(String),
     Enable(String),
     ReconnectAllFailed,
     OpenDashboard,
@@ -50,6 +52,7 @@ impl Action {
         match self {
             Action::Reconnect(name) => format!("reconnect:{name}"),
             Action::Disconnect(name) => format!("disconnect:{name}"),
+            Action::SignIn(name) => format!("signin:{name}"),
             Action::Enable(name) => format!("enable:{name}"),
             Action::ReconnectAllFailed => "reconnect-all-failed".into(),
             Action::OpenDashboard => "open-dashboard".into(),
@@ -66,6 +69,7 @@ impl Action {
             return match verb {
                 "reconnect" => Some(Action::Reconnect(name)),
                 "disconnect" => Some(Action::Disconnect(name)),
+                "signin" => Some(Action::SignIn(name)),
                 "enable" => Some(Action::Enable(name)),
                 _ => None,
             };
@@ -137,8 +141,8 @@ fn server_items(s: &ServerSnapshot) -> Vec<Item> {
         }
         Status::NeedsAuth => {
             items.push(action(
-                Action::Reconnect(name.clone()),
-                "Reconnect after signing in",
+                Action::SignIn(name.clone()),
+                &format!("Sign in to {name}…"),
                 true,
             ));
             items.push(action(Action::Disconnect(name.clone()), "Disconnect", true));
@@ -300,7 +304,7 @@ mod tests {
                     [reconnect:fs] Reconnect
                     [disconnect:fs] Disconnect
                 linear: needs sign-in >
-                    [reconnect:linear] Reconnect after signing in
+                    [signin:linear] Sign in to linear…
                     [disconnect:linear] Disconnect
                 off: disabled >
                     [enable:off] Enable
@@ -335,6 +339,7 @@ mod tests {
             Action::ReconnectAllFailed,
             Action::OpenDashboard,
             Action::CopyEndpointUrl,
+            Action::SignIn("a:b".into()),
             Action::Quit,
         ];
         for a in actions {

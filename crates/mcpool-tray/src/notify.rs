@@ -29,9 +29,30 @@ pub const DOWN_MIN_GAP: Duration = Duration::from_secs(10 * 60);
 pub struct Notification {
     pub title: String,
     pub body: String,
-    /// The servers it is about, by name: activating the notification opens
-    /// the dashboard at the first.
+    /// The servers it is about, by name: activating the notification acts
+    /// on the first.
     pub servers: Vec<String>,
+    /// What activating it does.
+    pub action: NoticeAction,
+}
+
+/// What a click on a notification does, to its first server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoticeAction {
+    /// Open the dashboard at that server.
+    OpenDashboard,
+    /// Start signing that server in: the browser opens at its sign-in page.
+    SignIn,
+}
+
+impl NoticeAction {
+    /// The label of the notification's button.
+    pub fn label(self) -> &'static str {
+        match self {
+            NoticeAction::OpenDashboard => "Open dashboard",
+            NoticeAction::SignIn => "Sign in",
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -143,21 +164,25 @@ impl Notifier {
 }
 
 fn needs_auth(servers: &BTreeSet<String>) -> Notification {
-    let hint = "open mcpool from the tray to reconnect once you have signed in";
     let (title, body) = match servers.len() {
         1 => (
             format!("{} needs sign-in", join(servers)),
-            format!("Its tools are unavailable; {hint}."),
+            "Its tools are unavailable until you sign in; click to sign in in your browser.".to_string(),
         ),
         n => (
             format!("{n} servers need sign-in"),
-            format!("{}: their tools are unavailable; {hint}.", join(servers)),
+            format!(
+                "{}: their tools are unavailable until you sign in; click to sign in to {}, and the others from the tray menu.",
+                join(servers),
+                servers.first().map(String::as_str).unwrap_or_default()
+            ),
         ),
     };
     Notification {
         title,
         body,
         servers: servers.iter().cloned().collect(),
+        action: NoticeAction::SignIn,
     }
 }
 
@@ -179,6 +204,7 @@ fn down(servers: &BTreeSet<String>) -> Notification {
         title,
         body,
         servers: servers.iter().cloned().collect(),
+        action: NoticeAction::OpenDashboard,
     }
 }
 
@@ -223,8 +249,11 @@ mod tests {
             };
             for n in notes {
                 out.push_str(&format!(
-                    "      NOTIFY {} | {} | opens at {}\n",
-                    n.title, n.body, n.servers[0]
+                    "      NOTIFY {} | {} | {} {}\n",
+                    n.title,
+                    n.body,
+                    n.action.label(),
+                    n.servers[0]
                 ));
             }
         }
@@ -255,14 +284,14 @@ mod tests {
                    0s github: connected -> needs_auth
                    1s poll
                    2s poll
-                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at github
+                      NOTIFY github needs sign-in | Its tools are unavailable until you sign in; click to sign in in your browser. | Sign in github
                  100s github: needs_auth -> pending
                  101s github: pending -> needs_auth
                  200s poll
                  300s github: needs_auth -> connected
                  400s github: connected -> needs_auth
                  402s poll
-                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at github
+                      NOTIFY github needs sign-in | Its tools are unavailable until you sign in; click to sign in in your browser. | Sign in github
                 no deadline
             "#]],
         );
@@ -284,7 +313,7 @@ mod tests {
                    1s notion: pending -> needs_auth
                    1s sentry: connected -> needs_auth
                    2s poll
-                      NOTIFY 4 servers need sign-in | github, linear, notion, sentry: their tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at github
+                      NOTIFY 4 servers need sign-in | github, linear, notion, sentry: their tools are unavailable until you sign in; click to sign in to github, and the others from the tray menu. | Sign in github
                 no deadline
             "#]],
         );
@@ -305,13 +334,13 @@ mod tests {
             expect![[r#"
                    0s github: connected -> needs_auth
                    2s poll
-                      NOTIFY github needs sign-in | Its tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at github
+                      NOTIFY github needs sign-in | Its tools are unavailable until you sign in; click to sign in in your browser. | Sign in github
                   10s linear: connected -> needs_auth
                   12s poll
                   30s notion: connected -> needs_auth
                   61s poll
                   62s poll
-                      NOTIFY 2 servers need sign-in | linear, notion: their tools are unavailable; open mcpool from the tray to reconnect once you have signed in. | opens at linear
+                      NOTIFY 2 servers need sign-in | linear, notion: their tools are unavailable until you sign in; click to sign in to linear, and the others from the tray menu. | Sign in linear
                 no deadline
             "#]],
         );
@@ -362,7 +391,7 @@ mod tests {
                    0s fs: connected -> failed
                    4s poll
                    5s poll
-                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | opens at fs
+                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | Open dashboard fs
                 no deadline
             "#]],
         );
@@ -385,7 +414,7 @@ mod tests {
                   12s fs: pending -> failed
                   59s poll
                   60s poll
-                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | opens at fs
+                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | Open dashboard fs
                 3000s poll
                 no deadline
             "#]],
@@ -408,13 +437,13 @@ mod tests {
             expect![[r#"
                    0s fs: connected -> failed
                   60s poll
-                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | opens at fs
+                      NOTIFY fs is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | Open dashboard fs
                  100s api: connected -> failed
                  110s git: connected -> failed
                  170s poll
                  300s api: failed -> connected
                  660s poll
-                      NOTIFY git is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | opens at git
+                      NOTIFY git is down | mcpool could not reconnect it; its tools stay listed and it retries when next used. | Open dashboard git
                 no deadline
             "#]],
         );

@@ -150,23 +150,11 @@ pub async fn ui(instance: &Instance, no_open: bool) -> anyhow::Result<ExitCode> 
     println!("{url}");
     if !no_open {
         eprintln!("The link works once, for two minutes.");
-        if let Err(e) = open_in_browser(&url) {
+        if let Err(e) = mcpool_core::opener::open_url(&url) {
             eprintln!("mcpool: cannot open a browser ({e}); open the link above yourself");
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn open_in_browser(url: &str) -> std::io::Result<()> {
-    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-    // The browser outlives us; its output is not ours to show.
-    std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .map(drop)
 }
 
 /// The token agents need: the instance's, made now if none exists yet.
