@@ -83,6 +83,12 @@ impl ConnectError {
             if e.downcast_ref::<AuthRequiredError>().is_some() {
                 return http(401, None, text);
             }
+            // A sign-in whose refresh was refused: needs_auth, like a 401.
+            if let Some(rmcp::transport::auth::AuthError::AuthorizationRequired) =
+                e.downcast_ref::<rmcp::transport::auth::AuthError>()
+            {
+                return http(401, None, text);
+            }
             if e.downcast_ref::<InsufficientScopeError>().is_some() {
                 return http(403, None, text);
             }

@@ -123,7 +123,9 @@ impl Default for Pool {
 
 impl Pool {
     pub fn new(options: PoolOptions) -> Self {
+        let oauth = Arc::new(crate::oauth::OAuth::new(options.secrets.clone()));
         let ctx = Arc::new(Context {
+            oauth,
             hub: Arc::new(Hub::default()),
             backoff: options.backoff,
             secrets: options.secrets,
@@ -223,6 +225,7 @@ impl Pool {
     /// Makes the running set match `config`: new servers start, removed ones
     /// stop, and only servers whose entry changed restart.
     pub fn apply_config(&self, config: &Config) {
+        self.inner.ctx.oauth.set_client_metadata_url(config.oauth_client_metadata_url.clone());
         self.inner.config.send_if_modified(|state| {
             let changed = state.file_error.is_some() || state.problems != config.problems;
             state.file_error = None;

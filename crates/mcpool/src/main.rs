@@ -5,6 +5,7 @@ mod bridge;
 mod client;
 mod connect;
 mod import_cmd;
+mod login;
 mod secret;
 mod serve;
 
@@ -56,6 +57,18 @@ enum Command {
         #[command(flatten)]
         instance: Instance,
     },
+    /// Sign in to a remote server (OAuth) in the browser; waits until it is connected.
+    Login {
+        name: String,
+        #[command(flatten)]
+        instance: Instance,
+    },
+    /// Forget a remote server's sign-in (its tokens).
+    Logout {
+        name: String,
+        #[command(flatten)]
+        instance: Instance,
+    },
     /// Print the endpoint's bearer token.
     Token,
     /// Add the servers of a Claude Desktop, Claude Code, Cursor, VS Code or opencode config.
@@ -99,6 +112,8 @@ fn main() -> ExitCode {
             Command::Status { instance, json } => client::status(&instance, json).await,
             Command::Reconnect { name, instance } => client::action(&instance, &name, "reconnect").await,
             Command::Disconnect { name, instance } => client::action(&instance, &name, "disconnect").await,
+            Command::Login { name, instance } => login::login(&instance, &name).await,
+            Command::Logout { name, instance } => login::logout(&instance, &name).await,
             Command::Token => client::print_token().await,
             Command::Import(args) => import_cmd::run(args).await,
             Command::Secret(command) => secret::run(command).await,

@@ -22,6 +22,8 @@ pub fn routes() -> Router<AppState> {
         .route("/api/servers/{name}/reconnect", post(reconnect))
         .route("/api/servers/{name}/disconnect", post(disconnect))
         .route("/api/servers/{name}/enable", post(enable))
+        .route("/api/servers/{name}/login", post(login))
+        .route("/api/servers/{name}/logout", post(logout))
         .route("/api/events", get(events))
         .route("/api/config", get(config))
 }
@@ -83,6 +85,29 @@ async fn disconnect(State(state): State<AppState>, Path(name): Path<String>) -> 
     };
     sup.disconnect();
     Json(json!({"ok": true, "server": sup.snapshot()})).into_response()
+}
+
+/// Starts signing a remote server in: answers the URL to open in the
+/// browser; the instance owns the redirect listener and the tokens.
+async fn login(State(state): State<AppState>, Path(name): Path<String>) -> Response {
+    let Some(sup) = state.pool.server(&name) else {
+        return unknown(&name);
+    };
+    match sup.login().await {
+        Ok(url) => Json(json!({"authorize_url": url})).into_response(),
+        Err(sentence) => (StatusCode::BAD_GATEWAY, Json(json!({"error": sentence}))).into_response(),
+    }
+}
+
+/// Forgets a server's tokens.
+async fn logout(State(state): State<AppState>, Path(name): Path<String>) -> Response {
+    let Some(sup) = state.pool.server(&name) else {
+        return unknown(&name);
+    };
+    match sup.logout().await {
+        Ok(()) => Json(json!({"ok": true, "server": sup.snapshot()})).into_response(),
+        Err(sentence) => (StatusCode::BAD_REQUEST, Json(json!({"ok": false, "error": sentence}))).into_response(),
+    }
 }
 
 async fn enable(State(state): State<AppState>, Path(name): Path<String>) -> Response {

@@ -35,7 +35,8 @@ pub async fn begin(signin: &Arc<Signin>, begin: Begin) -> Result<String, String>
     signin.load().await;
     let spec = signin.spec.lock().map(|s| s.clone()).unwrap_or_default().unwrap_or_default();
     let url = signin.url.clone();
-    let challenge = match signin.challenge.lock().ok().and_then(|mut c| c.take()) {
+    let noted = signin.challenge.lock().ok().and_then(|mut c| c.take());
+    let challenge = match noted {
         Some(c) => Some(c),
         None => probe(&url, &begin.headers).await?,
     };
@@ -89,7 +90,7 @@ pub async fn begin(signin: &Arc<Signin>, begin: Begin) -> Result<String, String>
         &mut manager,
         &metadata,
         &spec,
-        &begin,
+        (begin.client_secret.clone(), begin.client_metadata_url.clone()),
         registered,
         &redirect_uri,
         &scopes,
@@ -181,7 +182,7 @@ async fn choose_client(
     manager: &mut AuthorizationManager,
     metadata: &AuthorizationMetadata,
     spec: &crate::config::OAuthSpec,
-    begin: &Begin,
+    (client_secret, client_metadata_url): (Option<String>, Option<String>),
     registered: Option<ClientCreds>,
     redirect_uri: &str,
     scopes: &[String],
@@ -189,17 +190,17 @@ async fn choose_client(
     if let Some(id) = &spec.client_id {
         return Ok(ClientCreds {
             client_id: id.clone(),
-            client_secret: begin.client_secret.clone(),
+            client_secret,
             redirect_uri: None,
             kind: ClientKind::Configured,
         });
     }
     if let (true, Some(doc)) = (
         flag(metadata, "client_id_metadata_document_supported"),
-        &begin.client_metadata_url,
+        client_metadata_url,
     ) {
         return Ok(ClientCreds {
-            client_id: doc.clone(),
+            client_id: doc,
             client_secret: None,
             redirect_uri: None,
             kind: ClientKind::MetadataDocument,

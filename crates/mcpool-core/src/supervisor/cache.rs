@@ -29,6 +29,7 @@ impl Supervisor {
         let (_, fingerprinter) = self.ctx.cache.as_ref()?;
         let mut inputs = IdentityInputs {
             profile: Some(self.ctx.profile.clone()),
+            credential_id: self.credential_id().map(|id| fingerprinter.fingerprint(&id)),
             ..Default::default()
         };
         match &resolved.spec.transport {
@@ -44,6 +45,10 @@ impl Supervisor {
     pub(super) async fn load_cache(self: &Arc<Self>) {
         let Some((cache, _)) = &self.ctx.cache else { return };
         let spec = self.spec();
+        // The signed-in credential is part of the identity.
+        if let Some(signin) = self.ctx.oauth.signin(&spec) {
+            signin.load().await;
+        }
         let Ok(resolved) = self.resolve(&spec).await else {
             return;
         };

@@ -127,7 +127,12 @@ impl Patient for SupervisorPatient {
         // healing batch, and an attempt dropped halfway would leave the
         // machine `attempting` with no attempt behind it.
         let sup = self.0.clone();
-        let attempt = tokio::spawn(async move { sup.peer().await.is_ok() });
+        let attempt = tokio::spawn(async move {
+            // A sign-in that ran out while asleep is refreshed before the
+            // reconnect, so no browser is needed.
+            sup.refresh_signin().await;
+            sup.peer().await.is_ok()
+        });
         if attempt.await.unwrap_or(false) {
             return Ok(());
         }

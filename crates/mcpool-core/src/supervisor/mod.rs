@@ -38,6 +38,8 @@ pub struct Context {
     pub keepalive: Option<Duration>,
     /// Set between a sleep and the following wake: no keepalive probes.
     pub asleep: std::sync::atomic::AtomicBool,
+    /// Remote servers' sign-ins (OAuth).
+    pub oauth: Arc<crate::oauth::OAuth>,
 }
 
 /// The exact end of a dropped server's error (SPEC §3 rule 2).
@@ -54,6 +56,7 @@ pub const PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 mod cache;
 mod forward;
 mod heal;
+mod signin;
 mod snapshot;
 mod watch;
 
@@ -358,12 +361,16 @@ impl Supervisor {
             signals: signals_tx,
             ledger: ledger.clone(),
         };
+        let signin = self.ctx.oauth.signin(&spec);
+        if let Some(s) = &signin {
+            s.load().await;
+        }
         let resolved = self.resolve(&spec).await;
         let secret_values = resolved.as_ref().map(|r| r.secret_values.clone()).unwrap_or_default();
         let cache_key = resolved.as_ref().ok().and_then(|r| self.cache_key(r));
         let work = async {
             let resolved = resolved?;
-            let established = upstream::connect(&resolved.spec, handler).await?;
+            let established = upstream::connect(&resolved.spec, handler, signin).await?;
             let lists = list_all(&established.peer)
                 .await
                 .map_err(|e| ConnectError::from_transport(&e))?;

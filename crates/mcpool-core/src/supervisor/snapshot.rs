@@ -19,6 +19,8 @@ pub struct ServerSnapshot {
     pub retry_in_ms: Option<u64>,
     /// After a wake or network change: the network cannot reach it yet.
     pub waiting_for_network: bool,
+    /// The sign-in (OAuth), when it is signed in or needs it; never a token.
+    pub auth: Option<crate::oauth::AuthSnapshot>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -29,6 +31,7 @@ pub struct ToolSnapshot {
 
 impl Supervisor {
     pub fn snapshot(&self) -> ServerSnapshot {
+        let auth = self.auth_snapshot(self.status());
         let inner = self.lock();
         let now = Instant::now();
         let tools: Vec<ToolSnapshot> = match inner.tool_state {
@@ -51,6 +54,7 @@ impl Supervisor {
             tool_count: tools.len(),
             tools,
             connecting: inner.machine.attempting(),
+            auth,
             waiting_for_network: inner.machine.status() == Status::Failed
                 && inner
                     .machine

@@ -37,7 +37,12 @@ pub struct Established {
 
 /// Connects to `spec`. The caller bounds it with the server's timeout;
 /// dropping the future midway stops a spawned process group.
-pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Established, ConnectError> {
+/// `signin` signs every request of a remote server (its bearer token).
+pub async fn connect(
+    spec: &ServerSpec,
+    handler: UpstreamHandler,
+    signin: Option<Arc<crate::oauth::Signin>>,
+) -> Result<Established, ConnectError> {
     let ledger = handler.ledger.clone();
     match &spec.transport {
         TransportSpec::Stdio { .. } => {
@@ -91,9 +96,27 @@ pub async fn connect(spec: &ServerSpec, handler: UpstreamHandler) -> Result<Esta
             retry.base_duration = Duration::from_millis(500);
             retry.max_delay = Some(Duration::from_secs(4));
             config.retry_config = Arc::new(retry);
-            remote(handler, StreamableHttpClientTransport::from_config(config), ledger).await
+            match signin {
+                Some(signin) => {
+                    let client = crate::oauth::SignedInClient::new(reqwest::Client::new(), signin);
+                    remote(handler, StreamableHttpClientTransport::with_client(client, config), ledger).await
+                }
+                None => remote(handler, StreamableHttpClientTransport::from_config(config), ledger).await,
+            }
         }
-        TransportSpec::Sse { url, headers } => remote(handler, sse::open(url, headers).await?, ledger).await,
+        TransportSpec::Sse { url, headers } => {
+            let mut headers = headers.clone();
+            if let Some(signin) = signin {
+                match signin.bearer().await {
+                    Ok(Some(token)) => {
+                        headers.insert("Authorization".into(), format!("Bearer {token}"));
+                    }
+                    Ok(None) => {}
+                    Err(e) => return Err(ConnectError::from_transport(&e)),
+                }
+            }
+            remote(handler, sse::open(url, &headers).await?, ledger).await
+        }
     }
 }
 

@@ -1,0 +1,134 @@
+//! `mcpool login NAME` and `mcpool logout NAME`: the running instance runs
+//! the sign-in (it owns the redirect listener and the tokens); this command
+//! opens the authorization URL and waits for the outcome.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use serde_json::Value;
+
+use crate::client::load_token;
+use crate::Instance;
+
+/// A little longer than the instance waits for the browser.
+const WAIT: Duration = Duration::from_secs(330);
+
+async fn call(instance: &Instance, method: reqwest::Method, path: &str) -> anyhow::Result<(reqwest::StatusCode, Value)> {
+    let token = load_token(false)
+        .await?
+        .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))?;
+    let response = reqwest::Client::new()
+        .request(method, format!("http://{}{path}", instance.listen))
+        .bearer_auth(token)
+        .send()
+        .await
+        .map_err(|e| {
+            if e.is_connect() {
+                anyhow!(
+                    "no mcpool instance is running at {} (start one with `mcpool serve`)",
+                    instance.listen
+                )
+            } else {
+                anyhow!("cannot reach mcpool at {}: {e}", instance.listen)
+            }
+        })?;
+    let status = response.status();
+    if status == reqwest::StatusCode::UNAUTHORIZED {
+        return Err(anyhow!("the instance at {} refused the token (check MCPOOL_TOKEN)", instance.listen));
+    }
+    Ok((status, response.json().await.unwrap_or_default()))
+}
+
+pub async fn login(instance: &Instance, name: &str) -> anyhow::Result<ExitCode> {
+    let (status, body) = call(instance, reqwest::Method::POST, &format!("/api/servers/{name}/login")).await?;
+    let Some(url) = body["authorize_url"].as_str().filter(|_| status.is_success()) else {
+        eprintln!("{}", body["error"].as_str().unwrap_or("The instance did not start the sign-in."));
+        return Ok(ExitCode::FAILURE);
+    };
+    match open(url) {
+        Some(how) => eprintln!("Opened the sign-in page for '{name}' with {how}; waiting for the browser…"),
+        None => {
+            println!("{url}");
+            eprintln!("Open the link above in a browser to sign in to '{name}'; waiting…");
+        }
+    }
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let (_, servers) = call(instance, reqwest::Method::GET, "/api/servers").await?;
+        let server = servers
+            .as_array()
+            .and_then(|a| a.iter().find(|s| s["name"] == name))
+            .context("the server left the config during the sign-in")?;
+        let login = server["auth"]["login"].as_str().unwrap_or("idle");
+        match login {
+            "succeeded" if server["status"] == "connected" => {
+                let tools = server["tools"].as_array().map_or(0, Vec::len);
+                println!("Signed in to '{name}'; it is connected with {tools} tools.");
+                return Ok(ExitCode::SUCCESS);
+            }
+            "succeeded" => {
+                let error = server["error"].as_str().unwrap_or("no reason given");
+                eprintln!("Signed in to '{name}', but it did not connect: {}", error.trim_end_matches('.'));
+                return Ok(ExitCode::FAILURE);
+            }
+            "failed" => {
+                let error = server["auth"]["login_error"].as_str().unwrap_or("no reason given");
+                eprintln!("Signing in to '{name}' failed: {}.", error.trim_end_matches('.'));
+                return Ok(ExitCode::FAILURE);
+            }
+            "waiting" if tokio::time::Instant::now() < deadline => {}
+            "waiting" => {
+                eprintln!("Signing in to '{name}' got no answer from the browser in time.");
+                return Ok(ExitCode::FAILURE);
+            }
+            _ => {
+                eprintln!("The sign-in to '{name}' was replaced or cancelled.");
+                return Ok(ExitCode::FAILURE);
+            }
+        }
+    }
+}
+
+pub async fn logout(instance: &Instance, name: &str) -> anyhow::Result<ExitCode> {
+    let (status, body) = call(instance, reqwest::Method::POST, &format!("/api/servers/{name}/logout")).await?;
+    if status.is_success() && body["ok"] == true {
+        println!("Signed out of '{name}'; its tokens are forgotten.");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        eprintln!("{}", body["error"].as_str().unwrap_or("The sign-out failed."));
+        Ok(ExitCode::FAILURE)
+    }
+}
+
+/// Opens `url` with `$BROWSER` (the URL as its one argument), else the
+/// desktop's default browser; `None` when neither is there.
+fn open(url: &str) -> Option<String> {
+    if let Some(browser) = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty()) {
+        let mut words = browser.split_whitespace();
+        let program = words.next()?;
+        let spawned = std::process::Command::new(program)
+            .args(words)
+            .arg(url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn();
+        return spawned.ok().map(|_| format!("$BROWSER ({program})"));
+    }
+    let desktop = cfg!(target_os = "macos")
+        || std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    if !desktop {
+        return None;
+    }
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()
+        .map(|_| "the default browser".to_string())
+}
