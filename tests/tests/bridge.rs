@@ -1,6 +1,6 @@
 //! `mcpool stdio` (SPEC §2): a stdio MCP server that relays a whole session
 //! to the running instance, driven by the official Python SDK over stdio; and
-//! a clear refusal when no instance runs.
+//! a clear refusal when no instance runs (after a bounded wait for one).
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -88,23 +88,24 @@ async fn mcpool_stdio_says_so_when_no_instance_runs() -> anyhow::Result<()> {
     // A loopback port that nothing listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let listen = format!("127.0.0.1:{port}");
-    let out = tokio::time::timeout(
-        Duration::from_secs(30),
-        Command::new(bin("mcpool"))
-            .arg("stdio")
-            .env("MCPOOL_LISTEN", &listen)
-            .env("MCPOOL_TOKEN", "some-token")
-            .env("MCPOOL_PROFILE", profile_for(dir.path()))
-            .env("XDG_DATA_HOME", dir.path().join("data"))
-            .env("XDG_CONFIG_HOME", dir.path().join("config"))
-            .env("XDG_CACHE_HOME", dir.path().join("cache"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await??;
+    // It waits (here 1 s, MCPOOL_STDIO_WAIT) for an instance to start, with
+    // the client's stdin open as a client keeps it.
+    let mut child = Command::new(bin("mcpool"))
+        .arg("stdio")
+        .env("MCPOOL_LISTEN", &listen)
+        .env("MCPOOL_TOKEN", "some-token")
+        .env("MCPOOL_STDIO_WAIT", "1")
+        .env("MCPOOL_PROFILE", profile_for(dir.path()))
+        .env("XDG_DATA_HOME", dir.path().join("data"))
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_CACHE_HOME", dir.path().join("cache"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let _stdin = child.stdin.take();
+    let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output()).await??;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(
@@ -121,6 +122,7 @@ async fn mcpool_stdio_says_so_when_no_instance_runs() -> anyhow::Result<()> {
         &[
             ("MCPOOL_LISTEN", &listen),
             ("MCPOOL_TOKEN", "some-token"),
+            ("MCPOOL_STDIO_WAIT", "1"),
             ("MCPOOL_PROFILE", &profile_for(dir.path())),
         ],
     )

@@ -91,14 +91,15 @@ enum Command {
         no_open: bool,
     },
     /// A stdio MCP server relaying to the running instance (for stdio-only clients).
-    Stdio {
-        #[command(flatten)]
-        instance: Instance,
-    },
+    Stdio(bridge::StdioArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Serve(_)) {
+        // Before the runtime's threads: it forks.
+        mcpool_core::guardian::start();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,
         Err(e) => {
@@ -125,7 +126,7 @@ fn main() -> ExitCode {
                 Ok(ExitCode::SUCCESS)
             }
             Command::Ui { instance, no_open } => client::ui(&instance, no_open).await,
-            Command::Stdio { instance } => bridge::run(&instance, client::token_or_create().await?).await,
+            Command::Stdio(args) => bridge::run(args).await,
         }
     });
     match result {

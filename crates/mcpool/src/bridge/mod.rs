@@ -1,0 +1,306 @@
+//! `mcpool stdio`: a stdio MCP server that relays every message to the
+//! running instance's endpoint, for clients that only spawn stdio servers,
+//! and keeps the agent's session while mcpool restarts.
+//!
+//! `relay` decides (no I/O); this module drives it: stdin lines in, stdout
+//! lines out, one session task at a time on mcpool (`http`), one attempt at
+//! a time to open the next session.
+
+mod http;
+mod relay;
+
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcpool_core::backoff::Backoff;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+use tokio_util::task::AbortOnDropHandle;
+
+use self::http::{SendError, Sent, Upstream};
+use self::relay::{Attempt, Connect, Effect, Failure, Policy, Relay};
+use crate::{client, Instance};
+
+/// Reconnect attempts: 100 ms after the first failure, doubling up to 2 s.
+const FIRST_RETRY: Duration = Duration::from_millis(100);
+const MAX_RETRY: Duration = Duration::from_secs(2);
+/// One attempt (connect, initialize, initialized) ends within this.
+const ATTEMPT_LIMIT: Duration = Duration::from_secs(10);
+const CLOSE_LIMIT: Duration = Duration::from_secs(2);
+
+#[derive(clap::Args)]
+pub struct StdioArgs {
+    #[command(flatten)]
+    pub instance: Instance,
+    /// Seconds a request waits for mcpool to come back after it went away
+    /// (and, at start, for an instance to start) before it fails.
+    #[arg(long, env = "MCPOOL_STDIO_WAIT", default_value_t = 30, value_name = "SECONDS")]
+    pub wait: u64,
+}
+
+/// What the session task and its readers report, tagged with the session's
+/// generation so that news from a replaced session is ignored.
+enum Event {
+    Message(u64, Value),
+    /// A request's answer stream ended (`None`) or mcpool refused it with
+    /// an HTTP error (the sentence).
+    RequestEnded(u64, Value, Option<String>),
+    Undelivered(u64, Value, Failure),
+    SessionLost(u64, Failure),
+}
+
+struct Live {
+    generation: u64,
+    upstream: Arc<Upstream>,
+    queue: mpsc::UnboundedSender<Value>,
+    _task: AbortOnDropHandle<()>,
+}
+
+struct Done {
+    attempt: Attempt,
+    upstream: Option<Upstream>,
+    initialized: bool,
+    token: String,
+}
+
+pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
+    let addr = args.instance.listen;
+    // A token from the environment is fixed; one from the keyring is read
+    // again when the instance refuses it (it may have been renewed).
+    let from_env = std::env::var(mcpool_core::token::ENV).is_ok_and(|t| !t.trim().is_empty());
+    let mut token = client::token_or_create().await?;
+    let policy = Policy {
+        backoff: Backoff::new(FIRST_RETRY, MAX_RETRY)?,
+        wait: Duration::from_secs(args.wait),
+    };
+    let mut relay = Relay::new(addr.to_string(), policy, Instant::now());
+    let (events_tx, mut events) = mpsc::unbounded_channel::<Event>();
+    let mut attempts: JoinSet<Done> = JoinSet::new();
+    let mut live: Option<Live> = None;
+    let mut generation = 0u64;
+    let mut stdin = BufReader::new(tokio::io::stdin()).lines();
+    let mut stdout = tokio::io::stdout();
+    let mut effects = relay.tick(Instant::now());
+    loop {
+        for effect in effects.drain(..) {
+            match effect {
+                Effect::ToAgent(message) => {
+                    let mut line = serde_json::to_vec(&message)?;
+                    line.push(b'\n');
+                    stdout.write_all(&line).await?;
+                    stdout.flush().await?;
+                }
+                Effect::ToUpstream(message) => {
+                    if let Some(live) = &live {
+                        let _ = live.queue.send(message);
+                    }
+                }
+                Effect::Connect(connect) => {
+                    let token = token.clone();
+                    attempts.spawn(attempt(addr, token, from_env, connect));
+                }
+                Effect::Log(line) => eprintln!("mcpool stdio: {line}"),
+                Effect::Exit(line) => {
+                    eprintln!("mcpool stdio: {line}");
+                    let _ = stdout.flush().await;
+                    // Not a return: the runtime would wait for the blocking
+                    // stdin read, which ends only when the client closes it.
+                    std::process::exit(1);
+                }
+            }
+        }
+        let deadline = relay.next_deadline();
+        effects = tokio::select! {
+            line = stdin.next_line() => match line {
+                Ok(Some(line)) if line.trim().is_empty() => Vec::new(),
+                Ok(Some(line)) => match serde_json::from_str::<Value>(&line) {
+                    Ok(message) => relay.on_agent(message, Instant::now()),
+                    Err(e) => {
+                        eprintln!("mcpool stdio: ignored a line from the client that is not JSON: {e}");
+                        Vec::new()
+                    }
+                },
+                Ok(None) => break,
+                Err(e) => {
+                    eprintln!("mcpool stdio: cannot read from the client: {e}");
+                    break;
+                }
+            },
+            Some(event) = events.recv() => {
+                let current = live.as_ref().map(|l| l.generation);
+                match event {
+                    Event::Message(g, message) if Some(g) == current => relay.on_upstream(message),
+                    Event::RequestEnded(g, id, why) if Some(g) == current => relay.request_ended(&id, why),
+                    Event::Undelivered(g, message, failure) if Some(g) == current => {
+                        live = None;
+                        relay.undelivered(message, failure, Instant::now())
+                    }
+                    Event::SessionLost(g, failure) if Some(g) == current => {
+                        live = None;
+                        relay.session_lost(failure, Instant::now())
+                    }
+                    _ => Vec::new(),
+                }
+            },
+            Some(done) = attempts.join_next(), if !attempts.is_empty() => {
+                let done = done.unwrap_or_else(|e| Done {
+                    attempt: Attempt::Failed(Failure::Other(e.to_string())),
+                    upstream: None,
+                    initialized: false,
+                    token: token.clone(),
+                });
+                token = done.token;
+                if let Some(upstream) = done.upstream {
+                    generation += 1;
+                    live = Some(start_session(generation, upstream, done.initialized, addr, events_tx.clone()));
+                }
+                relay.attempt_done(done.attempt, Instant::now())
+            },
+            () = sleep_until(deadline), if deadline.is_some() => relay.tick(Instant::now()),
+        };
+    }
+    if let Some(live) = live {
+        let _ = tokio::time::timeout(CLOSE_LIMIT, live.upstream.close()).await;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    if let Some(at) = deadline {
+        tokio::time::sleep_until(at).await;
+    }
+}
+
+/// One attempt, bounded; a refused token is read again once (unless it
+/// came from the environment).
+async fn attempt(addr: SocketAddr, mut token: String, from_env: bool, connect: Connect) -> Done {
+    let once = |token: String| {
+        let connect = connect.clone();
+        async move {
+            tokio::time::timeout(ATTEMPT_LIMIT, http::attempt(addr, token, &connect))
+                .await
+                .unwrap_or((
+                    Attempt::Failed(Failure::Other("mcpool did not answer in time".into())),
+                    None,
+                ))
+        }
+    };
+    let (mut outcome, mut upstream) = once(token.clone()).await;
+    if outcome == Attempt::Failed(Failure::Unauthorized) && !from_env {
+        if let Ok(Some(fresh)) = client::load_token(false).await {
+            if fresh != token {
+                token = fresh;
+                (outcome, upstream) = once(token.clone()).await;
+            }
+        }
+    }
+    Done {
+        attempt: outcome,
+        upstream,
+        initialized: connect.initialized,
+        token,
+    }
+}
+
+fn start_session(
+    generation: u64,
+    upstream: Upstream,
+    initialized: bool,
+    addr: SocketAddr,
+    events: mpsc::UnboundedSender<Event>,
+) -> Live {
+    let upstream = Arc::new(upstream);
+    let (queue, rx) = mpsc::unbounded_channel();
+    let task = tokio::spawn(session(generation, upstream.clone(), rx, initialized, addr, events));
+    Live {
+        generation,
+        upstream,
+        queue,
+        _task: AbortOnDropHandle::new(task),
+    }
+}
+
+/// Sends the agent's messages one after the other (each once mcpool took
+/// the previous: the order is the agent's), and reads every answer stream
+/// and the session's event stream. Dropping it ends all of them.
+async fn session(
+    generation: u64,
+    upstream: Arc<Upstream>,
+    mut queue: mpsc::UnboundedReceiver<Value>,
+    initialized: bool,
+    addr: SocketAddr,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    let mut readers = JoinSet::new();
+    if initialized {
+        readers.spawn(watch(generation, upstream.clone(), events.clone()));
+    }
+    loop {
+        let message = tokio::select! {
+            message = queue.recv() => match message {
+                Some(message) => message,
+                None => return,
+            },
+            Some(_) = readers.join_next(), if !readers.is_empty() => continue,
+        };
+        let id = message.get("method").and(message.get("id")).cloned();
+        let opens_events = message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
+        match upstream.send(&message).await {
+            Ok(Sent::Accepted) => {
+                if opens_events {
+                    readers.spawn(watch(generation, upstream.clone(), events.clone()));
+                }
+            }
+            Ok(Sent::Messages(mut answers)) => {
+                let events = events.clone();
+                readers.spawn(async move {
+                    use futures::StreamExt;
+                    while let Some(Ok(message)) = answers.next().await {
+                        let _ = events.send(Event::Message(generation, message));
+                    }
+                    if let Some(id) = id {
+                        let _ = events.send(Event::RequestEnded(generation, id, None));
+                    }
+                });
+            }
+            Err(SendError::Undelivered(failure)) => {
+                let _ = events.send(Event::Undelivered(generation, message, failure));
+            }
+            Err(SendError::Status(status)) => {
+                if let Some(id) = id {
+                    let why = format!("mcpool at {addr} answered HTTP {status} to this request");
+                    let _ = events.send(Event::RequestEnded(generation, id, Some(why)));
+                }
+            }
+            Err(SendError::Broken(_)) => {
+                if let Some(id) = id {
+                    let _ = events.send(Event::RequestEnded(generation, id, None));
+                }
+            }
+        }
+    }
+}
+
+/// The session's event stream: when it ends, so has the session.
+async fn watch(generation: u64, upstream: Arc<Upstream>, events: mpsc::UnboundedSender<Event>) {
+    use futures::StreamExt;
+    let failure = match upstream.events().await {
+        Ok(mut stream) => {
+            while let Some(Ok(message)) = stream.next().await {
+                let _ = events.send(Event::Message(generation, message));
+            }
+            Failure::Other("the event stream closed".into())
+        }
+        // No event stream offered: nothing to watch.
+        Err(SendError::Status(405)) => return,
+        Err(SendError::Undelivered(failure)) => failure,
+        Err(SendError::Status(status)) => Failure::Other(format!("HTTP {status} to the event stream")),
+        Err(SendError::Broken(e)) => Failure::Other(e),
+    };
+    let _ = events.send(Event::SessionLost(generation, failure));
+}
