@@ -132,6 +132,10 @@ pub fn identity(spec: &ServerSpec, inputs: &IdentityInputs, fp: &Fingerprinter) 
     id.insert("version", json!(IDENTITY_VERSION));
     id.insert("transport", json!(spec.transport.kind()));
     id.insert("timeout_ms", json!(spec.timeout.as_millis() as u64));
+    // Only when set, so caches written before the setting existed still match.
+    if spec.max_message_bytes != crate::config::DEFAULT_MAX_MESSAGE_BYTES {
+        id.insert("max_message_bytes", json!(spec.max_message_bytes));
+    }
     id.insert(
         "protocol_version",
         json!(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE.as_str()),
@@ -305,6 +309,7 @@ mod tests {
             name: "s".into(),
             disabled: false,
             timeout: Duration::from_secs(30),
+            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
             transport: TransportSpec::Stdio {
                 command: "srv".into(),
                 args: vec!["--x".into()],

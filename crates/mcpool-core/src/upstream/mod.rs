@@ -4,6 +4,7 @@
 
 pub mod handler;
 pub mod ledger;
+pub mod line_limit;
 pub mod sse;
 pub mod stdio;
 
@@ -48,8 +49,12 @@ pub async fn connect(
         TransportSpec::Stdio { .. } => {
             let spawned = stdio::spawn(&spec.transport)?;
             let mut group = spawned.group;
+            // Our limit is enforced before rmcp's reader, whose own limit sits
+            // above it: a reply over it fails its call instead of vanishing.
+            let stdout = line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name);
             let transport = Observed {
-                inner: AsyncRwTransport::new_client(spawned.stdout, spawned.stdin),
+                inner: AsyncRwTransport::new_client(stdout, spawned.stdin)
+                    .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),
                 ledger,
             };
             match handler.serve(transport).await {
