@@ -56,6 +56,8 @@ pub fn spawn(spec: &TransportSpec) -> Result<Spawned, ConnectError> {
         source,
     })?;
     let pgid = child.id().map(|id| id as i32).unwrap_or(0);
+    // Should mcpool die without stopping the group, the guardian does.
+    crate::guardian::watch(pgid);
     let (Some(stdout), Some(stdin), Some(stderr_pipe)) = (child.stdout.take(), child.stdin.take(), child.stderr.take())
     else {
         return Err(ConnectError::Other("the child's pipes were not set up".into()));
@@ -107,6 +109,7 @@ impl ProcessGroup {
         signal_group(self.pgid, libc::SIGTERM);
         self.wait_exit(grace).await;
         signal_group(self.pgid, libc::SIGKILL);
+        crate::guardian::forget(self.pgid);
         self.stopped = true;
     }
 }
@@ -115,6 +118,7 @@ impl Drop for ProcessGroup {
     fn drop(&mut self) {
         if !self.stopped && self.pgid > 0 {
             signal_group(self.pgid, libc::SIGKILL);
+            crate::guardian::forget(self.pgid);
         }
     }
 }
