@@ -14,7 +14,9 @@
 //! what `--requirements REV` runs for it, one process per scenario so one
 //! hung scenario cannot hide the others. The verdict is the suite's
 //! single-scenario one (its exit code): no FAILURE and no WARNING check,
-//! and the client exits 0 unless the scenario expects it to give up.
+//! and the client exits 0 unless the scenario expects it to give up. That is
+//! stricter than `--requirements`, which counts FAILURE checks only: there a
+//! client that signs in and then cannot list or call the tools still passes.
 //!
 //! The suite's result dirs (checks.json, the wrapper's stdout and stderr
 //! with mcpool's log on failure) stay in
