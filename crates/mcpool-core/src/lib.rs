@@ -1,6 +1,7 @@
 //! mcpool's headless core: the config, the upstream connections, the pool
 //! that keeps them alive, and the local endpoint agents connect to.
 
+pub mod agent_config;
 pub mod backoff;
 pub mod cache;
 pub mod config;

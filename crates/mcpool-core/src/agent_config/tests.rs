@@ -1,0 +1,141 @@
+use super::*;
+
+fn conn() -> Connection {
+    Connection {
+        url: "http://127.0.0.1:7410/mcp".into(),
+        token: "T0K".into(),
+        stdio: vec!["/opt/mcpool".into(), "stdio".into()],
+        stdio_token: false,
+    }
+}
+
+fn edit(client: Client, text: &str, served: &[Served]) -> Result<Edited, WriteError> {
+    let path = Path::new("cfg");
+    match client {
+        Client::Codex => codex::edit(path, text, &conn(), served),
+        _ => json::edit(client, path, text, &conn(), served),
+    }
+}
+
+#[test]
+fn jsonc_keeps_comments_and_order() {
+    let text = "{\n  // mine\n  \"theme\": \"dark\",\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"npx\", \"args\": [\"fs\"]}, // trailing\n  },\n}\n";
+    let e = edit(Client::Cursor, text, &[]).unwrap();
+    assert_eq!(e.changes, [Change::Add]);
+    assert!(
+        e.text.starts_with("{\n  // mine\n  \"theme\": \"dark\",\n"),
+        "{}",
+        e.text
+    );
+    assert!(e.text.contains("// trailing"), "{}", e.text);
+    let v: Value = serde_json::from_str(&crate::import::strip_jsonc(&e.text)).unwrap();
+    assert_eq!(v["mcpServers"]["mcpool"]["headers"]["Authorization"], "Bearer T0K");
+    assert_eq!(v["mcpServers"]["fs"]["command"], "npx");
+    // Again: nothing to do.
+    let again = edit(Client::Cursor, &e.text, &[]).unwrap();
+    assert!(again.changes.is_empty());
+}
+
+#[test]
+fn new_files_are_whole_documents() {
+    for client in Client::ALL {
+        let e = edit(client, "", &[]).unwrap();
+        assert_eq!(e.changes, [Change::Add], "{client:?}");
+        assert!(e.text.ends_with('\n'), "{client:?}: {}", e.text);
+        assert!(
+            edit(client, &e.text, &[]).unwrap().changes.is_empty(),
+            "{client:?}: {}",
+            e.text
+        );
+    }
+    let codex = edit(Client::Codex, "", &[]).unwrap().text;
+    assert_eq!(
+        codex,
+        "[mcp_servers.mcpool]\nurl = \"http://127.0.0.1:7410/mcp\"\nhttp_headers = { Authorization = \"Bearer T0K\" }\n"
+    );
+}
+
+#[test]
+fn replace_uses_each_clients_switch() {
+    let served = [
+        Served::Command("npx".into(), vec!["fs".into()]),
+        Served::Url("https://x.test/mcp?key=${keyring:x_key}".into()),
+    ];
+    let text = r#"{"mcp": {"fs": {"type": "local", "command": ["npx", "fs"]}, "other": {"type": "local", "command": ["npx", "other"]}}}"#;
+    let e = edit(Client::OpenCode, text, &served).unwrap();
+    assert_eq!(e.changes, [Change::Add, Change::Disable("fs".into())]);
+    assert!(e.text.contains("\"enabled\": false"), "{}", e.text);
+
+    let text = r#"{"mcpServers": {"web": {"httpUrl": "https://x.test/mcp?key=abc"}, "web2": {"httpUrl": "https://x.test/mcp?key=abc&more=1"}}}"#;
+    let e = edit(Client::Gemini, text, &served).unwrap();
+    assert_eq!(e.changes, [Change::Add, Change::Disable("web".into())]);
+    let v: Value = serde_json::from_str(&e.text).unwrap();
+    assert_eq!(v["mcp"]["excluded"], json!(["web"]));
+    assert!(edit(Client::Gemini, &e.text, &served).unwrap().changes.is_empty());
+
+    let text = "[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"fs\"] # files\n";
+    let e = edit(Client::Codex, text, &served).unwrap();
+    assert_eq!(e.changes, [Change::Add, Change::Disable("fs".into())]);
+    assert!(
+        e.text
+            .starts_with("[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\"fs\"] # files\nenabled = false\n"),
+        "{}",
+        e.text
+    );
+
+    let text = r#"{"mcpServers": {"fs": {"command": "npx", "args": ["fs"]}, "keep": {"command": "npx"}}}"#;
+    let e = edit(Client::Cursor, text, &served).unwrap();
+    assert_eq!(e.changes, [Change::Add, Change::Remove("fs".into())]);
+    let v: Value = serde_json::from_str(&e.text).unwrap();
+    assert!(v["mcpServers"].get("fs").is_none());
+    assert!(v["mcpServers"].get("keep").is_some());
+}
+
+#[test]
+fn malformed_files_name_line_and_column() {
+    let e = edit(Client::Cursor, "{\n  \"a\": 1\n  \"b\": 2\n}\n", &[])
+        .err()
+        .unwrap();
+    let WriteError::Parse { line, column, .. } = e else {
+        panic!("{e}")
+    };
+    // Where the comma is missing: after `1`.
+    assert_eq!((line, column), (2, 9));
+    let e = edit(Client::Codex, "[a]\nx = = 1\n", &[]).err().unwrap();
+    let WriteError::Parse { line, .. } = e else {
+        panic!("{e}")
+    };
+    assert_eq!(line, 2);
+    assert!(matches!(
+        edit(Client::Cursor, "[1]", &[]),
+        Err(WriteError::Shape { .. })
+    ));
+}
+
+#[test]
+fn urls_match_through_keyring_references() {
+    assert!(url_matches("https://a.test/mcp", "https://a.test/mcp"));
+    assert!(!url_matches("https://a.test/mcp", "https://a.test/mcp2"));
+    assert!(url_matches(
+        "https://a.test/?k=${keyring:k}&x=1",
+        "https://a.test/?k=secret&x=1"
+    ));
+    assert!(!url_matches(
+        "https://a.test/?k=${keyring:k}&x=1",
+        "https://a.test/?k=&x=1"
+    ));
+    assert!(!url_matches(
+        "https://a.test/?k=${keyring:k}",
+        "https://a.test/?k=s&other=2"
+    ));
+}
+
+#[test]
+fn backup_names_carry_utc_time() {
+    let t = UNIX_EPOCH + std::time::Duration::from_secs(1_700_000_000);
+    assert_eq!(timestamp(t), "20231114-221320");
+    assert_eq!(
+        backup_path(Path::new("/h/.cursor/mcp.json"), t),
+        Path::new("/h/.cursor/mcp.json.mcpool-backup-20231114-221320")
+    );
+}
