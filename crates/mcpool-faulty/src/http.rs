@@ -24,7 +24,7 @@ use rmcp::transport::streamable_http_server::{
 use serde::{Deserialize, Serialize};
 use tokio::{io::AsyncWriteExt as _, net::TcpListener};
 
-use crate::{server::Faulty, shared::Shared};
+use crate::{oauth::OAuthServer, server::Faulty, shared::Shared};
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const DEFAULT_RETRY_AFTER_SECS: u64 = 2;
@@ -90,6 +90,8 @@ pub struct HttpOptions {
     pub hang_at_start: bool,
     /// Names accepted in `Host` besides loopback and the bound address.
     pub allow_hosts: Vec<String>,
+    /// Serve a small OAuth authorization server and require its tokens.
+    pub oauth: bool,
 }
 
 #[derive(Clone)]
@@ -99,6 +101,7 @@ pub struct AppState {
     options: Arc<HttpOptions>,
     faults: Arc<Mutex<Faults>>,
     expired: Arc<Mutex<HashSet<String>>>,
+    oauth: Option<OAuthServer>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -111,7 +114,8 @@ pub async fn serve(shared: Arc<Shared>, listen: SocketAddr, options: HttpOptions
         .await
         .with_context(|| format!("cannot listen on {listen}"))?;
     let addr = listener.local_addr().context("no local address")?;
-    let app = router(shared, options, &addr.ip().to_string());
+    let oauth = options.oauth.then(|| OAuthServer::new(&format!("http://{addr}")));
+    let app = router_with(shared, options, &addr.ip().to_string(), oauth);
     let mut stdout = tokio::io::stdout();
     stdout
         .write_all(format!("LISTENING http://{addr}/mcp\n").as_bytes())
@@ -121,7 +125,12 @@ pub async fn serve(shared: Arc<Shared>, listen: SocketAddr, options: HttpOptions
 }
 
 /// The whole app; `host` is added to the hosts rmcp accepts in `Host`.
+#[cfg(test)]
 pub fn router(shared: Arc<Shared>, options: HttpOptions, host: &str) -> Router {
+    router_with(shared, options, host, None)
+}
+
+fn router_with(shared: Arc<Shared>, options: HttpOptions, host: &str, oauth: Option<OAuthServer>) -> Router {
     let sessions = Arc::new(LocalSessionManager::default());
     let hosts = ["localhost", "127.0.0.1", "::1", host]
         .into_iter()
@@ -144,15 +153,20 @@ pub fn router(shared: Arc<Shared>, options: HttpOptions, host: &str) -> Router {
             expired_sessions: 0,
         })),
         expired: Arc::new(Mutex::new(HashSet::new())),
+        oauth: oauth.clone(),
     };
     let mcp_routes = Router::new()
         .route_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(state.clone(), fault_layer));
-    Router::new()
+    let app = Router::new()
         .route("/control", post(control))
         .route("/stats", get(stats))
         .with_state(state)
-        .merge(mcp_routes)
+        .merge(mcp_routes);
+    match oauth {
+        Some(oauth) => app.merge(oauth.routes()),
+        None => app,
+    }
 }
 
 /// Answers `/mcp` with the configured fault instead of MCP, or passes it on.
@@ -174,6 +188,11 @@ async fn fault_layer(State(state): State<AppState>, request: Request, next: Next
     };
     if !authorized {
         return fault_response(StatusCode::UNAUTHORIZED, faults.retry_after);
+    }
+    if let Some(oauth) = &state.oauth {
+        if let Err(refused) = oauth.check(request.headers()) {
+            return refused;
+        }
     }
     let expired = request
         .headers()

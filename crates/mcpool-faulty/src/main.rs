@@ -5,6 +5,7 @@
 //! the HTTP faults switched at runtime.
 
 mod http;
+mod oauth;
 mod server;
 mod shared;
 mod stdio;
@@ -46,6 +47,9 @@ enum Command {
         /// Also accept this name in `Host` (repeatable), e.g. a hostname a test maps in /etc/hosts.
         #[arg(long, value_name = "HOST")]
         allow_host: Vec<String>,
+        /// Serve a small OAuth authorization server beside /mcp and require its tokens.
+        #[arg(long)]
+        oauth: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -149,6 +153,7 @@ async fn main() -> anyhow::Result<()> {
             listen,
             require_bearer,
             allow_host,
+            oauth,
             common,
         } => {
             common.start().await;
@@ -156,6 +161,7 @@ async fn main() -> anyhow::Result<()> {
                 require_bearer,
                 hang_at_start: common.hang_at_start,
                 allow_hosts: allow_host,
+                oauth,
             };
             http::serve(Arc::new(common.shared(None)), listen, options).await
         }

@@ -14,7 +14,11 @@ use crate::Instance;
 /// A little longer than the instance waits for the browser.
 const WAIT: Duration = Duration::from_secs(330);
 
-async fn call(instance: &Instance, method: reqwest::Method, path: &str) -> anyhow::Result<(reqwest::StatusCode, Value)> {
+async fn call(
+    instance: &Instance,
+    method: reqwest::Method,
+    path: &str,
+) -> anyhow::Result<(reqwest::StatusCode, Value)> {
     let token = load_token(false)
         .await?
         .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))?;
@@ -35,7 +39,10 @@ async fn call(instance: &Instance, method: reqwest::Method, path: &str) -> anyho
         })?;
     let status = response.status();
     if status == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(anyhow!("the instance at {} refused the token (check MCPOOL_TOKEN)", instance.listen));
+        return Err(anyhow!(
+            "the instance at {} refused the token (check MCPOOL_TOKEN)",
+            instance.listen
+        ));
     }
     Ok((status, response.json().await.unwrap_or_default()))
 }
@@ -43,7 +50,12 @@ async fn call(instance: &Instance, method: reqwest::Method, path: &str) -> anyho
 pub async fn login(instance: &Instance, name: &str) -> anyhow::Result<ExitCode> {
     let (status, body) = call(instance, reqwest::Method::POST, &format!("/api/servers/{name}/login")).await?;
     let Some(url) = body["authorize_url"].as_str().filter(|_| status.is_success()) else {
-        eprintln!("{}", body["error"].as_str().unwrap_or("The instance did not start the sign-in."));
+        eprintln!(
+            "{}",
+            body["error"]
+                .as_str()
+                .unwrap_or("The instance did not start the sign-in.")
+        );
         return Ok(ExitCode::FAILURE);
     };
     match open(url) {
@@ -70,7 +82,10 @@ pub async fn login(instance: &Instance, name: &str) -> anyhow::Result<ExitCode> 
             }
             "succeeded" => {
                 let error = server["error"].as_str().unwrap_or("no reason given");
-                eprintln!("Signed in to '{name}', but it did not connect: {}", error.trim_end_matches('.'));
+                eprintln!(
+                    "Signed in to '{name}', but it did not connect: {}",
+                    error.trim_end_matches('.')
+                );
                 return Ok(ExitCode::FAILURE);
             }
             "failed" => {

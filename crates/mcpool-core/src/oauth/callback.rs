@@ -89,7 +89,12 @@ pub async fn wait(listener: TcpListener, expected_state: &str, server: &str) -> 
                 return Ok(callback);
             }
             Err(e) => {
-                respond(&mut stream, "400 Bad Request", &format!("Sign-in to '{server}' failed: {e}.")).await;
+                respond(
+                    &mut stream,
+                    "400 Bad Request",
+                    &format!("Sign-in to '{server}' failed: {e}."),
+                )
+                .await;
                 return Err(e);
             }
         }
@@ -158,7 +163,11 @@ mod tests {
         );
         assert!(parse_callback("/callback?code=abc", "s1").is_err());
         assert_eq!(
-            parse_callback("/callback?error=access_denied&error_description=User+said+no&state=s1", "s1").unwrap_err(),
+            parse_callback(
+                "/callback?error=access_denied&error_description=User+said+no&state=s1",
+                "s1"
+            )
+            .unwrap_err(),
             "the authorization server refused the sign-in (access_denied: User said no)"
         );
         assert_eq!(

@@ -33,7 +33,12 @@ pub struct Begin {
 /// redirect is awaited on a task the sign-in owns (a new sign-in replaces it).
 pub async fn begin(signin: &Arc<Signin>, begin: Begin) -> Result<String, String> {
     signin.load().await;
-    let spec = signin.spec.lock().map(|s| s.clone()).unwrap_or_default().unwrap_or_default();
+    let spec = signin
+        .spec
+        .lock()
+        .map(|s| s.clone())
+        .unwrap_or_default()
+        .unwrap_or_default();
     let url = signin.url.clone();
     let noted = signin.challenge.lock().ok().and_then(|mut c| c.take());
     let challenge = match noted {
@@ -70,9 +75,13 @@ pub async fn begin(signin: &Arc<Signin>, begin: Begin) -> Result<String, String>
         })?,
         (None, Some(port)) => match callback::bind(Some(port)).await {
             Ok(l) => l,
-            Err(_) => callback::bind(None).await.map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?,
+            Err(_) => callback::bind(None)
+                .await
+                .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?,
         },
-        (None, None) => callback::bind(None).await.map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?,
+        (None, None) => callback::bind(None)
+            .await
+            .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?,
     };
     let port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let redirect_uri = format!("http://127.0.0.1:{port}{CALLBACK_PATH}");
@@ -129,15 +138,16 @@ pub async fn begin(signin: &Arc<Signin>, begin: Begin) -> Result<String, String>
         let on_success = begin.on_success;
         async move {
             let outcome = async {
-                let callback = match tokio::time::timeout(BROWSER_WAIT, callback::wait(listener, &state, &signin.server)).await {
-                    Ok(r) => r?,
-                    Err(_) => {
-                        return Err(format!(
-                            "no answer from the browser within {} minutes; start the sign-in again",
-                            BROWSER_WAIT.as_secs() / 60
-                        ))
-                    }
-                };
+                let callback =
+                    match tokio::time::timeout(BROWSER_WAIT, callback::wait(listener, &state, &signin.server)).await {
+                        Ok(r) => r?,
+                        Err(_) => {
+                            return Err(format!(
+                                "no answer from the browser within {} minutes; start the sign-in again",
+                                BROWSER_WAIT.as_secs() / 60
+                            ))
+                        }
+                    };
                 check_iss(issuer.as_deref(), advertised, callback.iss.as_deref())?;
                 session
                     .handle_callback_with_issuer(&callback.code, &callback.state, callback.iss.as_deref())
@@ -219,7 +229,12 @@ async fn choose_client(
     let config = manager
         .register_client("mcpool", redirect_uri, &refs)
         .await
-        .map_err(|e| format!("registering mcpool with the authorization server failed: {}", short(&e.to_string())))?;
+        .map_err(|e| {
+            format!(
+                "registering mcpool with the authorization server failed: {}",
+                short(&e.to_string())
+            )
+        })?;
     Ok(ClientCreds {
         client_id: config.client_id,
         client_secret: config.client_secret,
@@ -229,7 +244,11 @@ async fn choose_client(
 }
 
 fn flag(metadata: &AuthorizationMetadata, key: &str) -> bool {
-    metadata.additional_fields.get(key).and_then(|v| v.as_bool()).unwrap_or(false)
+    metadata
+        .additional_fields
+        .get(key)
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
 }
 
 /// Asks the server without a token to learn its challenge

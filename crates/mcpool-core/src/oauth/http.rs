@@ -132,7 +132,7 @@ impl StreamableHttpClient for SignedInClient {
                 session_id.clone(),
                 token,
                 custom_headers.clone(),
-                limits.clone(),
+                limits,
             )
         })
         .await

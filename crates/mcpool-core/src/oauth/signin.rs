@@ -331,7 +331,12 @@ impl Signin {
             .unwrap_or_default();
         let mut step = lock(&self.step_up);
         let mut union: Vec<String> = granted;
-        for s in step.scopes.iter().map(String::as_str).chain(required.unwrap_or("").split_whitespace()) {
+        for s in step
+            .scopes
+            .iter()
+            .map(String::as_str)
+            .chain(required.unwrap_or("").split_whitespace())
+        {
             if !union.iter().any(|u| u == s) {
                 union.push(s.to_string());
             }

@@ -124,7 +124,8 @@ async fn without_a_keyring_the_sign_in_lives_in_memory() {
     let store = MemoryStore::unavailable();
     let (s, _) = signin(&store, false);
     s.load().await;
-    s.set_tokens(Some(tokens("mem", "r", NOW.load(Ordering::SeqCst), 3600))).await;
+    s.set_tokens(Some(tokens("mem", "r", NOW.load(Ordering::SeqCst), 3600)))
+        .await;
     assert_eq!(s.bearer().await.unwrap().as_deref(), Some("mem"));
     let snap = s.snapshot();
     assert!(snap.signed_in && !snap.stored);
