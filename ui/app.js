@@ -88,9 +88,11 @@ function actionButtons(s, view) {
     'aria-busy': busy ? 'true' : undefined,
     onclick: () => view.onAction(s.name, verb),
   }, label);
-  const buttons = s.status === 'disabled'
-    ? [button('enable', 'Enable', true)]
-    : [button('reconnect', 'Reconnect', s.status === 'failed' || s.status === 'needs_auth'), button('disconnect', 'Disconnect')];
+  let buttons;
+  if (s.status === 'disabled') buttons = [button('enable', 'Enable', true)];
+  else if (s.status === 'needs_auth') buttons = [button('login', 'Sign in', true), button('disconnect', 'Disconnect')];
+  else buttons = [button('reconnect', 'Reconnect', s.status === 'failed'), button('disconnect', 'Disconnect')];
+  if (s.auth && s.auth.signed_in) buttons.push(button('logout', 'Sign out'));
   return h('div', { class: 'actions' }, buttons);
 }
 
@@ -281,9 +283,21 @@ async function onAction(name, verb) {
   state.actionErrors.delete(name);
   paint();
   try {
+    // Sign-in: the page opens first (a browser allows a pop-up only in the
+    // click itself), then goes to the server's authorization page.
+    const popup = verb === 'login' ? window.open('about:blank', '_blank') : null;
     const response = await api(`/api/servers/${encodeURIComponent(name)}/${verb}`, { method: 'POST' });
     const body = await response.json().catch(() => ({}));
-    if (!response.ok || body.ok === false) state.actionErrors.set(name, body.error || `${verb} failed (HTTP ${response.status})`);
+    if (!response.ok || body.ok === false) {
+      if (popup) popup.close();
+      state.actionErrors.set(name, body.error || `${verb} failed (HTTP ${response.status})`);
+    } else if (verb === 'login' && body.authorize_url) {
+      if (popup) {
+        popup.opener = null;
+        popup.location.href = body.authorize_url;
+      }
+      else window.open(body.authorize_url, '_blank');
+    }
   } catch (e) {
     if (e.message !== 'signed out') state.actionErrors.set(name, `${verb} failed: ${e.message}`);
   } finally {

@@ -313,6 +313,13 @@ fn perform(app: &AppHandle, action: Action) {
             }
         }
         Action::SignIn(name) => sign_in(app, name),
+        Action::SignOut(name) => {
+            tauri::async_runtime::spawn(async move {
+                if let Err(e) = server_action(&shared, &name, "logout").await {
+                    tracing::warn!("cannot sign out of {name}: {e:#}");
+                }
+            });
+        }
         Action::OpenDashboard => open_dashboard(app, None),
         Action::CopyEndpointUrl => {
             if let Err(e) = app.clipboard().write_text(shared.endpoint_url.clone()) {
@@ -366,23 +373,28 @@ pub(crate) fn sign_in(app: &AppHandle, server: String) {
 }
 
 async fn authorize_url(shared: &Shared, server: &str) -> anyhow::Result<String> {
+    let body = server_action(shared, server, "login").await?;
+    body["authorize_url"]
+        .as_str()
+        .map(str::to_string)
+        .context("the instance did not start the sign-in")
+}
+
+/// `POST /api/servers/{server}/{verb}` on our own endpoint: its answer, or
+/// the sentence of its error.
+async fn server_action(shared: &Shared, server: &str, verb: &str) -> anyhow::Result<serde_json::Value> {
     let name: String = url::form_urlencoded::byte_serialize(server.as_bytes()).collect();
     let response = reqwest::Client::new()
-        .post(format!("http://{}/api/servers/{name}/login", shared.local_addr))
+        .post(format!("http://{}/api/servers/{name}/{verb}", shared.local_addr))
         .bearer_auth(&shared.token)
         .send()
         .await?;
     let status = response.status();
     let body: serde_json::Value = response.json().await.unwrap_or_default();
-    match body["authorize_url"].as_str() {
-        Some(url) if status.is_success() => Ok(url.to_string()),
-        _ => anyhow::bail!(
-            "{}",
-            body["error"]
-                .as_str()
-                .unwrap_or("the instance did not start the sign-in")
-        ),
+    if !status.is_success() {
+        anyhow::bail!("{}", body["error"].as_str().unwrap_or(status.as_str()));
     }
+    Ok(body)
 }
 
 /// Stops every server (and child process) in order, then ends the app with
@@ -458,6 +470,17 @@ fn show_dashboard(app: &AppHandle, url: tauri::Url, server: Option<&str>) -> tau
     WebviewWindowBuilder::new(app, WINDOW_LABEL, WebviewUrl::External(url))
         .title(&title)
         .inner_size(960.0, 680.0)
+        // The dashboard's "Sign in" opens the server's sign-in page with
+        // window.open: that belongs in the user's browser, where their
+        // accounts are, not in a window of ours.
+        .on_new_window(|url, _| {
+            if matches!(url.scheme(), "http" | "https") {
+                if let Err(e) = mcpool_core::opener::open_url(url.as_str()) {
+                    tracing::warn!("cannot open the browser: {e}");
+                }
+            }
+            tauri::webview::NewWindowResponse::Deny
+        })
         .build()?;
     Ok(())
 }

@@ -29,6 +29,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         connecting: status == Status::Pending,
         retry_in_ms: None,
         waiting_for_network: false,
+        auth: None,
     }
 }
 
@@ -36,5 +37,22 @@ pub fn failed(name: &str, tools: usize, error: &str) -> ServerSnapshot {
     ServerSnapshot {
         error: Some(error.to_string()),
         ..server(name, Status::Failed, tools)
+    }
+}
+
+/// A connected server signed in with OAuth.
+pub fn signed_in(name: &str, tools: usize) -> ServerSnapshot {
+    ServerSnapshot {
+        auth: Some(mcpool_core::oauth::AuthSnapshot {
+            signed_in: true,
+            issuer: Some("https://auth.example.com".into()),
+            expires_at: None,
+            token: Some(mcpool_core::oauth::TokenState::Fresh),
+            refreshing: false,
+            login: mcpool_core::oauth::LoginState::Succeeded,
+            login_error: None,
+            stored: true,
+        }),
+        ..server(name, Status::Connected, tools)
     }
 }

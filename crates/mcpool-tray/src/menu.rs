@@ -40,6 +40,8 @@ pub enum Action {
     Disconnect(String),
     /// Sign the server in: the browser opens at its sign-in page.
     SignIn(String),
+    /// Forget the server's tokens.
+    SignOut(String),
     Enable(String),
     ReconnectAllFailed,
     OpenDashboard,
@@ -53,6 +55,7 @@ impl Action {
             Action::Reconnect(name) => format!("reconnect:{name}"),
             Action::Disconnect(name) => format!("disconnect:{name}"),
             Action::SignIn(name) => format!("signin:{name}"),
+            Action::SignOut(name) => format!("signout:{name}"),
             Action::Enable(name) => format!("enable:{name}"),
             Action::ReconnectAllFailed => "reconnect-all-failed".into(),
             Action::OpenDashboard => "open-dashboard".into(),
@@ -70,6 +73,7 @@ impl Action {
                 "reconnect" => Some(Action::Reconnect(name)),
                 "disconnect" => Some(Action::Disconnect(name)),
                 "signin" => Some(Action::SignIn(name)),
+                "signout" => Some(Action::SignOut(name)),
                 "enable" => Some(Action::Enable(name)),
                 _ => None,
             };
@@ -149,6 +153,9 @@ fn server_items(s: &ServerSnapshot) -> Vec<Item> {
         }
         Status::Disabled => items.push(action(Action::Enable(name.clone()), "Enable", true)),
     }
+    if s.auth.as_ref().is_some_and(|a| a.signed_in) {
+        items.push(action(Action::SignOut(name.clone()), "Sign out", true));
+    }
     items
 }
 
@@ -217,7 +224,7 @@ mod tests {
     use expect_test::{expect, Expect};
 
     use super::*;
-    use crate::fixtures::{failed, server};
+    use crate::fixtures::{failed, server, signed_in};
 
     const URL: &str = "http://127.0.0.1:7410/mcp";
 
@@ -288,9 +295,10 @@ mod tests {
                 server("linear", Status::NeedsAuth, 0),
                 server("off", Status::Disabled, 0),
                 offline,
+                signed_in("sentry", 7),
             ],
             expect![[r#"
-                mcpool: 1 of 6 servers connected, 1 needs sign-in
+                mcpool: 2 of 7 servers connected, 1 needs sign-in
                 ---
                 api: failed (4 tools kept) >
                     https://api.example.com answered 503 Service Unavailable, a…
@@ -312,6 +320,10 @@ mod tests {
                     waiting for the network to reach api.example.com
                     [reconnect:remote] Reconnect now
                     [disconnect:remote] Disconnect
+                sentry: connected, 7 tools >
+                    [reconnect:sentry] Reconnect
+                    [disconnect:sentry] Disconnect
+                    [signout:sentry] Sign out
                 ---
                 [reconnect-all-failed] Reconnect all failed
                 ---
@@ -340,6 +352,7 @@ mod tests {
             Action::OpenDashboard,
             Action::CopyEndpointUrl,
             Action::SignIn("a:b".into()),
+            Action::SignOut("c".into()),
             Action::Quit,
         ];
         for a in actions {
