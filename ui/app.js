@@ -159,14 +159,24 @@ export function renderConfig(config) {
 }
 
 /** The connect section from GET /api/connect; the token stays masked on screen. */
-export function renderSnippets(connect, onCopy) {
+export function renderSnippets(connect, onCopy, onAdd) {
   const mask = (text) => text.replace(/Bearer [^"\s]+/g, 'Bearer ••••••••');
-  return connect.snippets.map((s) => h('details', { 'data-client': s.client },
-    h('summary', {}, s.label),
-    h('pre', { class: 'mono' }, mask(s.text)),
-    h('div', { class: 'snippet-actions' },
-      h('button', { type: 'button', 'data-key': `copy:${s.client}`, onclick: (e) => onCopy(s.text, e.currentTarget) },
-        `Copy for ${s.label}`))));
+  return connect.snippets.map((s) => {
+    // Where the "Add to" button says what it did (or why it could not).
+    const result = h('p', { class: 'add-result', 'data-result': s.client, role: 'status' });
+    const add = s.found && onAdd
+      ? h('button', { type: 'button', 'data-key': `add:${s.client}`, onclick: (e) => onAdd(s, e.currentTarget, result) },
+        `Add to ${s.label}`)
+      : null;
+    return h('details', { 'data-client': s.client, 'data-found': String(Boolean(s.found)) },
+      h('summary', {}, s.found ? `${s.label} (on this machine)` : s.label),
+      h('pre', { class: 'mono' }, mask(s.text)),
+      h('div', { class: 'snippet-actions' },
+        h('button', { type: 'button', 'data-key': `copy:${s.client}`, onclick: (e) => onCopy(s.text, e.currentTarget) },
+          `Copy for ${s.label}`),
+        add),
+      result);
+  });
 }
 
 // ------------------------------------------------------------------ wiring
@@ -334,7 +344,26 @@ async function loadConnect() {
     const connect = await response.json();
     $('endpoint-url').textContent = connect.url;
     $('copy-url').onclick = (e) => copy(connect.url, e.currentTarget);
-    $('snippets').replaceChildren(...renderSnippets(connect, copy));
+    // "Add to CLIENT": mcpool writes the entry into that client's config
+    // (a backup first; nothing else in the file changes).
+    const addTo = async (s, button, out) => {
+      button.disabled = true;
+      try {
+        const response = await api(`/api/connect/${encodeURIComponent(s.client)}`, { method: 'POST' });
+        const body = await response.json();
+        if (!response.ok) out.textContent = body.error || `Failed (${response.status}).`;
+        else if (body.up_to_date) out.textContent = `${s.label} already uses mcpool (${body.path}).`;
+        else {
+          out.textContent = `Added mcpool to ${body.path}${body.backup ? ` (the old file is in ${body.backup})` : ''}. `
+            + `Restart ${s.label} to pick it up.`;
+        }
+      } catch (e) {
+        if (e.message !== 'signed out') out.textContent = `Failed: ${e.message}`;
+      } finally {
+        button.disabled = false;
+      }
+    };
+    $('snippets').replaceChildren(...renderSnippets(connect, copy, addTo));
   } catch (e) {
     if (e.message !== 'signed out') notice(`Cannot load the connect snippets: ${e.message}`);
   }

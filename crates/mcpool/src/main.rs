@@ -76,12 +76,9 @@ enum Command {
     /// Manage secrets in the OS keyring, used in the config as ${keyring:NAME}.
     #[command(subcommand)]
     Secret(secret::SecretCommand),
-    /// Print what to add to an agent so it uses mcpool.
-    Connect {
-        client: connect::ClientKind,
-        #[command(flatten)]
-        instance: Instance,
-    },
+    /// Print what to add to an agent so it uses mcpool, or with --write add it
+    /// to the agent's user config in place.
+    Connect(connect::ConnectArgs),
     /// Print a one-time link to the dashboard and open it in the browser.
     Ui {
         #[command(flatten)]
@@ -118,13 +115,7 @@ fn main() -> ExitCode {
             Command::Token => client::print_token().await,
             Command::Import(args) => import_cmd::run(args).await,
             Command::Secret(command) => secret::run(command).await,
-            Command::Connect { client, instance } => {
-                let token = client::token_or_create().await?;
-                let snippet = connect::snippet(client, instance.listen, &token);
-                eprintln!("{}", snippet.hint);
-                print!("{}", snippet.text);
-                Ok(ExitCode::SUCCESS)
-            }
+            Command::Connect(args) => connect::run(args).await,
             Command::Ui { instance, no_open } => client::ui(&instance, no_open).await,
             Command::Stdio(args) => bridge::run(args).await,
         }

@@ -1,60 +1,149 @@
 //! What to add to each agent so it uses mcpool, as `GET /api/connect` gives
-//! it to the dashboard. The shapes match `mcpool connect CLIENT`.
+//! it to the dashboard (with whether the agent is on this machine), and
+//! `POST /api/connect/{client}`, the dashboard's "Add to" button: the same
+//! edit as `mcpool connect CLIENT --write --yes`. The shapes come from
+//! [`crate::agent_config`], as `mcpool connect CLIENT` prints them.
 
+use std::time::SystemTime;
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
 use serde::Serialize;
 use serde_json::json;
 
+use super::AppState;
+use crate::agent_config::{self as agents, Change, Client, Connection, Dirs, WriteError};
+
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Snippet {
-    /// The `mcpool connect` name: `claude-code`, `cursor`, `vscode`, `opencode`.
+    /// The `mcpool connect` name: `claude-code`, `claude-desktop`, `cursor`,
+    /// `vscode`, `opencode`, `gemini`, `codex`.
     pub client: &'static str,
     pub label: &'static str,
     pub text: String,
+    /// The client's user config file.
+    pub path: String,
+    /// Whether the client seems installed here (its config file or folder
+    /// exists): the dashboard offers "Add to" for these.
+    pub found: bool,
 }
 
-/// Every client's snippet for the endpoint at `url` (`http://HOST:PORT/mcp`).
-pub fn snippets(url: &str, token: &str) -> Vec<Snippet> {
-    let bearer = format!("Bearer {token}");
-    vec![
-        Snippet {
-            client: "claude-code",
-            label: "Claude Code",
-            text: format!(
-                "# Run this once:\nclaude mcp add --transport http --scope user mcpool {url} --header \"Authorization: {bearer}\"\n"
-            ),
-        },
-        Snippet {
-            client: "cursor",
-            label: "Cursor",
-            text: format!(
-                "// Add to ~/.cursor/mcp.json:\n{}\n",
-                pretty(json!({"mcpServers": {"mcpool": {"url": url, "headers": {"Authorization": bearer}}}}))
-            ),
-        },
-        Snippet {
-            client: "vscode",
-            label: "VS Code",
-            text: format!(
-                "// Add to .vscode/mcp.json (or your user mcp.json):\n{}\n",
-                pretty(json!({"servers": {"mcpool": {"type": "http", "url": url, "headers": {"Authorization": bearer}}}}))
-            ),
-        },
-        Snippet {
-            client: "opencode",
-            label: "opencode",
-            text: format!(
-                "// Add to opencode.json:\n{}\n",
-                pretty(json!({
-                    "$schema": "https://opencode.ai/config.json",
-                    "mcp": {"mcpool": {"type": "remote", "url": url, "enabled": true, "headers": {"Authorization": bearer}}}
-                }))
-            ),
-        },
-    ]
+/// How an agent reaches this endpoint, seen from a request's `Host`.
+pub fn connection(host: &str, token: &str) -> Connection {
+    let listen = host
+        .parse::<std::net::SocketAddr>()
+        .ok()
+        .or_else(|| {
+            let port = host.rsplit_once(':')?.1.parse::<u16>().ok()?;
+            Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+        })
+        .map(|a| a.to_string());
+    let mut stdio = vec![agents::mcpool_exe(), "stdio".to_string()];
+    if let Some(listen) = listen.filter(|l| l != crate::paths::DEFAULT_LISTEN) {
+        stdio.extend(["--listen".to_string(), listen]);
+    }
+    Connection {
+        url: format!("http://{host}/mcp"),
+        token: token.to_string(),
+        stdio,
+        stdio_token: std::env::var(crate::token::ENV).is_ok_and(|t| !t.trim().is_empty()),
+    }
 }
 
-fn pretty(v: serde_json::Value) -> String {
-    serde_json::to_string_pretty(&v).unwrap_or_default()
+/// Every client's snippet for `conn`, with where its config lives in `dirs`.
+pub fn snippets(conn: &Connection, dirs: &Dirs) -> Vec<Snippet> {
+    Client::ALL
+        .into_iter()
+        .map(|client| {
+            let (path, _) = dirs.location(client);
+            let hint = match client {
+                Client::ClaudeCode => "# Run this once:".to_string(),
+                Client::Codex => format!("# Add to {}:", path.display()),
+                _ => format!("// Add to {}:", path.display()),
+            };
+            Snippet {
+                client: client.name(),
+                label: client.label(),
+                text: format!("{hint}\n{}", agents::snippet(client, conn)),
+                path: path.display().to_string(),
+                found: dirs.found(client),
+            }
+        })
+        .collect()
+}
+
+fn host(headers: &HeaderMap) -> String {
+    headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("127.0.0.1")
+        .to_string()
+}
+
+/// `GET /api/connect`: the endpoint URL and every client's snippet.
+pub async fn get_snippets(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let conn = connection(&host(&headers), &state.options.token);
+    let url = conn.url.clone();
+    let snippets = tokio::task::spawn_blocking(move || snippets(&conn, &Dirs::from_env()))
+        .await
+        .unwrap_or_default();
+    (
+        [(header::CACHE_CONTROL, "no-store")],
+        Json(json!({"url": url, "snippets": snippets})),
+    )
+        .into_response()
+}
+
+/// `POST /api/connect/{client}`: adds mcpool to that client's user config
+/// (a backup first; servers it already has are left alone) and answers the
+/// plan that was carried out.
+pub async fn write(State(state): State<AppState>, Path(name): Path<String>, headers: HeaderMap) -> Response {
+    let Some(client) = Client::from_name(&name) else {
+        let known: Vec<_> = Client::ALL.iter().map(|c| c.name()).collect();
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": format!("unknown client '{name}' (one of {})", known.join(", "))})),
+        )
+            .into_response();
+    };
+    let conn = connection(&host(&headers), &state.options.token);
+    let done = tokio::task::spawn_blocking(move || {
+        let plan = agents::plan(client, &Dirs::from_env(), &conn, &[], false, SystemTime::now())?;
+        let text = agents::describe(&plan, &conn);
+        let written = agents::apply(&plan)?;
+        Ok::<_, WriteError>((plan, text, written))
+    })
+    .await;
+    match done {
+        Ok(Ok((plan, text, written))) => {
+            let changes: Vec<String> = plan
+                .changes
+                .iter()
+                .map(|c| match c {
+                    Change::Add => "added mcpool".to_string(),
+                    Change::Update => "updated mcpool".to_string(),
+                    Change::Disable(n) => format!("disabled {n}"),
+                    Change::Remove(n) => format!("removed {n}"),
+                })
+                .collect();
+            Json(json!({
+                "client": client.name(),
+                "path": plan.path.display().to_string(),
+                "up_to_date": plan.up_to_date(),
+                "changes": changes,
+                "backup": written.backup.map(|b| b.display().to_string()),
+                "plan": text,
+            }))
+            .into_response()
+        }
+        Ok(Err(e @ (WriteError::Parse { .. } | WriteError::Shape { .. } | WriteError::Changed { .. }))) => {
+            (StatusCode::CONFLICT, Json(json!({"error": e.to_string()}))).into_response()
+        }
+        Ok(Err(e)) => (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
 }
 
 #[cfg(test)]
@@ -63,15 +152,37 @@ mod tests {
 
     #[test]
     fn every_client_gets_url_and_header() {
-        let all = snippets("http://127.0.0.1:7410/mcp", "T0K");
+        let dir = std::env::temp_dir().join("mcpool-no-such-home");
+        let dirs = Dirs {
+            home: dir.clone(),
+            platform_config: dir.join(".config"),
+            xdg_config: dir.join(".config"),
+            claude_config_dir: None,
+            codex_home: None,
+        };
+        let all = snippets(&connection("127.0.0.1:7410", "T0K"), &dirs);
         let names: Vec<_> = all.iter().map(|s| s.client).collect();
-        assert_eq!(names, ["claude-code", "cursor", "vscode", "opencode"]);
-        for s in &all {
+        assert_eq!(
+            names,
+            [
+                "claude-code",
+                "claude-desktop",
+                "cursor",
+                "vscode",
+                "opencode",
+                "gemini",
+                "codex"
+            ]
+        );
+        for s in all.iter().filter(|s| s.client != "claude-desktop") {
             assert!(s.text.contains("http://127.0.0.1:7410/mcp"), "{}", s.text);
             assert!(s.text.contains("Bearer T0K"), "{}", s.text);
+            assert!(!s.found);
         }
-        let json_part: String = all[2].text.lines().skip(1).collect();
+        let json_part: String = all[3].text.lines().skip(1).collect();
         let v: serde_json::Value = serde_json::from_str(&json_part).unwrap();
         assert_eq!(v["servers"]["mcpool"]["type"], "http");
+        let desktop = connection("localhost:9000", "T");
+        assert_eq!(desktop.stdio[1..], ["stdio", "--listen", "127.0.0.1:9000"]);
     }
 }

@@ -1,6 +1,6 @@
 //! The dashboard at `/ui`: its files, embedded in the binary, the one-time
 //! sign-in link, and the API calls only the dashboard needs (`/api/token`,
-//! `/api/connect`, `/api/ui/link`).
+//! `/api/connect` (in `connect.rs`), `/api/ui/link`).
 
 use axum::extract::{Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -40,7 +40,8 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/icon.svg", get(|| async { asset("image/svg+xml", ICON_SVG) }))
         .route("/api/ui/link", post(link))
         .route("/api/token", get(token))
-        .route("/api/connect", get(connect_snippets))
+        .route("/api/connect", get(connect::get_snippets))
+        .route("/api/connect/{client}", post(connect::write))
 }
 
 /// Paths the guard lets through without a token or session: the sign-in
@@ -134,21 +135,6 @@ async fn token(State(state): State<AppState>, Extension(auth): Extension<Auth>) 
     (
         [(header::CACHE_CONTROL, "no-store")],
         Json(json!({"token": state.options.token})),
-    )
-        .into_response()
-}
-
-/// `GET /api/connect`: the endpoint URL and every client's snippet.
-async fn connect_snippets(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .unwrap_or("127.0.0.1");
-    let url = format!("http://{host}/mcp");
-    let snippets = connect::snippets(&url, &state.options.token);
-    (
-        [(header::CACHE_CONTROL, "no-store")],
-        Json(json!({"url": url, "snippets": snippets})),
     )
         .into_response()
 }
