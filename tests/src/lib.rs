@@ -18,6 +18,7 @@ use tokio::process::{Child, Command};
 
 pub mod agent;
 pub mod netns;
+pub mod raw;
 pub mod secrets;
 
 pub use agent::*;
@@ -238,7 +239,7 @@ impl Mcpool {
         }
         let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let extra_env: Vec<(String, String)> = extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env).await?;
+        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env, 0).await?;
         Ok(Mcpool {
             child,
             port,
@@ -254,10 +255,38 @@ impl Mcpool {
     /// log starts afresh.
     pub async fn restart(&mut self) -> anyhow::Result<()> {
         self.stop().await?;
-        let (child, port) = Self::spawn_serve(self.dir.path(), &self.token, &self.extra_env).await?;
+        let (child, port) = Self::spawn_serve(self.dir.path(), &self.token, &self.extra_env, 0).await?;
         self.child = child;
         self.port = port;
         Ok(())
+    }
+
+    /// Stops the instance (SIGTERM, or SIGKILL when `kill`) and starts it
+    /// again in the same dir on the SAME port, as agents expect after a
+    /// restart; `env` is added to (or overrides) its extra environment for
+    /// this start. Retries for a while if the port is briefly taken.
+    pub async fn restart_on_same_port(&mut self, kill: bool, env: &[(&str, &str)]) -> anyhow::Result<()> {
+        if kill {
+            self.child.kill().await?;
+        } else {
+            self.stop().await?;
+        }
+        let mut extra_env = self.extra_env.clone();
+        extra_env.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            match Self::spawn_serve(self.dir.path(), &self.token, &extra_env, self.port).await {
+                Ok((child, _)) => {
+                    self.child = child;
+                    return Ok(());
+                }
+                Err(e) if tokio::time::Instant::now() < deadline && self.logs().contains("in use") => {
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// `mcpool ARGS` talking to this instance (its listen address and token,
@@ -279,13 +308,19 @@ impl Mcpool {
         self.dir.path().join("data").join("mcpool")
     }
 
-    async fn spawn_serve(dir: &Path, token: &str, extra_env: &[(String, String)]) -> anyhow::Result<(Child, u16)> {
+    async fn spawn_serve(
+        dir: &Path,
+        token: &str,
+        extra_env: &[(String, String)],
+        port: u16,
+    ) -> anyhow::Result<(Child, u16)> {
         let config_path = dir.join("config.json");
         let stderr_log = dir.join("mcpool.stderr");
         let mut cmd = Command::new(bin("mcpool"));
         cmd.args(["serve", "--config"])
             .arg(&config_path)
-            .args(["--listen", "127.0.0.1:0"])
+            .arg("--listen")
+            .arg(format!("127.0.0.1:{port}"))
             .env("MCPOOL_TOKEN", token)
             .env_remove("MCPOOL_LISTEN")
             .env_remove("MCPOOL_CONFIG")

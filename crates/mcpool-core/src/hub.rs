@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rmcp::model::GetExtensions;
@@ -120,8 +120,30 @@ impl CallGuard<'_> {
     }
 }
 
+/// An agent session's place in the hub, removed when this is dropped: the
+/// session's handler holds it, so when the session ends (closed, expired,
+/// evicted) nothing it registered outlives it.
+pub struct Registration {
+    hub: Weak<Hub>,
+    id: u64,
+}
+
+impl Registration {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(hub) = self.hub.upgrade() {
+            hub.unregister(self.id);
+        }
+    }
+}
+
 impl Hub {
-    pub fn register(&self, scope: Scope, peer: Peer<RoleServer>) -> u64 {
+    pub fn register(self: &Arc<Self>, scope: Scope, peer: Peer<RoleServer>) -> Registration {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut agents) = self.agents.lock() {
             agents.insert(
@@ -133,11 +155,21 @@ impl Hub {
                 },
             );
         }
-        id
+        Registration {
+            hub: Arc::downgrade(self),
+            id,
+        }
     }
 
+    fn unregister(&self, id: u64) {
+        if let Ok(mut agents) = self.agents.lock() {
+            agents.remove(&id);
+        }
+    }
+
+    /// The agent sessions the hub holds, closed or not (closed ones are
+    /// removed when their session ends).
     pub fn agent_count(&self) -> usize {
-        self.prune();
         self.agents.lock().map(|a| a.len()).unwrap_or(0)
     }
 

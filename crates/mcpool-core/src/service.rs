@@ -13,7 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::cache::{self, ToolCache};
-use crate::endpoint::{self, EndpointOptions};
+use crate::endpoint::{self, EndpointOptions, SessionOptions};
 use crate::pool::{Pool, PoolOptions};
 use crate::secrets::{self, Keyring};
 use crate::token::{self, TokenError};
@@ -42,6 +42,10 @@ pub struct ServeArgs {
     /// Cache dir for tool lists.
     #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_CACHE_DIR"))]
     pub cache_dir: Option<PathBuf>,
+    /// Agent sessions open at once on the HTTP endpoint; past it the longest
+    /// idle is closed.
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_MAX_SESSIONS", default_value_t = crate::endpoint::sessions::DEFAULT_MAX_SESSIONS as u32, value_parser = clap::value_parser!(u32).range(1..)))]
+    pub max_sessions: u32,
 }
 
 impl ServeArgs {
@@ -62,6 +66,7 @@ impl ServeArgs {
             listen: self.listen,
             allow_non_loopback: self.allow_non_loopback,
             cache_dir: self.cache_dir,
+            max_sessions: self.max_sessions as usize,
             token,
         })
     }
@@ -74,6 +79,8 @@ pub struct ServiceOptions {
     pub listen: SocketAddr,
     pub allow_non_loopback: bool,
     pub cache_dir: Option<PathBuf>,
+    /// Agent sessions open at once on the HTTP endpoint.
+    pub max_sessions: usize,
     pub token: String,
 }
 
@@ -151,12 +158,16 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         config_stamp,
         shutdown.clone(),
     ));
-    let app = endpoint::router(
+    let app = endpoint::router_with_sessions(
         pool.clone(),
         EndpointOptions {
             token: options.token.clone(),
             any_host: options.allow_non_loopback,
             shutdown: shutdown.clone(),
+        },
+        SessionOptions {
+            max: options.max_sessions,
+            file: None,
         },
     );
     tracing::info!("endpoint at http://{local_addr}/mcp, config {}", config_path.display());

@@ -26,6 +26,21 @@ pub fn routes() -> Router<AppState> {
         .route("/api/servers/{name}/logout", post(logout))
         .route("/api/events", get(events))
         .route("/api/config", get(config))
+        .route("/api/sessions", get(sessions))
+}
+
+/// Agent sessions on the HTTP endpoint: how many are open, the limit, how
+/// many were closed to stay within it, and how many the hub still holds
+/// (every one of them open: an ended session leaves nothing behind).
+async fn sessions(State(state): State<AppState>) -> Response {
+    Json(json!({
+        "open": state.sessions.open_count(),
+        "limit": state.sessions.max(),
+        "closed_for_limit": state.sessions.closed_for_limit(),
+        "hub_agents": state.pool.hub().agent_count(),
+        "saved": state.session_file.as_ref().map(|f| f.len()),
+    }))
+    .into_response()
 }
 
 /// The config file and what is wrong with it: a whole-file error (the

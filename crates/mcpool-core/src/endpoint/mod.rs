@@ -9,6 +9,8 @@ pub mod browser;
 pub mod builtin;
 pub mod connect;
 pub mod session;
+pub mod session_store;
+pub mod sessions;
 pub mod ui;
 
 use std::collections::HashMap;
@@ -21,15 +23,16 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::hub::Scope;
 use crate::pool::Pool;
 use session::AgentSession;
+use session_store::{ScopedStore, SessionFile};
+use sessions::{PoolSessionManager, SessionBook};
 
-type McpService = StreamableHttpService<AgentSession, LocalSessionManager>;
+type McpService = StreamableHttpService<AgentSession, PoolSessionManager>;
 
 #[derive(Clone)]
 pub struct EndpointOptions {
@@ -40,12 +43,31 @@ pub struct EndpointOptions {
     pub shutdown: CancellationToken,
 }
 
+/// How many agent sessions may be open, and where they are saved to survive
+/// a restart (none: they end with the process).
+#[derive(Clone)]
+pub struct SessionOptions {
+    pub max: usize,
+    pub file: Option<Arc<SessionFile>>,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            max: sessions::DEFAULT_MAX_SESSIONS,
+            file: None,
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct AppState {
     pub pool: Pool,
     options: EndpointOptions,
     per_server: Arc<Mutex<HashMap<String, McpService>>>,
     browser: Arc<browser::BrowserAuth>,
+    sessions: Arc<SessionBook>,
+    session_file: Option<Arc<SessionFile>>,
 }
 
 /// How the guard let a request in; handlers that care read it as an extension.
@@ -58,7 +80,13 @@ pub enum Auth {
     Public,
 }
 
-fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions) -> McpService {
+fn mcp_service(
+    pool: &Pool,
+    scope: Scope,
+    options: &EndpointOptions,
+    book: &Arc<SessionBook>,
+    file: Option<&Arc<SessionFile>>,
+) -> McpService {
     // No priming events: without an event store there is nothing to resume,
     // and each one costs a write per request.
     let mut config = StreamableHttpServerConfig::default()
@@ -67,21 +95,38 @@ fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions) -> McpServi
     if options.any_host {
         config = config.disable_allowed_hosts();
     }
+    // A session opened on one endpoint is restored only on that endpoint.
+    let endpoint = match &scope {
+        Scope::All => "/mcp".to_string(),
+        Scope::One(name) => format!("/servers/{name}/mcp"),
+    };
+    let store = file.map(|f| ScopedStore::new(f.clone(), endpoint));
+    if let Some(store) = &store {
+        config.session_store = Some(Arc::new(store.clone()));
+    }
     let pool = pool.clone();
     StreamableHttpService::new(
         move || Ok(AgentSession::new(pool.clone(), scope.clone())),
-        Arc::new(LocalSessionManager::default()),
+        PoolSessionManager::new(book.clone(), store),
         config,
     )
 }
 
 pub fn router(pool: Pool, options: EndpointOptions) -> Router {
-    let aggregated = mcp_service(&pool, Scope::All, &options);
+    router_with_sessions(pool, options, SessionOptions::default())
+}
+
+/// [`router`] with a session limit and a session file of the caller's.
+pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: SessionOptions) -> Router {
+    let book = Arc::new(SessionBook::new(sessions.max, options.shutdown.clone()));
+    let aggregated = mcp_service(&pool, Scope::All, &options, &book, sessions.file.as_ref());
     let state = AppState {
         pool,
         options,
         per_server: Arc::default(),
         browser: Arc::default(),
+        sessions: book,
+        session_file: sessions.file,
     };
     Router::new()
         .nest_service("/mcp", aggregated)
@@ -134,7 +179,15 @@ async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>,
             return StatusCode::INTERNAL_SERVER_ERROR.into_response();
         };
         map.entry(name.clone())
-            .or_insert_with(|| mcp_service(&state.pool, Scope::One(name.clone()), &state.options))
+            .or_insert_with(|| {
+                mcp_service(
+                    &state.pool,
+                    Scope::One(name.clone()),
+                    &state.options,
+                    &state.sessions,
+                    state.session_file.as_ref(),
+                )
+            })
             .clone()
     };
     service.handle(request).await.map(Body::new)

@@ -21,7 +21,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::ServerHandler;
 
 use crate::endpoint::builtin;
-use crate::hub::Scope;
+use crate::hub::{Registration, Scope};
 use crate::lifecycle::Status;
 use crate::pool::Pool;
 use crate::supervisor::{RequestError, Supervisor};
@@ -30,7 +30,9 @@ use crate::supervisor::{RequestError, Supervisor};
 pub struct AgentSession {
     pool: Pool,
     scope: Scope,
-    agent: Arc<OnceLock<u64>>,
+    /// Set once initialized; dropped with the last clone of the handler,
+    /// which is when rmcp ends the session.
+    agent: Arc<OnceLock<Registration>>,
 }
 
 impl AgentSession {
@@ -43,7 +45,7 @@ impl AgentSession {
     }
 
     fn agent_id(&self) -> u64 {
-        self.agent.get().copied().unwrap_or(u64::MAX)
+        self.agent.get().map(Registration::id).unwrap_or(u64::MAX)
     }
 
     fn single(&self) -> Result<Arc<Supervisor>, McpError> {
@@ -157,8 +159,8 @@ impl ServerHandler for AgentSession {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let id = self.pool.hub().register(self.scope.clone(), context.peer);
-        let _ = self.agent.set(id);
+        let registration = self.pool.hub().register(self.scope.clone(), context.peer);
+        let _ = self.agent.set(registration);
     }
 
     async fn list_tools(

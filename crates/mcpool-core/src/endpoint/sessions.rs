@@ -1,0 +1,372 @@
+//! Agent sessions on the HTTP endpoint: rmcp's in-memory sessions, a limit on
+//! how many are open across `/mcp` and every `/servers/NAME/mcp` (reaching
+//! it closes the longest idle first, and says so in the log), and the
+//! profile's session file kept in step (saved sessions are forgotten when
+//! they end, except at shutdown, so they can carry on after a restart).
+//!
+//! An ended session leaves nothing behind, but glibc's allocator keeps the
+//! freed memory of its per-thread arenas: once many sessions have ended, the
+//! book asks it to give that memory back to the system (`malloc_trim`),
+//! shortly after the burst, from a task of its own.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError, LocalSessionWorker,
+};
+use rmcp::transport::streamable_http_server::session::{RestoreOutcome, ServerSseMessage, SessionId, SessionManager};
+use rmcp::transport::WorkerTransport;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
+
+use super::session_store::ScopedStore;
+
+/// Open sessions allowed when nothing else is set (`MCPOOL_MAX_SESSIONS`).
+pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// At most one log line per this long about closed sessions; the others are
+/// counted into the next one.
+const LOG_EVERY: Duration = Duration::from_secs(60);
+/// Give freed memory back once this many sessions ended, this long after
+/// the first of them (so a burst is trimmed once, after it).
+const TRIM_AFTER: u64 = 64;
+const TRIM_DELAY: Duration = Duration::from_secs(2);
+
+/// Every open agent session of the endpoint, for the limit.
+pub struct SessionBook {
+    max: usize,
+    /// Cancelled at shutdown: sessions that end then stay saved.
+    shutdown: CancellationToken,
+    state: Mutex<BookState>,
+}
+
+#[derive(Default)]
+struct BookState {
+    open: HashMap<SessionId, Open>,
+    closed_for_limit: u64,
+    unlogged: u64,
+    last_log: Option<Instant>,
+    ended_since_trim: u64,
+    /// The pending trim; aborted with the book.
+    trim: Option<AbortOnDropHandle<()>>,
+}
+
+struct Open {
+    last_used: Instant,
+    /// Requests whose response stream is open: such a session is not idle.
+    busy: usize,
+    owner: Weak<PoolSessionManager>,
+}
+
+impl SessionBook {
+    pub fn new(max: usize, shutdown: CancellationToken) -> Self {
+        SessionBook {
+            max: max.max(1),
+            shutdown,
+            state: Mutex::default(),
+        }
+    }
+
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    pub fn open_count(&self) -> usize {
+        self.state.lock().map(|s| s.open.len()).unwrap_or(0)
+    }
+
+    /// Sessions closed so far to stay within the limit.
+    pub fn closed_for_limit(&self) -> u64 {
+        self.state.lock().map(|s| s.closed_for_limit).unwrap_or(0)
+    }
+
+    /// Records a new (or restored) session and picks the sessions to close
+    /// so that at most `max` stay open.
+    fn admit(&self, id: &SessionId, owner: Weak<PoolSessionManager>) -> Vec<(SessionId, Weak<PoolSessionManager>)> {
+        let Ok(mut state) = self.state.lock() else {
+            return Vec::new();
+        };
+        let now = Instant::now();
+        state.open.insert(
+            id.clone(),
+            Open {
+                last_used: now,
+                busy: 0,
+                owner,
+            },
+        );
+        let ranked: Vec<(SessionId, bool, Instant)> = state
+            .open
+            .iter()
+            .filter(|(other, _)| *other != id)
+            .map(|(other, o)| (other.clone(), o.busy > 0, o.last_used))
+            .collect();
+        let victims = pick_victims(ranked, state.open.len().saturating_sub(self.max));
+        let mut closing = Vec::new();
+        for victim in victims {
+            if let Some(o) = state.open.remove(&victim) {
+                closing.push((victim, o.owner));
+            }
+        }
+        if !closing.is_empty() {
+            state.closed_for_limit += closing.len() as u64;
+            state.ended(closing.len() as u64);
+            state.unlogged += closing.len() as u64;
+            let due = state.last_log.is_none_or(|t| now.duration_since(t) >= LOG_EVERY);
+            if due {
+                tracing::warn!(
+                    "closed {} agent session(s), the longest idle first, to stay within the limit of {} open sessions (set MCPOOL_MAX_SESSIONS to change it); their agents get 404 and must initialize again",
+                    state.unlogged,
+                    self.max
+                );
+                state.unlogged = 0;
+                state.last_log = Some(now);
+            }
+        }
+        closing
+    }
+
+    fn touch(&self, id: &SessionId) {
+        if let Ok(mut state) = self.state.lock() {
+            if let Some(o) = state.open.get_mut(id) {
+                o.last_used = Instant::now();
+            }
+        }
+    }
+
+    fn busy(self: &Arc<Self>, id: &SessionId) -> BusyGuard {
+        if let Ok(mut state) = self.state.lock() {
+            if let Some(o) = state.open.get_mut(id) {
+                o.busy += 1;
+                o.last_used = Instant::now();
+            }
+        }
+        BusyGuard {
+            book: self.clone(),
+            id: id.clone(),
+        }
+    }
+
+    /// Forgets a session; once enough have ended, schedules a trim.
+    fn remove(&self, id: &SessionId) {
+        let Ok(mut state) = self.state.lock() else { return };
+        if state.open.remove(id).is_some() {
+            state.ended(1);
+        }
+    }
+}
+
+impl BookState {
+    /// Counts ended sessions; once enough have, schedules a trim.
+    fn ended(&mut self, n: u64) {
+        self.ended_since_trim += n;
+        let idle = self.trim.as_ref().is_none_or(|t| t.is_finished());
+        if self.ended_since_trim >= TRIM_AFTER && idle {
+            // Sessions that end before it runs are covered by it.
+            self.ended_since_trim = 0;
+            self.trim = Some(AbortOnDropHandle::new(tokio::spawn(async {
+                tokio::time::sleep(TRIM_DELAY).await;
+                trim_heap().await;
+            })));
+        }
+    }
+}
+
+/// Returns the free memory of every malloc arena to the system.
+async fn trim_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    let _ = tokio::task::spawn_blocking(|| {
+        // SAFETY: malloc_trim only releases free pages; it takes no pointers.
+        unsafe { libc::malloc_trim(0) }
+    })
+    .await;
+}
+
+/// The `excess` sessions to close: idle ones before busy ones, the longest
+/// unused first.
+fn pick_victims(mut ranked: Vec<(SessionId, bool, Instant)>, excess: usize) -> Vec<SessionId> {
+    ranked.sort_by_key(|(_, busy, last_used)| (*busy, *last_used));
+    ranked.into_iter().take(excess).map(|(id, _, _)| id).collect()
+}
+
+/// Marks a session busy while a request's response stream is open.
+struct BusyGuard {
+    book: Arc<SessionBook>,
+    id: SessionId,
+}
+
+impl Drop for BusyGuard {
+    fn drop(&mut self) {
+        if let Ok(mut state) = self.book.state.lock() {
+            if let Some(o) = state.open.get_mut(&self.id) {
+                o.busy = o.busy.saturating_sub(1);
+                o.last_used = Instant::now();
+            }
+        }
+    }
+}
+
+/// One endpoint's sessions: rmcp's [`LocalSessionManager`], counted in the
+/// shared [`SessionBook`] and kept in step with the session file.
+pub struct PoolSessionManager {
+    me: Weak<PoolSessionManager>,
+    inner: LocalSessionManager,
+    book: Arc<SessionBook>,
+    store: Option<ScopedStore>,
+}
+
+impl PoolSessionManager {
+    pub fn new(book: Arc<SessionBook>, store: Option<ScopedStore>) -> Arc<Self> {
+        Arc::new_cyclic(|me| PoolSessionManager {
+            me: me.clone(),
+            inner: LocalSessionManager::default(),
+            book,
+            store,
+        })
+    }
+
+    async fn admit(&self, id: &SessionId) {
+        for (victim, owner) in self.book.admit(id, self.me.clone()) {
+            if let Some(owner) = owner.upgrade() {
+                let _ = owner.close_session(&victim).await;
+            }
+        }
+    }
+}
+
+impl SessionManager for PoolSessionManager {
+    type Error = LocalSessionManagerError;
+    type Transport = WorkerTransport<LocalSessionWorker>;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let (id, transport) = self.inner.create_session().await?;
+        self.admit(&id).await;
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        self.book.touch(id);
+        self.inner.initialize_session(id, message).await
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        self.inner.has_session(id).await
+    }
+
+    /// Ends a session however it ends (DELETE, idle expiry, the limit, the
+    /// agent's worker stopping) and forgets it, except at shutdown.
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        self.book.remove(id);
+        let closed = self.inner.close_session(id).await;
+        if !self.book.shutdown.is_cancelled() {
+            if let Some(store) = &self.store {
+                store.forget(id).await;
+            }
+        }
+        closed
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        let guard = self.book.busy(id);
+        let stream = self.inner.create_stream(id, message).await?;
+        Ok(stream.map(move |m| {
+            let _busy = &guard;
+            m
+        }))
+    }
+
+    async fn accept_message(&self, id: &SessionId, message: ClientJsonRpcMessage) -> Result<(), Self::Error> {
+        self.book.touch(id);
+        self.inner.accept_message(id, message).await
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.book.touch(id);
+        self.inner.create_standalone_stream(id).await
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        self.book.touch(id);
+        self.inner.resume(id, last_event_id).await
+    }
+
+    /// A session saved by an earlier run, made again under its id; it counts
+    /// toward the limit like any other.
+    async fn restore_session(&self, id: SessionId) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        let outcome = self.inner.restore_session(id.clone()).await?;
+        if let RestoreOutcome::Restored(_) = &outcome {
+            if let Some(store) = &self.store {
+                store.mark_live(&id);
+            }
+            tracing::info!("agent session restored after a restart");
+            self.admit(&id).await;
+        }
+        Ok(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn idle_sessions_go_first_longest_unused_first() {
+        let t0 = Instant::now();
+        let id = |s: &str| SessionId::from(s);
+        let ranked = vec![
+            (id("busy-old"), true, t0),
+            (id("idle-new"), false, t0 + Duration::from_secs(30)),
+            (id("idle-old"), false, t0 + Duration::from_secs(10)),
+        ];
+        assert_eq!(pick_victims(ranked.clone(), 1), vec![id("idle-old")]);
+        assert_eq!(pick_victims(ranked.clone(), 2), vec![id("idle-old"), id("idle-new")]);
+        assert_eq!(
+            pick_victims(ranked.clone(), 3),
+            vec![id("idle-old"), id("idle-new"), id("busy-old")]
+        );
+        assert!(pick_victims(ranked, 0).is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_book_keeps_at_most_max_open() {
+        let book = Arc::new(SessionBook::new(2, CancellationToken::new()));
+        let none = Weak::new();
+        assert!(book.admit(&"a".into(), none.clone()).is_empty());
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert!(book.admit(&"b".into(), none.clone()).is_empty());
+        tokio::time::advance(Duration::from_secs(1)).await;
+        // "a" is the longest idle, but a request on it is in flight.
+        let busy = book.busy(&"a".into());
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let closed: Vec<_> = book
+            .admit(&"c".into(), none.clone())
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(closed, vec![SessionId::from("b")]);
+        drop(busy);
+        assert_eq!(book.open_count(), 2);
+        assert_eq!(book.closed_for_limit(), 1);
+        book.remove(&"a".into());
+        assert_eq!(book.open_count(), 1);
+    }
+}

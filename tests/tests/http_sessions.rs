@@ -1,0 +1,90 @@
+//! Agent sessions on the HTTP endpoint against the real binary: an ended
+//! session leaves nothing behind (counted through `GET /api/sessions`, the
+//! hub's own count included), and the open-session limit closes the longest
+//! idle session first, says so in the log, and that session's agent gets 404.
+
+use std::time::Duration;
+
+use mcpool_tests::raw::RawSession;
+use mcpool_tests::*;
+use serde_json::json;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// Polls `/api/sessions` until `key` is `want` (sessions end asynchronously
+/// after a DELETE answers).
+async fn wait_count(pool: &Mcpool, key: &str, want: u64) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let s = pool.sessions().await?;
+        if s[key] == want {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            anyhow::bail!("{key} stayed {} (want {want}): {s}", s[key]);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn ended_sessions_leave_nothing_behind() -> anyhow::Result<()> {
+    let log = TempDir::new("sessions-log");
+    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log.path().join("spawns"), &[])}})).await?;
+    pool.wait_status("f", "connected", LIMIT).await?;
+
+    // Open and end many, on /mcp and on one server's own endpoint.
+    for i in 0..60 {
+        let path = if i % 2 == 0 { "/mcp" } else { "/servers/f/mcp" };
+        let s = RawSession::open(&pool, path).await?;
+        assert_eq!(s.ping().await?, 200);
+        assert_eq!(s.delete().await?, 204);
+        assert_eq!(s.ping().await?, 404, "a deleted session is gone");
+    }
+    wait_count(&pool, "open", 0).await?;
+    wait_count(&pool, "hub_agents", 0).await?;
+
+    // Open ones are counted, and freed when they end.
+    let open: Vec<_> = futures::future::try_join_all((0..5).map(|_| RawSession::open(&pool, "/mcp"))).await?;
+    wait_count(&pool, "hub_agents", 5).await?;
+    assert_eq!(pool.sessions().await?["open"], 5);
+    for s in &open {
+        assert_eq!(s.delete().await?, 204);
+    }
+    wait_count(&pool, "open", 0).await?;
+    wait_count(&pool, "hub_agents", 0).await?;
+
+    // An SDK client that ends its session the usual way.
+    let out = python_agent(&["--url", &pool.url("/mcp"), "--token", &pool.token, "--scenario", "list"]).await?;
+    assert!(out.get("error").is_none(), "{out}");
+    wait_count(&pool, "open", 0).await?;
+    wait_count(&pool, "hub_agents", 0).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_limit_closes_the_longest_idle_session_and_says_so() -> anyhow::Result<()> {
+    let pool = Mcpool::start_with(json!({"mcpServers": {}}), &[("MCPOOL_MAX_SESSIONS", "3")]).await?;
+    let a = RawSession::open(&pool, "/mcp").await?;
+    let b = RawSession::open(&pool, "/mcp").await?;
+    let c = RawSession::open(&pool, "/mcp").await?;
+    // `a` is used again, so `b` is now the one idle the longest.
+    assert_eq!(a.ping().await?, 200);
+    let d = RawSession::open(&pool, "/mcp").await?;
+
+    assert_eq!(b.ping().await?, 404, "the longest idle session was closed");
+    for s in [&a, &c, &d] {
+        assert_eq!(s.ping().await?, 200);
+    }
+    let counts = pool.sessions().await?;
+    assert_eq!(counts["open"], 3, "{counts}");
+    assert_eq!(counts["limit"], 3, "{counts}");
+    assert_eq!(counts["closed_for_limit"], 1, "{counts}");
+    wait_count(&pool, "hub_agents", 3).await?;
+    let logs = pool.logs();
+    assert!(
+        logs.contains("closed 1 agent session(s), the longest idle first, to stay within the limit of 3 open sessions"),
+        "{logs}"
+    );
+    Ok(())
+}
