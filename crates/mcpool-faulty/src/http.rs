@@ -191,7 +191,7 @@ async fn fault_layer(State(state): State<AppState>, request: Request, next: Next
     }
     if let Some(oauth) = &state.oauth {
         if let Err(refused) = oauth.check(request.headers()) {
-            return refused;
+            return *refused;
         }
     }
     let expired = request

@@ -58,7 +58,7 @@ impl OAuthServer {
     }
 
     /// Whether `/mcp` may serve this request; else the 401 to answer.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), Response> {
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), Box<Response>> {
         let mut inner = lock(&self.0);
         let token = headers
             .get(header::AUTHORIZATION)
@@ -75,12 +75,14 @@ impl OAuthServer {
             "Bearer error=\"invalid_token\", resource_metadata=\"{}/.well-known/oauth-protected-resource/mcp\"",
             inner.base
         );
-        Err((
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, challenge)],
-            "unauthorized",
-        )
-            .into_response())
+        Err(Box::new(
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, challenge)],
+                "unauthorized",
+            )
+                .into_response(),
+        ))
     }
 
     pub fn routes(&self) -> Router {
@@ -193,7 +195,7 @@ fn encode(s: &str) -> String {
 async fn token(State(s): State<OAuthServer>, Form(form): Form<HashMap<String, String>>) -> Response {
     let mut inner = lock(&s.0);
     let invalid_grant = || (StatusCode::BAD_REQUEST, Json(json!({"error": "invalid_grant"}))).into_response();
-    if form.get("resource").is_none() {
+    if !form.contains_key("resource") {
         return (StatusCode::BAD_REQUEST, Json(json!({"error": "invalid_target"}))).into_response();
     }
     match form.get("grant_type").map(String::as_str) {
