@@ -46,6 +46,9 @@ function facts(s, now) {
   if (cached) items.push(h('li', {}, `${plural(cached, 'tool')} cached from the last run`));
   if (!s.tools.length) items.push(h('li', {}, 'No tools'));
   if (s.connecting) items.push(h('li', {}, 'Connecting…'));
+  if (s.auth && s.auth.login === 'waiting') items.push(h('li', { 'data-role': 'signin' }, 'Waiting for the sign-in in your browser…'));
+  if (s.auth && s.auth.login_error) items.push(h('li', { class: 'fact-bad', 'data-role': 'signin' }, s.auth.login_error));
+  if (s.auth && s.auth.signed_in && !s.auth.stored) items.push(h('li', { class: 'fact-warn' }, 'Signed in until mcpool stops: no keyring to keep the sign-in'));
   if (s.waiting_for_network) items.push(h('li', { class: 'fact-warn', 'data-role': 'network' }, 'Waiting for the network'));
   if (s.retry_in_ms) {
     const at = now + s.retry_in_ms;

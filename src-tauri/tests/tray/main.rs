@@ -9,6 +9,7 @@
 //! and clicks it as a panel would, reads the item's icon back, checks the
 //! pool through the app's own `/api/servers`, finds the dashboard window by
 //! its title, screenshots the display, and stops the app with SIGTERM.
+//! A second app then signs a server in from the tray (signin.rs).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -22,6 +23,7 @@ use zbus::zvariant::OwnedObjectPath;
 use zbus::Connection;
 
 mod desktop;
+mod signin;
 mod support;
 mod x11;
 
@@ -448,7 +450,8 @@ async fn drive(
     let log = std::fs::read_to_string(dir.join("app.log"))?;
     assert!(log.contains("stopping"), "the app logged its shutdown:\n{log}");
     assert!(!log.contains(TOKEN), "the token never reaches the log");
-    Ok(())
+
+    signin::sign_in_from_the_tray(desktop, watcher, notes, dir).await
 }
 
 /// Runs the futures concurrently (no `futures` crate needed for three posts).
