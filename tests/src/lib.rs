@@ -19,6 +19,7 @@ use tokio::process::{Child, Command};
 pub mod agent;
 pub mod netns;
 pub mod raw;
+pub mod sdk_agents;
 pub mod secrets;
 
 pub use agent::*;

@@ -13,6 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::cache::{self, ToolCache};
+use crate::endpoint::session_store::{self, SessionFile};
 use crate::endpoint::{self, EndpointOptions, SessionOptions};
 use crate::pool::{Pool, PoolOptions};
 use crate::secrets::{self, Keyring};
@@ -139,7 +140,9 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         .await
         .map_err(listen_error)?;
     let local_addr = listener.local_addr().map_err(listen_error)?;
-    let pool = Pool::new(pool_options(options.cache_dir).await?);
+    let pool_options = pool_options(options.cache_dir).await?;
+    let session_file = session_file(&pool_options, options.max_sessions).await?;
+    let pool = Pool::new(pool_options);
     let shutdown = CancellationToken::new();
     start_healing(&pool, &shutdown)?;
 
@@ -167,7 +170,7 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         },
         SessionOptions {
             max: options.max_sessions,
-            file: None,
+            file: session_file,
         },
     );
     tracing::info!("endpoint at http://{local_addr}/mcp, config {}", config_path.display());
@@ -258,6 +261,19 @@ async fn pool_options(cache_dir: Option<PathBuf>) -> Result<PoolOptions, Service
             None => Some(crate::pool::DEFAULT_KEEPALIVE),
         },
     })
+}
+
+/// The profile's saved agent sessions (`<data dir>/sessions/<profile>.json`),
+/// stamped with its fingerprint key, so agents carry on after a restart.
+async fn session_file(pool: &PoolOptions, max: usize) -> Result<Option<Arc<SessionFile>>, ServiceError> {
+    let Some((_, fingerprinter)) = &pool.cache else {
+        return Ok(None);
+    };
+    let profile = pool.profile.clone();
+    let stamp = session_store::stamp(fingerprinter, &profile);
+    let path = session_store::file_for(&paths::data_dir(), &profile);
+    let file = tokio::task::spawn_blocking(move || SessionFile::open(path, &profile, stamp, max)).await?;
+    Ok(Some(Arc::new(file)))
 }
 
 /// A whole number of seconds from the environment, with an error naming it.
