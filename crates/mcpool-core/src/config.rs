@@ -23,14 +23,6 @@ pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 pub const MIN_MAX_MESSAGE_BYTES: u64 = 64 * 1024;
 pub const MAX_MAX_MESSAGE_BYTES: u64 = 1024 * 1024 * 1024;
 
-/// Largest message a local server may send when its entry gives no
-/// `maxMessageBytes`: 16 MiB, as rmcp's stdio reader allowed before.
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
-/// Bounds of `maxMessageBytes`: below 64 KiB a tool list may not fit; above
-/// 1 GiB one reply could take the memory of the machine.
-pub const MIN_MAX_MESSAGE_BYTES: u64 = 64 * 1024;
-pub const MAX_MAX_MESSAGE_BYTES: u64 = 1024 * 1024 * 1024;
-
 /// Everything the pool needs to know about one upstream server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerSpec {
@@ -38,9 +30,6 @@ pub struct ServerSpec {
     pub disabled: bool,
     /// Bound on one connection attempt (spawn or dial plus `initialize`).
     pub timeout: Duration,
-    /// `maxMessageBytes`: the largest message a local server may send; a
-    /// reply over it fails its call at once.
-    pub max_message_bytes: usize,
     /// `maxMessageBytes`: the largest message a local server may send; a
     /// reply over it fails its call at once.
     pub max_message_bytes: usize,
@@ -230,19 +219,6 @@ fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, Con
             }
         },
         Some(_) => return Err(err(Some("timeout"), "expected a number of milliseconds".into())),
-    };
-    let max_message_bytes = match obj.get("maxMessageBytes") {
-        None | Some(Value::Null) => DEFAULT_MAX_MESSAGE_BYTES,
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(b) if (MIN_MAX_MESSAGE_BYTES..=MAX_MAX_MESSAGE_BYTES).contains(&b) => b as usize,
-            _ => {
-                return Err(err(
-                    Some("maxMessageBytes"),
-                    format!("expected a number of bytes from {MIN_MAX_MESSAGE_BYTES} to {MAX_MAX_MESSAGE_BYTES}"),
-                ))
-            }
-        },
-        Some(_) => return Err(err(Some("maxMessageBytes"), "expected a number of bytes".into())),
     };
     let max_message_bytes = match obj.get("maxMessageBytes") {
         None | Some(Value::Null) => DEFAULT_MAX_MESSAGE_BYTES,
@@ -517,28 +493,6 @@ fn repeated_key(path: &Path, key: &[String]) -> ConfigProblem {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn max_message_bytes_defaults_and_is_checked() {
-        let c = parse_str(
-            r#"{"mcpServers": {
-                "plain": {"command": "srv"},
-                "raised": {"command": "srv", "maxMessageBytes": 67108864},
-                "tiny": {"command": "srv", "maxMessageBytes": 1000},
-                "text": {"command": "srv", "maxMessageBytes": "16MiB"}
-            }}"#,
-        );
-        assert_eq!(c.servers["plain"].max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
-        assert_eq!(c.servers["raised"].max_message_bytes, 64 * 1024 * 1024);
-        let texts: Vec<String> = c.problems.iter().map(ToString::to_string).collect();
-        assert_eq!(
-            texts,
-            vec![
-                "/cfg/config.json: server 'tiny': field 'maxMessageBytes': expected a number of bytes from 65536 to 1073741824",
-                "/cfg/config.json: server 'text': field 'maxMessageBytes': expected a number of bytes",
-            ]
-        );
-    }
 
     #[test]
     fn max_message_bytes_defaults_and_is_checked() {

@@ -509,7 +509,6 @@ mod tests {
             disabled: false,
             timeout: std::time::Duration::from_secs(1),
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
-            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
             oauth: None,
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?key=${keyring:K}".into(),
@@ -550,7 +549,6 @@ mod tests {
             name: "l".into(),
             disabled: false,
             timeout: std::time::Duration::from_secs(1),
-            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
             oauth: None,
             transport: crate::config::TransportSpec::Http {
