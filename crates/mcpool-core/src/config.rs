@@ -52,12 +52,6 @@ pub struct OAuthSpec {
     pub redirect_port: Option<u16>,
 }
 
-/// Where mcpool's client ID metadata document is published (the
-/// repository's `docs/oauth/client-metadata.json`); `oauthClientMetadataUrl`
-/// at the top of the config overrides it.
-pub const DEFAULT_CLIENT_METADATA_URL: &str =
-    "https://raw.githubusercontent.com/mcpool/mcpool/main/docs/oauth/client-metadata.json";
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TransportSpec {
     Stdio {

@@ -52,14 +52,19 @@ impl OAuth {
         OAuth {
             store,
             signins: Mutex::default(),
-            client_metadata_url: Mutex::new(Some(crate::config::DEFAULT_CLIENT_METADATA_URL.to_string())),
+            client_metadata_url: Mutex::new(None),
         }
     }
 
-    /// The config's `oauthClientMetadataUrl`, else mcpool's published one.
+    /// The config's `oauthClientMetadataUrl`: where the user publishes
+    /// mcpool's client ID metadata document (docs/oauth/client-metadata.json,
+    /// its `client_id` set to that URL). There is no default: an
+    /// authorization server fetches that URL and trusts its redirect URIs,
+    /// so it must be one the user controls; without it, dynamic
+    /// registration is used.
     pub fn set_client_metadata_url(&self, url: Option<String>) {
         if let Ok(mut u) = self.client_metadata_url.lock() {
-            *u = Some(url.unwrap_or_else(|| crate::config::DEFAULT_CLIENT_METADATA_URL.to_string()));
+            *u = url;
         }
     }
 
