@@ -184,3 +184,80 @@ async fn a_local_server_killed_during_sleep_is_failed_with_its_tools_and_the_rea
     assert_eq!(count_lines(&log, "start"), 2);
     Ok(())
 }
+
+async fn oauth_stats(url: &str) -> anyhow::Result<serde_json::Value> {
+    let url = format!("{}/oauth/stats", url.trim_end_matches("/mcp"));
+    Ok(reqwest::get(url).await?.error_for_status()?.json().await?)
+}
+
+#[tokio::test]
+async fn a_signed_in_server_whose_token_expired_during_sleep_comes_back_without_a_browser() -> anyhow::Result<()> {
+    let dir = TempDir::new("logind-signin");
+    let bus = FakeLogind::start(dir.path()).await?;
+    let (_faulty, url) = faulty_http(&dir.path().join("r.log"), &["--oauth"]).await?;
+    let pool = mcpool_on(&bus, json!({"mcpServers": {"r": {"url": url}}})).await?;
+    pool.wait_status("r", "needs_auth", Duration::from_secs(20)).await?;
+    // Tokens that live 3 s; the laptop sleeps longer than that.
+    let base = url.trim_end_matches("/mcp");
+    reqwest::Client::new()
+        .post(format!("{base}/oauth/control"))
+        .json(&json!({"lifetime_secs": 3}))
+        .send()
+        .await?
+        .error_for_status()?;
+    let browser = dir.path().join("browser.sh");
+    std::fs::write(&browser, "#!/bin/sh\nexec curl -sSL -o /dev/null \"$1\"\n")?;
+    std::fs::set_permissions(&browser, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    let listen = format!("127.0.0.1:{}", pool.port);
+    let login = mcpool_cli(
+        pool.dir.path(),
+        &["login", "r"],
+        None,
+        &[
+            ("BROWSER", browser.to_str().context("path")?),
+            ("MCPOOL_LISTEN", &listen),
+            ("MCPOOL_TOKEN", &pool.token),
+        ],
+    )
+    .await?;
+    assert!(login.status.success(), "{}", String::from_utf8_lossy(&login.stderr));
+    pool.wait_status("r", "connected", Duration::from_secs(20)).await?;
+    let before = oauth_stats(&url).await?;
+
+    bus.prepare_for_sleep(true).await?;
+    wait_log(&pool, "logind: WillSleep", 1).await?;
+    // Asleep past the token's end; the server forgot the session too.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    control(&url, json!({"expire_sessions": true})).await?;
+    bus.prepare_for_sleep(false).await?;
+    wait_log(&pool, "logind: DidWake", 1).await?;
+
+    // Back without anyone signing in: the refresh token was still good.
+    wait_for("a refresh after the wake", Duration::from_secs(20), || {
+        pool.logs().contains("sign-in refreshed")
+    })
+    .await
+    .with_context(|| pool.logs())?;
+    let agent = pool.agent("/mcp").await?;
+    let r = agent.call("r__echo", json!({"text": "morning"})).await?;
+    assert_eq!(text(&r), "morning");
+    let s = pool.server("r").await?;
+    assert_eq!(s["status"], "connected", "{s}");
+    let after = oauth_stats(&url).await?;
+    assert_eq!(
+        after["code_exchanges"], before["code_exchanges"],
+        "no new sign-in: {after}"
+    );
+    assert_eq!(after["authorizations"], before["authorizations"], "no browser: {after}");
+    assert!(
+        after["refreshes"].as_u64() > before["refreshes"].as_u64(),
+        "the token was refreshed: {before} -> {after}"
+    );
+    // The refresh came before the reconnect: no request went out with the
+    // expired token.
+    assert_eq!(
+        after["rejected_tokens"], before["rejected_tokens"],
+        "{before} -> {after}"
+    );
+    Ok(())
+}
