@@ -155,13 +155,50 @@ fn replace(
                     changes.push(Change::Disable(name));
                 }
                 _ => {
-                    prop.remove();
+                    remove_entry(prop);
                     changes.push(Change::Remove(name));
                 }
             }
         }
     }
     Ok(())
+}
+
+/// Removes an entry with the comment lines right above it (they describe
+/// it); a comment that ends the line of the entry before stays with that one.
+fn remove_entry(prop: CstObjectProp) {
+    let mut comments = Vec::new();
+    let mut node = prop.previous_sibling();
+    while let Some(n) = node {
+        if n.is_whitespace() || n.is_newline() {
+            node = n.previous_sibling();
+            continue;
+        }
+        let Some(comment) = n.as_comment() else { break };
+        let own_line = n
+            .previous_siblings()
+            .find(|p| !p.is_whitespace())
+            .is_none_or(|p| p.is_newline());
+        if !own_line {
+            break;
+        }
+        node = n.previous_sibling();
+        comments.push(comment);
+    }
+    for comment in comments {
+        // A line comment goes with its indentation and the line break before
+        // it by itself; a block comment is told to.
+        if !comment.is_line_comment() {
+            while let Some(ws) = comment.previous_sibling().filter(|p| p.is_whitespace()) {
+                ws.remove();
+            }
+            if let Some(newline) = comment.previous_sibling().filter(|p| p.is_newline()) {
+                newline.remove();
+            }
+        }
+        comment.remove();
+    }
+    prop.remove();
 }
 
 /// The server an entry names, in the client's shape; `None` for mcpool's
