@@ -24,6 +24,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         status,
         error: None,
         transport: "stdio",
+        protocol: None,
         tool_count: tools.len(),
         tools,
         connecting: status == Status::Pending,

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, ServerResult};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, InputRequest,
+    InputRequiredResult, ProtocolVersion, ServerResult,
+};
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use rmcp::ServiceError;
 
@@ -61,6 +64,11 @@ impl Supervisor {
         // Progress sent before the result reaches the agent before it.
         ledger.settle(&handle_token, PROGRESS_SETTLE).await;
         match response {
+            Ok(ServerResult::InputRequiredResult(input)) if !agent_takes_input_requests(ctx.map(|(c, _)| c)) => {
+                Err(RequestError::Unavailable(Unavailable {
+                    sentence: input_required_sentence(&self.name, &input, ctx.and_then(|(c, _)| c.protocol_version())),
+                }))
+            }
             Ok(result) => Ok(result),
             Err(ServiceError::McpError(mut e)) => {
                 // A server's own error may quote its environment or request.
@@ -120,4 +128,44 @@ impl Supervisor {
         });
         RequestError::Unavailable(Unavailable { sentence })
     }
+}
+
+/// Whether the agent behind `ctx` speaks 2026-07-28, where a server asks
+/// for input by answering `InputRequiredResult` and the agent retries.
+fn agent_takes_input_requests(ctx: Option<&RequestContext<RoleServer>>) -> bool {
+    ctx.and_then(RequestContext::protocol_version)
+        .is_some_and(|v| !v.has_initialize())
+}
+
+/// What an agent on a session revision reads when a 2026-07-28 server asks
+/// for input before it answers (SPEC rule 16 bridges this; until then the
+/// call fails with this sentence instead of an answer the agent cannot read).
+pub(crate) fn input_required_sentence(
+    server: &str,
+    input: &InputRequiredResult,
+    agent: Option<ProtocolVersion>,
+) -> String {
+    let mut kinds: Vec<&str> = input
+        .input_requests
+        .iter()
+        .flat_map(|m| m.values())
+        .map(|r| match r {
+            InputRequest::Elicitation(_) => "an answer from the user (elicitation)",
+            InputRequest::CreateMessage(_) => "a model completion (sampling)",
+            InputRequest::ListRoots(_) => "the agent's roots",
+            _ => "more input",
+        })
+        .collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let what = if kinds.is_empty() {
+        "more input".to_string()
+    } else {
+        kinds.join(" and ")
+    };
+    let agent = agent.map_or_else(|| "an older MCP revision".to_string(), |v| format!("MCP {v}"));
+    format!(
+        "Server '{server}' asked for {what} before answering, the MCP 2026-07-28 way; \
+         mcpool cannot yet pass that request on to this agent, which speaks {agent}."
+    )
 }

@@ -12,6 +12,9 @@ pub struct ServerSnapshot {
     pub status: Status,
     pub error: Option<String>,
     pub transport: &'static str,
+    /// The MCP revision agreed with the server at its last connection, e.g.
+    /// "2026-07-28" or "2025-06-18"; `None` before it first connected.
+    pub protocol: Option<String>,
     pub tools: Vec<ToolSnapshot>,
     pub tool_count: usize,
     pub connecting: bool,
@@ -51,6 +54,7 @@ impl Supervisor {
             status: inner.machine.status(),
             error: inner.machine.error().map(str::to_string),
             transport: inner.spec.transport.kind(),
+            protocol: inner.info.as_ref().map(|i| i.protocol_version.to_string()),
             tool_count: tools.len(),
             tools,
             connecting: inner.machine.attempting(),

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ClientResult, ErrorData as McpError, Implementation, ServerNotification,
-    ServerRequest,
+    ClientCapabilities, ClientConfig, ClientResult, ErrorData as McpError, Implementation, ProtocolVersion,
+    ServerNotification, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, Service};
 use tokio::sync::mpsc;
@@ -39,7 +39,10 @@ pub fn client_config() -> ClientConfig {
         .enable_sampling()
         .enable_elicitation()
         .build();
+    // The version `initialize` asks for (SSE, or a server that is not on
+    // 2026-07-28): the newest that has the handshake.
     ClientConfig::new(capabilities, Implementation::new("mcpool", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
 impl Service<RoleClient> for UpstreamHandler {

@@ -1,6 +1,7 @@
-//! Connections to upstream servers: spawn or dial, run `initialize`, and
-//! hand back a live peer plus what is needed to stop it and to tell why it
-//! ended.
+//! Connections to upstream servers: spawn or dial, agree on a protocol
+//! revision (`server/discover` for 2026-07-28, else the `initialize`
+//! handshake), and hand back a live peer plus what is needed to stop it and
+//! to tell why it ended.
 
 pub mod handler;
 pub mod ledger;
@@ -12,7 +13,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -57,7 +59,7 @@ pub async fn connect(
                     .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),
                 ledger,
             };
-            match handler.serve(transport).await {
+            match handler.serve_with_lifecycle(transport, newest_first()).await {
                 Ok(running) => Ok(Established {
                     peer: running.peer().clone(),
                     running,
@@ -104,9 +106,18 @@ pub async fn connect(
             match signin {
                 Some(signin) => {
                     let client = crate::oauth::SignedInClient::new(reqwest::Client::new(), signin);
-                    remote(handler, StreamableHttpClientTransport::with_client(client, config), ledger).await
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    remote(handler, transport, newest_first(), ledger).await
                 }
-                None => remote(handler, StreamableHttpClientTransport::from_config(config), ledger).await,
+                None => {
+                    remote(
+                        handler,
+                        StreamableHttpClientTransport::from_config(config),
+                        newest_first(),
+                        ledger,
+                    )
+                    .await
+                }
             }
         }
         TransportSpec::Sse { url, headers } => {
@@ -120,25 +131,50 @@ pub async fn connect(
                     Err(e) => return Err(ConnectError::from_transport(&e)),
                 }
             }
-            remote(handler, sse::open(url, &headers).await?, ledger).await
+            // The legacy HTTP+SSE transport belongs to the session revisions.
+            remote(
+                handler,
+                sse::open(url, &headers).await?,
+                ClientLifecycleMode::Initialize,
+                ledger,
+            )
+            .await
         }
     }
 }
 
-/// Runs `initialize` over a remote transport.
+/// The newest revision the server supports: `server/discover` first
+/// (2026-07-28, stateless); a server that answers it with an error that a
+/// 2026-07-28 server would not give (method not found, a 400 to a request
+/// without a session) is a session server and gets `initialize` on the same
+/// connection, asking for 2025-11-25 (it answers with the newest it has).
+/// A server that does not answer the probe at all gets `initialize` after
+/// rmcp's 10 s.
+pub fn newest_first() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+    }
+}
+
+/// Agrees on a revision over a remote transport.
 async fn remote<T>(
     handler: UpstreamHandler,
     transport: T,
+    lifecycle: ClientLifecycleMode,
     ledger: Arc<ledger::ProgressLedger>,
 ) -> Result<Established, ConnectError>
 where
     T: rmcp::transport::Transport<rmcp::service::RoleClient> + 'static,
 {
     let running = handler
-        .serve(Observed {
-            inner: transport,
-            ledger,
-        })
+        .serve_with_lifecycle(
+            Observed {
+                inner: transport,
+                ledger,
+            },
+            lifecycle,
+        )
         .await
         .map_err(|e| ConnectError::from_transport(&e))?;
     Ok(Established {
