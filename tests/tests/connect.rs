@@ -151,3 +151,67 @@ async fn every_snippet_names_the_instance_and_its_token() -> anyhow::Result<()> 
     assert!(report.is_err(), "{report:?}");
     Ok(())
 }
+
+/// The value between the first pair of double quotes after `key = `.
+fn toml_string(line: &str, key: &str) -> Option<String> {
+    let rest = line.strip_prefix(key)?.trim_start().strip_prefix('=')?.trim_start();
+    let rest = rest.strip_prefix('"')?;
+    Some(rest[..rest.find('"')?].to_string())
+}
+
+#[tokio::test]
+async fn gemini_codex_and_claude_desktop_snippets_connect() -> anyhow::Result<()> {
+    let dir = TempDir::new("connect-more");
+    let log = dir.path().join("spawns.log");
+    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
+    let listen = format!("127.0.0.1:{}", pool.port);
+    let url = pool.url("/mcp");
+    let bearer = format!("Bearer {}", pool.token);
+
+    // Gemini CLI: Streamable HTTP is `httpUrl` (its `url` means SSE).
+    let o = connect("gemini", &listen, &pool.token, dir.path()).await?;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout)?;
+    let entry = &v["mcpServers"]["mcpool"];
+    assert_eq!(entry["httpUrl"], url.as_str(), "{v}");
+    assert!(entry.get("url").is_none(), "{v}");
+    assert_eq!(entry["headers"]["Authorization"], bearer.as_str(), "{v}");
+    pings(entry["httpUrl"].as_str().unwrap_or(""), &bearer).await?;
+
+    // Codex: a TOML table with url and http_headers.
+    let o = connect("codex", &listen, &pool.token, dir.path()).await?;
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(o.status.success(), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "[mcp_servers.mcpool]", "{stdout}");
+    let toml_url = lines.iter().find_map(|l| toml_string(l, "url")).unwrap_or_default();
+    let header = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("http_headers = { "))
+        .and_then(|l| toml_string(l, "Authorization"))
+        .unwrap_or_default();
+    assert_eq!(toml_url, url, "{stdout}");
+    assert_eq!(header, bearer, "{stdout}");
+    pings(&toml_url, &header).await?;
+
+    // Claude Desktop: stdio only, so the entry runs this mcpool's bridge.
+    let o = connect("claude-desktop", &listen, &pool.token, dir.path()).await?;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout)?;
+    let entry = &v["mcpServers"]["mcpool"];
+    assert_eq!(entry["command"], bin("mcpool").display().to_string().as_str(), "{v}");
+    assert_eq!(entry["args"], json!(["stdio", "--listen", listen]), "{v}");
+    // The token came from MCPOOL_TOKEN, which the client would not pass on.
+    assert_eq!(entry["env"]["MCPOOL_TOKEN"], pool.token.as_str(), "{v}");
+    let stdio_cmd = format!("{} stdio --listen {listen}", bin("mcpool").display());
+    let report = python_agent_with_env(
+        &["--stdio-cmd", &stdio_cmd, "--scenario", "ping"],
+        &[
+            ("MCPOOL_TOKEN", entry["env"]["MCPOOL_TOKEN"].as_str().unwrap_or("")),
+            ("MCPOOL_PROFILE", &profile_for(dir.path())),
+        ],
+    )
+    .await?;
+    assert!(report.get("error").is_none(), "{report}");
+    Ok(())
+}
