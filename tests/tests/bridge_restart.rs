@@ -220,6 +220,19 @@ async fn next_call_succeeds_after(signal: i32) -> anyhow::Result<()> {
         "{}",
         mcpool.bridge_logs()
     );
+
+    // What mcpool sends outside any request reaches the agent again (the
+    // new session's event stream): a server added to the config.
+    let changes = agent.handler.tool_list_changes();
+    let g_log = mcpool.dir.path().join("g.log");
+    let both = json!({"mcpServers": {"f": faulty_stdio(&mcpool.log(), &[]), "g": faulty_stdio(&g_log, &[])}});
+    std::fs::write(mcpool.dir.path().join("config.json"), serde_json::to_vec_pretty(&both)?)?;
+    mcpool.wait_connected("g").await?;
+    wait_for("tools/list_changed from the new session", LIMIT, || {
+        agent.handler.tool_list_changes() > changes
+    })
+    .await?;
+    assert!(agent.tool_names().await?.contains(&"g__echo".to_string()));
     Ok(())
 }
 

@@ -60,8 +60,13 @@ fn classify(e: &reqwest::Error) -> SendError {
 
 impl Upstream {
     pub fn new(addr: SocketAddr, token: String) -> Result<Self, reqwest::Error> {
-        // A client per session: no pooled connection to a process that died.
+        // A fresh connection for every message: on a kept-alive one to an
+        // instance that just died, a send fails in a way that cannot tell
+        // "never arrived" from "lost in flight"; a new connection is simply
+        // refused, and the request waits for the next session. Loopback
+        // connects cost tens of microseconds.
         let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
             .connect_timeout(Duration::from_secs(5))
             .tcp_nodelay(true)
             .build()?;

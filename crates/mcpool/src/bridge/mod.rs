@@ -32,6 +32,8 @@ const MAX_RETRY: Duration = Duration::from_secs(2);
 /// One attempt (connect, initialize, initialized) ends within this.
 const ATTEMPT_LIMIT: Duration = Duration::from_secs(10);
 const CLOSE_LIMIT: Duration = Duration::from_secs(2);
+/// mcpool takes a message (answers the POST's headers) within this.
+const SEND_LIMIT: Duration = Duration::from_secs(30);
 
 #[derive(clap::Args)]
 pub struct StdioArgs {
@@ -43,22 +45,28 @@ pub struct StdioArgs {
     pub wait: u64,
 }
 
-/// What the session task and its readers report, tagged with the session's
-/// generation so that news from a replaced session is ignored.
+/// What a session's readers report, tagged with the session's generation
+/// so that news from a replaced session is ignored.
 enum Event {
     Message(u64, Value),
     /// A request's answer stream ended (`None`) or mcpool refused it with
     /// an HTTP error (the sentence).
     RequestEnded(u64, Value, Option<String>),
-    Undelivered(u64, Value, Failure),
-    SessionLost(u64, Failure),
 }
 
 struct Live {
     generation: u64,
     upstream: Arc<Upstream>,
     queue: mpsc::UnboundedSender<Value>,
-    _task: AbortOnDropHandle<()>,
+    task: AbortOnDropHandle<Ended>,
+}
+
+/// How a session task ends: why, and the messages that never left (the
+/// one refused, then its queue, which the driver drains).
+struct Ended {
+    failure: Failure,
+    unsent: Vec<Value>,
+    queue: mpsc::UnboundedReceiver<Value>,
 }
 
 struct Done {
@@ -131,21 +139,25 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
                     break;
                 }
             },
-            Some(event) = events.recv() => {
-                let current = live.as_ref().map(|l| l.generation);
-                match event {
-                    Event::Message(g, message) if Some(g) == current => relay.on_upstream(message),
-                    Event::RequestEnded(g, id, why) if Some(g) == current => relay.request_ended(&id, why),
-                    Event::Undelivered(g, message, failure) if Some(g) == current => {
-                        live = None;
-                        relay.undelivered(message, failure, Instant::now())
-                    }
-                    Event::SessionLost(g, failure) if Some(g) == current => {
-                        live = None;
-                        relay.session_lost(failure, Instant::now())
-                    }
-                    _ => Vec::new(),
+            Some(event) = events.recv() => on_event(&mut relay, live.as_ref(), event),
+            ended = session_end(&mut live) => {
+                let current = live.take();
+                // What the readers sent before the session ended comes first.
+                let mut out = Vec::new();
+                while let Ok(event) = events.try_recv() {
+                    out.extend(on_event(&mut relay, current.as_ref(), event));
                 }
+                let (failure, unsent) = match ended {
+                    Ok(Ended { failure, mut unsent, mut queue }) => {
+                        while let Ok(message) = queue.try_recv() {
+                            unsent.push(message);
+                        }
+                        (failure, unsent)
+                    }
+                    Err(e) => (Failure::Other(e.to_string()), Vec::new()),
+                };
+                out.extend(relay.session_lost(failure, unsent, Instant::now()));
+                out
             },
             Some(done) = attempts.join_next(), if !attempts.is_empty() => {
                 let done = done.unwrap_or_else(|e| Done {
@@ -168,6 +180,23 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
         let _ = tokio::time::timeout(CLOSE_LIMIT, live.upstream.close()).await;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn on_event(relay: &mut Relay, live: Option<&Live>, event: Event) -> Vec<Effect> {
+    let current = live.map(|l| l.generation);
+    match event {
+        Event::Message(g, message) if Some(g) == current => relay.on_upstream(message),
+        Event::RequestEnded(g, id, why) if Some(g) == current => relay.request_ended(&id, why),
+        _ => Vec::new(),
+    }
+}
+
+/// The end of the live session's task; never, without one.
+async fn session_end(live: &mut Option<Live>) -> Result<Ended, tokio::task::JoinError> {
+    match live {
+        Some(live) => (&mut live.task).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn sleep_until(deadline: Option<Instant>) {
@@ -221,13 +250,16 @@ fn start_session(
         generation,
         upstream,
         queue,
-        _task: AbortOnDropHandle::new(task),
+        task: AbortOnDropHandle::new(task),
     }
 }
 
 /// Sends the agent's messages one after the other (each once mcpool took
 /// the previous: the order is the agent's), and reads every answer stream
-/// and the session's event stream. Dropping it ends all of them.
+/// and the session's event stream. It ends when the event stream ends or a
+/// message is refused, after the send under way has its outcome: a request
+/// is then either known to have arrived or known not to have. Dropping it
+/// ends the readers.
 async fn session(
     generation: u64,
     upstream: Arc<Upstream>,
@@ -235,22 +267,33 @@ async fn session(
     initialized: bool,
     addr: SocketAddr,
     events: mpsc::UnboundedSender<Event>,
-) {
-    let mut readers = JoinSet::new();
+) -> Ended {
+    // Readers end with `None`, the event stream with why the session did.
+    let mut readers: JoinSet<Option<Failure>> = JoinSet::new();
     if initialized {
         readers.spawn(watch(generation, upstream.clone(), events.clone()));
     }
     loop {
         let message = tokio::select! {
+            biased;
+            Some(done) = readers.join_next(), if !readers.is_empty() => match done {
+                Ok(Some(failure)) => return Ended { failure, unsent: Vec::new(), queue },
+                _ => continue,
+            },
             message = queue.recv() => match message {
                 Some(message) => message,
-                None => return,
+                None => {
+                    let failure = Failure::Other("the bridge closed the session".into());
+                    return Ended { failure, unsent: Vec::new(), queue };
+                }
             },
-            Some(_) = readers.join_next(), if !readers.is_empty() => continue,
         };
         let id = message.get("method").and(message.get("id")).cloned();
         let opens_events = message.get("method").and_then(Value::as_str) == Some("notifications/initialized");
-        match upstream.send(&message).await {
+        let sent = tokio::time::timeout(SEND_LIMIT, upstream.send(&message))
+            .await
+            .unwrap_or_else(|_| Err(SendError::Broken("mcpool did not take the message in time".into())));
+        match sent {
             Ok(Sent::Accepted) => {
                 if opens_events {
                     readers.spawn(watch(generation, upstream.clone(), events.clone()));
@@ -266,10 +309,15 @@ async fn session(
                     if let Some(id) = id {
                         let _ = events.send(Event::RequestEnded(generation, id, None));
                     }
+                    None
                 });
             }
             Err(SendError::Undelivered(failure)) => {
-                let _ = events.send(Event::Undelivered(generation, message, failure));
+                return Ended {
+                    failure,
+                    unsent: vec![message],
+                    queue,
+                }
             }
             Err(SendError::Status(status)) => {
                 if let Some(id) = id {
@@ -286,21 +334,20 @@ async fn session(
     }
 }
 
-/// The session's event stream: when it ends, so has the session.
-async fn watch(generation: u64, upstream: Arc<Upstream>, events: mpsc::UnboundedSender<Event>) {
+/// The session's event stream, until it ends (`Some(why)`); `None` when
+/// mcpool offers none.
+async fn watch(generation: u64, upstream: Arc<Upstream>, events: mpsc::UnboundedSender<Event>) -> Option<Failure> {
     use futures::StreamExt;
-    let failure = match upstream.events().await {
+    match upstream.events().await {
         Ok(mut stream) => {
             while let Some(Ok(message)) = stream.next().await {
                 let _ = events.send(Event::Message(generation, message));
             }
-            Failure::Other("the event stream closed".into())
+            Some(Failure::Other("the event stream closed".into()))
         }
-        // No event stream offered: nothing to watch.
-        Err(SendError::Status(405)) => return,
-        Err(SendError::Undelivered(failure)) => failure,
-        Err(SendError::Status(status)) => Failure::Other(format!("HTTP {status} to the event stream")),
-        Err(SendError::Broken(e)) => Failure::Other(e),
-    };
-    let _ = events.send(Event::SessionLost(generation, failure));
+        Err(SendError::Status(405)) => None,
+        Err(SendError::Undelivered(failure)) => Some(failure),
+        Err(SendError::Status(status)) => Some(Failure::Other(format!("HTTP {status} to the event stream"))),
+        Err(SendError::Broken(e)) => Some(Failure::Other(e)),
+    }
 }

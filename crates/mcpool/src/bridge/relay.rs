@@ -256,24 +256,21 @@ impl Relay {
         vec![Effect::ToAgent(error(id, message))]
     }
 
-    /// A message never reached mcpool (`failure` says why), so the session
-    /// is gone; a request among them waits for the next session.
-    pub fn undelivered(&mut self, message: Value, failure: Failure, now: Instant) -> Vec<Effect> {
-        if is_request(&message) {
+    /// The session ended (its event stream closed, or a message was
+    /// refused: `failure` says why). `unsent` never reached mcpool: the
+    /// requests among them wait for the next session; everything else in
+    /// flight gets the sentence.
+    pub fn session_lost(&mut self, failure: Failure, unsent: Vec<Value>, now: Instant) -> Vec<Effect> {
+        if !self.has_session() {
+            return Vec::new();
+        }
+        for message in unsent.into_iter().filter(is_request) {
             if let Some(id) = message.get("id") {
                 let k = key(id);
                 if self.in_flight.remove(&k) {
-                    self.waiting.push_front((k, message));
+                    self.waiting.push_back((k, message));
                 }
             }
-        }
-        self.session_lost(failure, now)
-    }
-
-    /// The session ended (the event stream closed, a send was refused).
-    pub fn session_lost(&mut self, failure: Failure, now: Instant) -> Vec<Effect> {
-        if !self.has_session() {
-            return Vec::new();
         }
         let mut out = Vec::new();
         let sentence = self.lost_sentence();

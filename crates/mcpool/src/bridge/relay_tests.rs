@@ -110,7 +110,7 @@ async fn a_lost_session_fails_what_was_in_flight_and_reopens_with_the_agents_ini
     relay.on_agent(call(3), now());
     relay.on_upstream(json!({"jsonrpc": "2.0", "id": 3, "result": {}}));
 
-    let effects = relay.session_lost(Failure::Other("the event stream closed".into()), now());
+    let effects = relay.session_lost(Failure::Other("the event stream closed".into()), vec![], now());
     let errors: Vec<_> = effects.iter().filter_map(error_message).collect();
     assert_eq!(errors.len(), 1, "{effects:?}");
     assert_eq!(errors[0].0, json!(2));
@@ -146,7 +146,7 @@ async fn a_lost_session_fails_what_was_in_flight_and_reopens_with_the_agents_ini
 #[tokio::test(start_paused = true)]
 async fn requests_wait_for_the_reconnect_with_backoff_while_pings_and_cancels_are_answered() {
     let mut relay = connected();
-    relay.session_lost(Failure::Unreachable, now());
+    relay.session_lost(Failure::Unreachable, vec![], now());
     let mut delays = Vec::new();
     for _ in 0..7 {
         let start = now();
@@ -194,7 +194,7 @@ async fn requests_wait_for_the_reconnect_with_backoff_while_pings_and_cancels_ar
 #[tokio::test(start_paused = true)]
 async fn past_the_wait_requests_fail_with_a_sentence_naming_the_address() {
     let mut relay = connected();
-    relay.session_lost(Failure::Unreachable, now());
+    relay.session_lost(Failure::Unreachable, vec![], now());
     relay.attempt_done(Attempt::Failed(Failure::Unreachable), now());
     assert!(relay.on_agent(call(8), now()).is_empty());
     let sentence = "mcpool at 127.0.0.1:7007 is not running; start it with `mcpool serve` or the tray app";
@@ -235,18 +235,30 @@ async fn past_the_wait_requests_fail_with_a_sentence_naming_the_address() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_request_that_never_arrived_is_sent_on_the_next_session() {
+async fn requests_that_never_left_are_sent_on_the_next_session() {
     let mut relay = connected();
+    relay.on_agent(call(10), now());
     relay.on_agent(call(11), now());
-    let effects = relay.undelivered(
-        call(11),
+    relay.on_agent(call(12), now());
+    // 10 was taken by mcpool; 11 was refused (unknown session) and 12 was
+    // still queued behind it.
+    let effects = relay.session_lost(
         Failure::Other("mcpool no longer knows this session".into()),
+        vec![call(11), call(12), initialized()],
         now(),
     );
-    assert!(effects.iter().filter_map(error_message).next().is_none(), "{effects:?}");
+    let errors: Vec<_> = effects.iter().filter_map(error_message).map(|(id, _)| id).collect();
+    assert_eq!(errors, vec![json!(10)], "{effects:?}");
     assert_eq!(connects(&effects).len(), 1);
     let effects = relay.attempt_done(Attempt::Up(Some(init_result())), now());
-    assert!(effects.contains(&Effect::ToUpstream(call(11))), "{effects:?}");
+    let sent: Vec<_> = effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::ToUpstream(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sent, vec![call(11), call(12)], "in the agent's order");
 }
 
 #[tokio::test(start_paused = true)]
@@ -338,7 +350,7 @@ async fn a_refused_token_at_start_ends_the_bridge() {
 #[tokio::test(start_paused = true)]
 async fn a_session_that_cannot_be_the_same_again_ends_the_bridge() {
     let mut relay = connected();
-    relay.session_lost(Failure::Unreachable, now());
+    relay.session_lost(Failure::Unreachable, vec![], now());
     let mut other = init_result();
     other["protocolVersion"] = json!("2025-03-26");
     let effects = relay.attempt_done(Attempt::Up(Some(other)), now());
