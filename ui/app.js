@@ -163,7 +163,10 @@ export function renderConfig(config) {
 
 /** The connect section from GET /api/connect; the token stays masked on screen. */
 export function renderSnippets(connect, onCopy, onAdd) {
-  const mask = (text) => text.replace(/Bearer [^"\s]+/g, 'Bearer ••••••••');
+  // The token shows only when copied: as a bearer header, or in the stdio
+  // bridge's environment (Claude Desktop).
+  const mask = (text) => text.replace(/Bearer [^"\s]+/g, 'Bearer ••••••••')
+    .replace(/("MCPOOL_TOKEN":\s*")[^"]+/g, '$1••••••••');
   return connect.snippets.map((s) => {
     // Where the "Add to" button says what it did (or why it could not).
     const result = h('p', { class: 'add-result', 'data-result': s.client, role: 'status' });
