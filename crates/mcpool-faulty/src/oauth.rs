@@ -289,7 +289,7 @@ mod tests {
     #[test]
     fn pkce_matches_rfc_7636_appendix_b() {
         assert_eq!(
-            super::pkce_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r7wW1gRWR4jxSM"),
+            super::pkce_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r7wW1gRWR4jXk"),
             "E9Melhoa2OwvFrEMTJguCQ0uCmfmTgSHvh-BWbhK7vA"
         );
     }
