@@ -289,8 +289,8 @@ mod tests {
     #[test]
     fn pkce_matches_rfc_7636_appendix_b() {
         assert_eq!(
-            super::pkce_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r7wW1gRWR4jXk"),
-            "E9Melhoa2OwvFrEMTJguCQ0uCmfmTgSHvh-BWbhK7vA"
+            super::pkce_s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
         );
     }
 }
