@@ -2,8 +2,11 @@
 # Sets up and runs mcpool on a fresh Debian/Ubuntu machine:
 #   installs the system packages the build needs (only those missing: the
 #   compiler, and GTK/WebKit/AppIndicator for the tray app), builds the
-#   release binaries, and starts the tray app on the default config
-#   (~/.config/mcpool/config.json; an absent file is an empty pool).
+#   release binaries, installs them (scripts/install.sh: `mcpool` and
+#   `mcpool-app` in ~/.local/bin, or /usr/local/bin as root, and the tray
+#   app in the desktop's menu), and starts the installed tray app on the
+#   default config (~/.config/mcpool/config.json; an absent file is an
+#   empty pool).
 # Without a display (ssh, a server, CI) it says so and runs `mcpool serve`
 # instead: the same pool and endpoint, in the foreground.
 # Extra arguments go to the app or to `mcpool serve` alike
@@ -43,15 +46,20 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 echo "[mcpool] building (the first build takes a few minutes)" >&2
-cargo build --release --locked -p mcpool -p mcpool-app >&2
-echo "[mcpool] agents need the bearer token: ./target/release/mcpool token" >&2
+cargo build --release --locked --workspace --bin mcpool --bin mcpool-app >&2
+# Installed, then run from where it is installed: "Open at login" records
+# the path of the running app, which must outlive the build directory.
+BINDIR="$(bash scripts/install.sh)"
+MCPOOL=mcpool
+[ "$(command -v mcpool || true)" = "$BINDIR/mcpool" ] || MCPOOL="$BINDIR/mcpool"
+echo "[mcpool] agents need the bearer token: $MCPOOL token" >&2
 
 if [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; then
-    exec ./target/release/mcpool-app "$@"
+    exec "$BINDIR/mcpool-app" "$@"
 fi
 echo "[mcpool] no display (neither DISPLAY nor WAYLAND_DISPLAY is set), so no tray: running \`mcpool serve\` instead, the same pool and endpoint" >&2
 args=()
 for a in "$@"; do
     [ "$a" = --dashboard ] || args+=("$a")
 done
-exec ./target/release/mcpool serve "${args[@]}"
+exec "$BINDIR/mcpool" serve "${args[@]}"

@@ -44,6 +44,7 @@ APT_PACKAGES=(
     libwebkit2gtk-4.1-dev libxdo-dev libayatana-appindicator3-dev librsvg2-dev
     xvfb xauth          # xvfb-run: a virtual X display
     imagemagick         # import/identify: screenshots of the display
+    desktop-file-utils  # desktop-file-validate: the menu entries of scripts/install.sh and the .deb
 )
 # Node: keep a Node that is already installed (it must be >= 20, see below);
 # otherwise try Debian's.
