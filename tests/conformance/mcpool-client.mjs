@@ -251,7 +251,10 @@ async function main() {
     const signInIfNeeded = async () => {
       for (;;) {
         const row = await settled(listen, token);
-        if (row.status === 'connected') return true;
+        if (row.status === 'connected') {
+          log(`server ${SERVER} connected (protocol ${row.protocol ?? '?'})`);
+          return true;
+        }
         if (row.status !== 'needs_auth') {
           log(`server ${SERVER} is ${row.status}: ${row.error ?? ''}`);
           return false;

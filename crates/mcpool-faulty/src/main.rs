@@ -81,9 +81,16 @@ struct Common {
     /// Prefix every tool name with P.
     #[arg(long, value_name = "P", default_value = "")]
     tools_prefix: String,
-    /// Newest protocol version to negotiate, e.g. 2025-06-18 (default: all rmcp knows).
+    /// Newest protocol version to negotiate, e.g. 2025-06-18. The default,
+    /// 2025-11-25, keeps it a session server, whose sampling, elicitation and
+    /// roots are requests of its own; 2026-07-28 adds the stateless revision.
+    #[arg(long, value_name = "VERSION", value_parser = known_version, default_value = "2025-11-25")]
+    max_protocol_version: ProtocolVersion,
+    /// Oldest protocol version to negotiate; 2026-07-28 (with
+    /// --max-protocol-version 2026-07-28) makes a stateless-only server that
+    /// refuses `initialize`.
     #[arg(long, value_name = "VERSION", value_parser = known_version)]
-    max_protocol_version: Option<ProtocolVersion>,
+    min_protocol_version: Option<ProtocolVersion>,
 }
 
 fn known_version(text: &str) -> Result<ProtocolVersion, String> {
@@ -99,13 +106,15 @@ fn known_version(text: &str) -> Result<ProtocolVersion, String> {
 
 impl Common {
     fn shared(&self, injector: Option<shared::StdoutInjector>) -> Shared {
-        Shared::new(
+        let mut shared = Shared::new(
             self.name.clone(),
             self.tools_prefix.clone(),
-            self.max_protocol_version.clone(),
+            Some(self.max_protocol_version.clone()),
             self.spawn_log.clone(),
             injector,
-        )
+        );
+        shared.min_protocol_version = self.min_protocol_version.clone();
+        shared
     }
 
     /// The faults that happen before any MCP traffic.

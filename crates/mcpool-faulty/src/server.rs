@@ -112,9 +112,13 @@ impl ServerHandler for Faulty {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        match &self.shared.max_protocol_version {
-            Some(max) => Cow::Borrowed(ProtocolVersion::known_up_to(max)),
-            None => Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        let up_to = match &self.shared.max_protocol_version {
+            Some(max) => ProtocolVersion::known_up_to(max),
+            None => ProtocolVersion::KNOWN_VERSIONS,
+        };
+        match &self.shared.min_protocol_version {
+            Some(min) => Cow::Owned(up_to.iter().filter(|v| v.as_str() >= min.as_str()).cloned().collect()),
+            None => Cow::Borrowed(up_to),
         }
     }
 

@@ -6,6 +6,7 @@
 pub mod handler;
 pub mod ledger;
 pub mod line_limit;
+pub mod probe;
 pub mod sse;
 pub mod stdio;
 
@@ -55,8 +56,10 @@ pub async fn connect(
             // above it: a reply over it fails its call instead of vanishing.
             let stdout = line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name);
             let transport = Observed {
-                inner: AsyncRwTransport::new_client(stdout, spawned.stdin)
-                    .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),
+                inner: probe::LegacyProbe::new(
+                    AsyncRwTransport::new_client(stdout, spawned.stdin)
+                        .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),
+                ),
                 ledger,
             };
             match handler.serve_with_lifecycle(transport, newest_first()).await {
@@ -148,8 +151,9 @@ pub async fn connect(
 /// 2026-07-28 server would not give (method not found, a 400 to a request
 /// without a session) is a session server and gets `initialize` on the same
 /// connection, asking for 2025-11-25 (it answers with the newest it has).
-/// A server that does not answer the probe at all gets `initialize` after
-/// rmcp's 10 s.
+/// So does one that refuses it naming only session revisions
+/// ([`probe::LegacyProbe`]). A server that does not answer the probe at all
+/// gets `initialize` after rmcp's 10 s.
 pub fn newest_first() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -170,7 +174,7 @@ where
     let running = handler
         .serve_with_lifecycle(
             Observed {
-                inner: transport,
+                inner: probe::LegacyProbe::new(transport),
                 ledger,
             },
             lifecycle,

