@@ -115,6 +115,9 @@ pub struct Config {
     /// `oauthClientMetadataUrl`: the https URL of the client ID metadata
     /// document used where an authorization server supports one.
     pub oauth_client_metadata_url: Option<String>,
+    /// Per-tool settings: `disabledTools`/`enabledTools` of each entry,
+    /// `profiles` and `approveNewTools`.
+    pub tools: crate::toolctl::ToolPolicy,
 }
 
 /// Reads the config file. An absent file is an empty config; an unreadable
@@ -177,13 +180,27 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
                 ));
                 continue;
             }
-            match parse_entry(path, name, entry) {
-                Ok(spec) => {
+            let filter = crate::toolctl::parse_filter(entry)
+                .map_err(|(field, message)| problem(path, Some(name), Some(&field), message));
+            match parse_entry(path, name, entry).and_then(|spec| Ok((spec, filter?))) {
+                Ok((spec, filter)) => {
                     config.servers.insert(name.clone(), spec);
+                    if !filter.is_empty() {
+                        config.tools.filters.insert(name.clone(), filter);
+                    }
                 }
                 Err(p) => config.problems.push(p),
             }
         }
+    }
+    let names = config.servers.keys().cloned().collect();
+    let (profiles, approve, problems) = crate::toolctl::parse_root(&root, &names);
+    config.tools.profiles = profiles;
+    config.tools.approve = approve;
+    for p in problems {
+        let mut found = problem(path, p.server.as_deref(), Some(&p.field), p.message);
+        found.warning = p.warning;
+        config.problems.push(found);
     }
     Ok(config)
 }

@@ -19,12 +19,16 @@ use rmcp::model::{
 };
 use rmcp::service::{OriginatingRequestId, Peer, RoleServer};
 
-/// Which servers an agent session sees: all of them (`/mcp`) or one
-/// (`/servers/NAME/mcp`).
+/// Which servers an agent session sees: all of them (`/mcp`), one
+/// (`/servers/NAME/mcp`), or a profile's subset (`/profiles/NAME/mcp`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
     All,
     One(String),
+    /// Named by the URL; its servers and tools are looked up in the config
+    /// on each request, so a profile session is not chosen for a server's
+    /// own requests or logs outside a call it made.
+    Profile(String),
 }
 
 impl Scope {
@@ -32,6 +36,7 @@ impl Scope {
         match self {
             Scope::All => true,
             Scope::One(name) => name == server,
+            Scope::Profile(_) => false,
         }
     }
 }

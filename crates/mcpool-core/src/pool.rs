@@ -18,6 +18,7 @@ use crate::lifecycle::Status;
 use crate::names::NameTable;
 use crate::secrets::{MemoryStore, SecretStore};
 use crate::supervisor::{Context, Lists, Observer, ServerSnapshot, Supervisor};
+use crate::toolctl::{Approvals, ToolControl, Verdict};
 
 /// The server name the built-in tools live under.
 pub const BUILTIN_SERVER: &str = "mcpool";
@@ -33,6 +34,14 @@ pub struct StatusEvent {
     pub server: String,
     pub status: Status,
     pub error: Option<String>,
+}
+
+/// The tools of a server held back for the user's approval (all of them,
+/// after every change of the set), as `/api/events` sends it (`tools`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct HeldEvent {
+    pub server: String,
+    pub held: Vec<String>,
 }
 
 /// What the config file said last: its path, a whole-file error (the
@@ -64,7 +73,10 @@ struct PoolInner {
     servers: RwLock<BTreeMap<String, Arc<Supervisor>>>,
     events: broadcast::Sender<StatusEvent>,
     last_status: Mutex<BTreeMap<String, (Status, Option<String>)>>,
-    signatures: Mutex<BTreeMap<(ListKind, Option<String>), u64>>,
+    signatures: Mutex<BTreeMap<(ListKind, SigScope), u64>>,
+    /// Per server, the tools held back for approval, as last announced.
+    held: Mutex<BTreeMap<String, BTreeSet<String>>>,
+    held_events: broadcast::Sender<HeldEvent>,
     config: tokio::sync::watch::Sender<ConfigState>,
     observer: Weak<dyn Observer>,
 }
@@ -97,6 +109,8 @@ pub struct PoolOptions {
     pub profile: String,
     /// Ping idle remote connections this often; `None` turns it off.
     pub keepalive: Option<Duration>,
+    /// Where the approved tool definitions are kept; `None`: in memory.
+    pub approvals_file: Option<std::path::PathBuf>,
 }
 
 /// Default keepalive: rare enough that an idle machine does almost no work.
@@ -111,6 +125,7 @@ impl Default for PoolOptions {
             cache: None,
             profile: "default".into(),
             keepalive: Some(DEFAULT_KEEPALIVE),
+            approvals_file: None,
         }
     }
 }
@@ -124,6 +139,7 @@ impl Default for Pool {
 impl Pool {
     pub fn new(options: PoolOptions) -> Self {
         let oauth = Arc::new(crate::oauth::OAuth::new(options.secrets.clone()));
+        let approvals = options.approvals_file.map(Approvals::open).unwrap_or_default();
         let ctx = Arc::new(Context {
             oauth,
             hub: Arc::new(Hub::default()),
@@ -133,8 +149,10 @@ impl Pool {
             profile: options.profile,
             keepalive: options.keepalive,
             asleep: std::sync::atomic::AtomicBool::new(false),
+            tools: Arc::new(ToolControl::new(approvals)),
         });
         let (events, _) = broadcast::channel(256);
+        let (held_events, _) = broadcast::channel(64);
         let inner = Arc::new_cyclic(|weak: &Weak<PoolInner>| {
             // Supervisors hold the pool only weakly: no reference cycle.
             let weak_observer: Weak<dyn Observer> = weak.clone();
@@ -146,6 +164,8 @@ impl Pool {
                 events,
                 last_status: Mutex::new(BTreeMap::new()),
                 signatures: Mutex::new(BTreeMap::new()),
+                held: Mutex::new(BTreeMap::new()),
+                held_events,
                 config: tokio::sync::watch::Sender::new(ConfigState::default()),
                 observer: weak_observer,
             }
@@ -159,6 +179,36 @@ impl Pool {
 
     pub fn subscribe(&self) -> broadcast::Receiver<StatusEvent> {
         self.inner.events.subscribe()
+    }
+
+    /// Changes of the tools held back for approval, per server.
+    pub fn subscribe_held(&self) -> broadcast::Receiver<HeldEvent> {
+        self.inner.held_events.subscribe()
+    }
+
+    /// The tool filters, profiles and approvals in force.
+    pub fn tool_control(&self) -> &Arc<ToolControl> {
+        &self.inner.ctx.tools
+    }
+
+    /// Approves `tool` of `server` as it is listed now; agents see it again.
+    /// Answers false when the server lists no such tool.
+    pub fn approve_tool(&self, server: &str, tool: &str) -> bool {
+        let Some(sup) = self.server(server) else { return false };
+        let Some(current) = sup.lists().tools.into_iter().find(|t| t.name == tool) else {
+            return false;
+        };
+        self.inner.ctx.tools.approvals.approve(server, &current);
+        self.inner.lists_changed(Some(server));
+        true
+    }
+
+    /// The tools a profile's agents see, or `None` when there is no such
+    /// profile: the aggregated view narrowed to its servers and tools.
+    pub fn profile_tools(&self, name: &str) -> Option<Vec<Tool>> {
+        let profile = self.inner.ctx.tools.profile(name)?;
+        let view = self.tool_view();
+        Some(profile_filter(&view, &profile))
     }
 
     pub fn server(&self, name: &str) -> Option<Arc<Supervisor>> {
@@ -225,7 +275,10 @@ impl Pool {
     /// Makes the running set match `config`: new servers start, removed ones
     /// stop, and only servers whose entry changed restart.
     pub fn apply_config(&self, config: &Config) {
-        self.inner.ctx.oauth.set_client_metadata_url(config.oauth_client_metadata_url.clone());
+        self.inner
+            .ctx
+            .oauth
+            .set_client_metadata_url(config.oauth_client_metadata_url.clone());
         self.inner.config.send_if_modified(|state| {
             let changed = state.file_error.is_some() || state.problems != config.problems;
             state.file_error = None;
@@ -278,6 +331,10 @@ impl Pool {
             }
             self.inner.lists_changed(Some(old.name()));
         }
+        // New filters or profiles change what agents see without a restart.
+        if self.inner.ctx.tools.set_policy(&config.tools) {
+            self.inner.lists_changed(None);
+        }
     }
 
     /// Stops every server (and its process group) within the deadline.
@@ -327,21 +384,8 @@ impl Pool {
             .iter()
             .map(|s| (s.name().to_string(), s.lists()))
             .collect();
-        let pairs = lists
-            .iter()
-            .flat_map(|(server, l)| l.tools.iter().map(move |t| (server.as_str(), t.name.as_ref())));
-        let names = NameTable::build_reserving(&[STATUS_TOOL, RECONNECT_TOOL], pairs);
-        let mut tools = crate::endpoint::builtin::tools();
-        for (server, l) in &lists {
-            for tool in &l.tools {
-                if let Some(public) = names.public_name(server, &tool.name) {
-                    let mut t = tool.clone();
-                    t.name = public.to_string().into();
-                    tools.push(t);
-                }
-            }
-        }
-        ToolView { tools, names }
+        let control = &self.inner.ctx.tools;
+        tool_view_of(&lists, |server, tool| control.visible(server, tool))
     }
 
     fn build_prompt_view(&self) -> PromptView {
@@ -389,7 +433,9 @@ impl PoolInner {
         }
     }
 
-    /// Sends `list_changed` to the sessions whose visible lists really changed.
+    /// Reviews the tools just seen (first sight approves, changes are held
+    /// back), then sends `list_changed` to the sessions whose visible lists
+    /// really changed. `None`: every server (the policy changed).
     fn lists_changed(&self, server: Option<&str>) {
         if let Ok(mut v) = self.views.lock() {
             *v = Views {
@@ -404,30 +450,152 @@ impl PoolInner {
             .map(|s| s.values().cloned().collect())
             .unwrap_or_default();
         let lists: Vec<(String, Lists)> = servers.iter().map(|s| (s.name().to_string(), s.lists())).collect();
+        let control = &self.ctx.tools;
+        let mode = control.mode();
+        let mut own: Vec<(&str, Option<&Lists>)> = lists
+            .iter()
+            .filter(|(n, _)| server.is_none_or(|s| s == n))
+            .map(|(n, l)| (n.as_str(), Some(l)))
+            .collect();
+        if let Some(s) = server.filter(|s| !lists.iter().any(|(n, _)| n == s)) {
+            // Removed: its sessions learn that its lists are gone.
+            own.push((s, None));
+        }
+        for (name, l) in &own {
+            let tools = l.map(|l| l.tools.as_slice()).unwrap_or_default();
+            control.approvals.observe(name, tools, mode);
+            self.update_held(name, tools);
+        }
+        let view = tool_view_of(&lists, |s, t| control.visible(s, t));
+        let profiles = control.policy().profiles;
         for kind in [ListKind::Tools, ListKind::Prompts, ListKind::Resources] {
-            let all = signature(kind, lists.iter().map(|(n, l)| (n.as_str(), l)));
-            if self.update_signature(kind, None, all) {
+            let all = match kind {
+                ListKind::Tools => hash_tools(&view.tools),
+                _ => signature(kind, lists.iter().map(|(n, l)| (n.as_str(), l))),
+            };
+            if self.update_signature(kind, SigScope::All, all) {
                 self.hub.notify_list_changed(kind, |scope| *scope == Scope::All);
             }
-            if let Some(server) = server {
-                let own = signature(
-                    kind,
-                    lists.iter().filter(|(n, _)| n == server).map(|(n, l)| (n.as_str(), l)),
-                );
-                if self.update_signature(kind, Some(server), own) {
-                    let target = Scope::One(server.to_string());
+            for (name, l) in &own {
+                let empty = Lists::default();
+                let l = l.unwrap_or(&empty);
+                let sig = match kind {
+                    ListKind::Tools => {
+                        let visible: Vec<Tool> = l.tools.iter().filter(|t| control.visible(name, t)).cloned().collect();
+                        hash_tools(&visible)
+                    }
+                    _ => signature(kind, std::iter::once((*name, l))),
+                };
+                if self.update_signature(kind, SigScope::Server(name.to_string()), sig) {
+                    let target = Scope::One(name.to_string());
+                    self.hub.notify_list_changed(kind, |scope| *scope == target);
+                }
+            }
+            for (pname, profile) in &profiles {
+                let sig = match kind {
+                    ListKind::Tools => hash_tools(&profile_filter(&view, profile)),
+                    _ => signature(
+                        kind,
+                        lists
+                            .iter()
+                            .filter(|(n, _)| profile.includes_server(n))
+                            .map(|(n, l)| (n.as_str(), l)),
+                    ),
+                };
+                if self.update_signature(kind, SigScope::Profile(pname.clone()), sig) {
+                    let target = Scope::Profile(pname.clone());
                     self.hub.notify_list_changed(kind, |scope| *scope == target);
                 }
             }
         }
     }
 
-    fn update_signature(&self, kind: ListKind, server: Option<&str>, sig: u64) -> bool {
+    /// Announces the server's held-back tools when the set changed.
+    fn update_held(&self, server: &str, tools: &[Tool]) {
+        let held: BTreeSet<String> = tools
+            .iter()
+            .filter(|t| self.ctx.tools.approvals.verdict(server, t) != Verdict::Approved)
+            .map(|t| t.name.to_string())
+            .collect();
+        let changed = self.held.lock().is_ok_and(|mut all| {
+            let before = all.get(server).cloned().unwrap_or_default();
+            if held.is_empty() {
+                all.remove(server);
+            } else {
+                all.insert(server.to_string(), held.clone());
+            }
+            before != held
+        });
+        if changed {
+            if !held.is_empty() {
+                tracing::warn!(
+                    server,
+                    tools = ?held,
+                    "tools held back: their definitions differ from what the user approved"
+                );
+            }
+            let _ = self.held_events.send(HeldEvent {
+                server: server.to_string(),
+                held: held.into_iter().collect(),
+            });
+        }
+    }
+
+    fn update_signature(&self, kind: ListKind, scope: SigScope, sig: u64) -> bool {
         let Ok(mut sigs) = self.signatures.lock() else {
             return false;
         };
-        sigs.insert((kind, server.map(str::to_string)), sig) != Some(sig)
+        sigs.insert((kind, scope), sig) != Some(sig)
     }
+}
+
+/// Whose view a signature is of.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum SigScope {
+    All,
+    Server(String),
+    Profile(String),
+}
+
+/// The aggregated tools: public names over every tool (hidden ones too, so
+/// a switch never renames another tool), listing only the `visible` ones.
+fn tool_view_of(lists: &[(String, Lists)], visible: impl Fn(&str, &Tool) -> bool) -> ToolView {
+    let pairs = lists
+        .iter()
+        .flat_map(|(server, l)| l.tools.iter().map(move |t| (server.as_str(), t.name.as_ref())));
+    let names = NameTable::build_reserving(&[STATUS_TOOL, RECONNECT_TOOL], pairs);
+    let mut tools = crate::endpoint::builtin::tools();
+    for (server, l) in lists {
+        for tool in &l.tools {
+            if !visible(server, tool) {
+                continue;
+            }
+            if let Some(public) = names.public_name(server, &tool.name) {
+                let mut t = tool.clone();
+                t.name = public.to_string().into();
+                tools.push(t);
+            }
+        }
+    }
+    ToolView { tools, names }
+}
+
+/// The tools of `view` a profile lets through.
+fn profile_filter(view: &ToolView, profile: &crate::toolctl::Profile) -> Vec<Tool> {
+    view.tools
+        .iter()
+        .filter(|t| {
+            let server = view.names.resolve(&t.name).map(|(s, _)| s);
+            profile.includes_tool(server, &t.name)
+        })
+        .cloned()
+        .collect()
+}
+
+fn hash_tools(tools: &[Tool]) -> u64 {
+    let mut h = DefaultHasher::new();
+    serde_json::to_string(tools).unwrap_or_default().hash(&mut h);
+    h.finish()
 }
 
 fn signature<'a>(kind: ListKind, lists: impl Iterator<Item = (&'a str, &'a Lists)>) -> u64 {

@@ -251,6 +251,7 @@ async fn pool_options(cache_dir: Option<PathBuf>) -> Result<PoolOptions, Service
     }
     tracing::info!("tool cache in {}", cache_dir.display());
     Ok(PoolOptions {
+        approvals_file: Some(crate::toolctl::approvals::file_for(&paths::data_dir(), &profile)),
         backoff: Default::default(),
         secrets: Arc::new(keyring),
         cache: Some((ToolCache::new(&cache_dir), fingerprinter)),

@@ -41,8 +41,29 @@ fn text_schema(field: &str, description: &str) -> Arc<JsonObject> {
     )
 }
 
-/// The built-in tools, unprefixed, in a stable order.
+/// Names a JSON file `{"TOOL": "description", ...}` whose descriptions
+/// replace the built-in ones at every listing, so a test can change a tool
+/// under a client (then call `set_tools` with no names for `list_changed`),
+/// and the change outlives a restart of the server.
+pub const DESCRIPTIONS_ENV: &str = "MCPOOL_FAULTY_DESCRIPTIONS";
+
+/// The built-in tools, unprefixed, in a stable order (descriptions
+/// replaced from [`DESCRIPTIONS_ENV`]'s file, if set).
 pub fn builtin_tools() -> Vec<Tool> {
+    let replaced: std::collections::BTreeMap<String, String> = std::env::var_os(DESCRIPTIONS_ENV)
+        .and_then(|path| std::fs::read(path).ok())
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default();
+    let mut tools = original_tools();
+    for tool in &mut tools {
+        if let Some(description) = replaced.get(tool.name.as_ref()) {
+            tool.description = Some(description.clone().into());
+        }
+    }
+    tools
+}
+
+fn original_tools() -> Vec<Tool> {
     vec![
         Tool::new("echo", "Returns the text", text_schema("text", "Text to echo")),
         Tool::new(

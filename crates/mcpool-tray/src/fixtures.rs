@@ -15,6 +15,9 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
             .map(|i| ToolSnapshot {
                 name: format!("tool{i}"),
                 state,
+                enabled: true,
+                approved: None,
+                current: None,
             })
             .collect(),
         None => Vec::new(),

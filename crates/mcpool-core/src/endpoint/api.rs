@@ -24,6 +24,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/servers/{name}/enable", post(enable))
         .route("/api/servers/{name}/login", post(login))
         .route("/api/servers/{name}/logout", post(logout))
+        .route("/api/servers/{name}/tools/{tool}/{action}", post(tool_action))
         .route("/api/events", get(events))
         .route("/api/config", get(config))
         .route("/api/sessions", get(sessions))
@@ -125,6 +126,53 @@ async fn logout(State(state): State<AppState>, Path(name): Path<String>) -> Resp
     }
 }
 
+/// A tool's switch (`enable`, `disable`: written into the config file's
+/// `disabledTools`, then applied at once) or its approval (`approve`: the
+/// definition listed now becomes the approved one).
+async fn tool_action(
+    State(state): State<AppState>,
+    Path((name, tool, action)): Path<(String, String, String)>,
+) -> Response {
+    let Some(sup) = state.pool.server(&name) else {
+        return unknown(&name);
+    };
+    let failed =
+        |status: StatusCode, error: String| (status, Json(json!({"ok": false, "error": error}))).into_response();
+    match action.as_str() {
+        "approve" => {
+            if !state.pool.approve_tool(&name, &tool) {
+                return failed(
+                    StatusCode::NOT_FOUND,
+                    format!("server '{name}' lists no tool named '{tool}'"),
+                );
+            }
+        }
+        "enable" | "disable" => {
+            let Some(path) = state.pool.config_state().borrow().path.clone() else {
+                return failed(StatusCode::CONFLICT, "mcpool has no config file to write to".into());
+            };
+            let enabled = action == "enable";
+            let (t, p) = (tool.clone(), path.clone());
+            let written = tokio::task::spawn_blocking(move || {
+                crate::toolctl::write::set_tool_enabled(&p, &name, &t, enabled).map(|_| crate::config::load(&p))
+            })
+            .await;
+            match written {
+                Ok(Ok(loaded)) => state.pool.config_loaded(&path, loaded.as_ref()),
+                Ok(Err(e)) => return failed(StatusCode::CONFLICT, e.to_string()),
+                Err(e) => return failed(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+            }
+        }
+        other => {
+            return failed(
+                StatusCode::NOT_FOUND,
+                format!("unknown tool action '{other}' (expected enable, disable or approve)"),
+            )
+        }
+    }
+    Json(json!({"ok": true, "server": sup.snapshot()})).into_response()
+}
+
 async fn enable(State(state): State<AppState>, Path(name): Path<String>) -> Response {
     // Enabling is a reconnect of a disabled server: it starts at once.
     reconnect(State(state), Path(name)).await
@@ -132,6 +180,7 @@ async fn enable(State(state): State<AppState>, Path(name): Path<String>) -> Resp
 
 async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut rx = state.pool.subscribe();
+    let mut held = state.pool.subscribe_held();
     let mut config = state.pool.config_state();
     config.mark_unchanged();
     let stream = async_stream(move |tx| async move {
@@ -145,6 +194,19 @@ async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<
                     let data = config_view(&config.borrow_and_update()).to_string();
                     if tx.send(Ok(Event::default().event("config").data(data))).await.is_err() {
                         break;
+                    }
+                    continue;
+                }
+                event = held.recv() => {
+                    match event {
+                        Ok(event) => {
+                            let data = serde_json::to_string(&event).unwrap_or_default();
+                            if tx.send(Ok(Event::default().event("tools").data(data))).await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(RecvError::Lagged(_)) => {}
+                        Err(RecvError::Closed) => break,
                     }
                     continue;
                 }

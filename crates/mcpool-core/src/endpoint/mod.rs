@@ -1,6 +1,6 @@
-//! The local HTTP endpoint: MCP at `/mcp` and `/servers/NAME/mcp`, the
-//! control API under `/api` and the dashboard at `/ui`, all behind the
-//! Origin check and the bearer token (or, for `/ui` and `/api`, a browser
+//! The local HTTP endpoint: MCP at `/mcp`, `/servers/NAME/mcp` and
+//! `/profiles/NAME/mcp`, the control API under `/api` and the dashboard at
+//! `/ui`, all behind the Origin check and the bearer token (or, for `/ui` and `/api`, a browser
 //! session from a one-time link). `router` is a pure builder, tested with
 //! `oneshot`.
 
@@ -65,6 +65,7 @@ pub struct AppState {
     pub pool: Pool,
     options: EndpointOptions,
     per_server: Arc<Mutex<HashMap<String, McpService>>>,
+    per_profile: Arc<Mutex<HashMap<String, McpService>>>,
     browser: Arc<browser::BrowserAuth>,
     sessions: Arc<SessionBook>,
     session_file: Option<Arc<SessionFile>>,
@@ -99,6 +100,7 @@ fn mcp_service(
     let endpoint = match &scope {
         Scope::All => "/mcp".to_string(),
         Scope::One(name) => format!("/servers/{name}/mcp"),
+        Scope::Profile(name) => format!("/profiles/{name}/mcp"),
     };
     let store = file.map(|f| ScopedStore::new(f.clone(), endpoint));
     if let Some(store) = &store {
@@ -124,6 +126,7 @@ pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: Sess
         pool,
         options,
         per_server: Arc::default(),
+        per_profile: Arc::default(),
         browser: Arc::default(),
         sessions: book,
         session_file: sessions.file,
@@ -131,6 +134,7 @@ pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: Sess
     Router::new()
         .nest_service("/mcp", aggregated)
         .route("/servers/{name}/mcp", any(per_server_mcp))
+        .route("/profiles/{name}/mcp", any(per_profile_mcp))
         .merge(api::routes())
         .merge(ui::routes())
         .with_state(state.clone())
@@ -183,6 +187,31 @@ async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>,
                 mcp_service(
                     &state.pool,
                     Scope::One(name.clone()),
+                    &state.options,
+                    &state.sessions,
+                    state.session_file.as_ref(),
+                )
+            })
+            .clone()
+    };
+    service.handle(request).await.map(Body::new)
+}
+
+/// A profile's endpoint: the URL picks the profile, so a stateless agent
+/// gets the same subset on every request.
+async fn per_profile_mcp(State(state): State<AppState>, Path(name): Path<String>, request: Request) -> Response {
+    if state.pool.tool_control().profile(&name).is_none() {
+        return (StatusCode::NOT_FOUND, format!("mcpool has no profile named '{name}'\n")).into_response();
+    }
+    let service = {
+        let Ok(mut map) = state.per_profile.lock() else {
+            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+        };
+        map.entry(name.clone())
+            .or_insert_with(|| {
+                mcp_service(
+                    &state.pool,
+                    Scope::Profile(name.clone()),
                     &state.options,
                     &state.sessions,
                     state.session_file.as_ref(),

@@ -129,7 +129,7 @@ fn mirrored_info(sup: &Supervisor) -> ServerConfig {
 impl ServerHandler for AgentSession {
     fn get_info(&self) -> ServerConfig {
         match &self.scope {
-            Scope::All => aggregated_info(),
+            Scope::All | Scope::Profile(_) => aggregated_info(),
             Scope::One(name) => match self.pool.server(name) {
                 Some(sup) => mirrored_info(&sup),
                 None => aggregated_info(),
@@ -170,8 +170,12 @@ impl ServerHandler for AgentSession {
     ) -> Result<ListToolsResult, McpError> {
         match &self.scope {
             Scope::All => Ok(ListToolsResult::with_all_items(self.pool.tool_view().tools.clone())),
+            Scope::Profile(name) => Ok(ListToolsResult::with_all_items(
+                self.pool.profile_tools(name).ok_or_else(|| no_profile(name))?,
+            )),
             Scope::One(_) => {
                 let sup = self.single()?;
+                let control = self.pool.tool_control().clone();
                 match self
                     .forward(
                         &sup,
@@ -180,10 +184,15 @@ impl ServerHandler for AgentSession {
                     )
                     .await
                 {
-                    Ok(ServerResult::ListToolsResult(r)) => Ok(r),
+                    Ok(ServerResult::ListToolsResult(mut r)) => {
+                        // Disabled and held-back tools are not listed here either.
+                        r.tools.retain(|t| control.visible(sup.name(), t));
+                        Ok(r)
+                    }
                     Ok(_) => Err(unexpected()),
                     Err(e) => {
-                        let kept = sup.lists().tools;
+                        let mut kept = sup.lists().tools;
+                        kept.retain(|t| control.visible(sup.name(), t));
                         if kept.is_empty() {
                             Err(e)
                         } else {
@@ -200,9 +209,21 @@ impl ServerHandler for AgentSession {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let profile = match &self.scope {
+            Scope::Profile(name) => Some((
+                name,
+                self.pool.tool_control().profile(name).ok_or_else(|| no_profile(name))?,
+            )),
+            _ => None,
+        };
         let (sup, upstream_request) = match &self.scope {
-            Scope::All => {
+            Scope::All | Scope::Profile(_) => {
                 if builtin::is_builtin(&request.name) {
+                    if let Some((name, p)) = &profile {
+                        if !p.includes_tool(None, &request.name) {
+                            return Ok(refused(not_in_profile(&request.name, name)));
+                        }
+                    }
                     let result = builtin::call(&self.pool, &request.name, request.arguments.as_ref()).await;
                     return Ok(CallToolResponse::Complete(result));
                 }
@@ -212,12 +233,22 @@ impl ServerHandler for AgentSession {
                         None,
                     ));
                 };
+                if let Some((name, p)) = &profile {
+                    if !p.includes_tool(Some(sup.name()), &request.name) {
+                        return Ok(refused(not_in_profile(&request.name, name)));
+                    }
+                }
                 let mut upstream = request.clone();
                 upstream.name = tool.into();
                 (sup, upstream)
             }
             Scope::One(_) => (self.single()?, request),
         };
+        let current = sup.lists().tools.into_iter().find(|t| t.name == upstream_request.name);
+        let control = self.pool.tool_control();
+        if let Some(sentence) = control.refusal(sup.name(), &upstream_request.name, current.as_ref()) {
+            return Ok(refused(sentence));
+        }
         match sup
             .forward(
                 ClientRequest::CallToolRequest(Request::new(upstream_request)),
@@ -245,6 +276,16 @@ impl ServerHandler for AgentSession {
             Scope::All => Ok(ListPromptsResult::with_all_items(
                 self.pool.prompt_view().prompts.clone(),
             )),
+            Scope::Profile(_) => {
+                let view = self.pool.prompt_view();
+                let prompts = view
+                    .prompts
+                    .iter()
+                    .filter(|p| view.names.resolve(&p.name).is_some_and(|(s, _)| self.in_scope(s)))
+                    .cloned()
+                    .collect();
+                Ok(ListPromptsResult::with_all_items(prompts))
+            }
             Scope::One(_) => {
                 let sup = self.single()?;
                 match self
@@ -278,9 +319,10 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let (sup, upstream) = match &self.scope {
-            Scope::All => {
+            Scope::All | Scope::Profile(_) => {
                 let view = self.pool.prompt_view();
-                let Some((server, prompt)) = view.names.resolve(&request.name) else {
+                let found = view.names.resolve(&request.name).filter(|(s, _)| self.in_scope(s));
+                let Some((server, prompt)) = found else {
                     return Err(McpError::invalid_params(
                         format!("mcpool has no prompt named '{}'.", request.name),
                         None,
@@ -312,12 +354,13 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         match &self.scope {
-            Scope::All => {
+            Scope::All | Scope::Profile(_) => {
                 let mut seen = std::collections::BTreeSet::new();
                 let resources = self
                     .pool
                     .servers()
                     .iter()
+                    .filter(|s| self.in_scope(s.name()))
                     .flat_map(|s| s.lists().resources)
                     .filter(|r| seen.insert(r.uri.clone()))
                     .collect();
@@ -356,8 +399,14 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         match &self.scope {
-            Scope::All => {
-                let templates = self.pool.servers().iter().flat_map(|s| s.lists().templates).collect();
+            Scope::All | Scope::Profile(_) => {
+                let templates = self
+                    .pool
+                    .servers()
+                    .iter()
+                    .filter(|s| self.in_scope(s.name()))
+                    .flat_map(|s| s.lists().templates)
+                    .collect();
                 Ok(ListResourceTemplatesResult::with_all_items(templates))
             }
             Scope::One(_) => {
@@ -445,9 +494,10 @@ impl ServerHandler for AgentSession {
     ) -> Result<CompleteResult, McpError> {
         let sup = match (&self.scope, &mut request.r#ref) {
             (Scope::One(_), _) => self.single()?,
-            (Scope::All, Reference::Prompt(prompt)) => {
+            (Scope::All | Scope::Profile(_), Reference::Prompt(prompt)) => {
                 let view = self.pool.prompt_view();
-                let Some((server, name)) = view.names.resolve(&prompt.name) else {
+                let found = view.names.resolve(&prompt.name).filter(|(s, _)| self.in_scope(s));
+                let Some((server, name)) = found else {
                     return Err(McpError::invalid_params(
                         format!("mcpool has no prompt named '{}'.", prompt.name),
                         None,
@@ -460,8 +510,8 @@ impl ServerHandler for AgentSession {
                 prompt.name = name.to_string();
                 sup
             }
-            (Scope::All, Reference::Resource(resource)) => self.owner_of_uri(&resource.uri)?,
-            (Scope::All, _) => {
+            (Scope::All | Scope::Profile(_), Reference::Resource(resource)) => self.owner_of_uri(&resource.uri)?,
+            (Scope::All | Scope::Profile(_), _) => {
                 return Err(McpError::invalid_params(
                     "mcpool cannot route this completion reference.",
                     None,
@@ -488,9 +538,9 @@ impl ServerHandler for AgentSession {
                 self.forward(&sup, ClientRequest::SetLevelRequest(Request::new(request)), &context)
                     .await?;
             }
-            Scope::All => {
+            Scope::All | Scope::Profile(_) => {
                 // Only servers that are up and say they log; nothing is dialled for it.
-                for sup in self.pool.servers() {
+                for sup in self.pool.servers().into_iter().filter(|s| self.in_scope(s.name())) {
                     let logs = sup.info().is_some_and(|i| i.capabilities.logging.is_some());
                     if sup.status() == Status::Connected && logs {
                         let _ = sup
@@ -504,7 +554,34 @@ impl ServerHandler for AgentSession {
     }
 }
 
+fn no_profile(name: &str) -> McpError {
+    McpError::invalid_request(format!("mcpool has no profile named '{name}' any more."), None)
+}
+
+fn not_in_profile(tool: &str, profile: &str) -> String {
+    format!("Tool '{tool}' is not part of the mcpool profile '{profile}'.")
+}
+
+/// A call mcpool refuses itself: a tool result with the reason, so the
+/// model reads it.
+fn refused(sentence: String) -> CallToolResponse {
+    CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(sentence)]))
+}
+
 impl AgentSession {
+    /// Whether this session sees the prompts and resources of `server`.
+    fn in_scope(&self, server: &str) -> bool {
+        match &self.scope {
+            Scope::All => true,
+            Scope::One(name) => name == server,
+            Scope::Profile(name) => self
+                .pool
+                .tool_control()
+                .profile(name)
+                .is_some_and(|p| p.includes_server(server)),
+        }
+    }
+
     /// The server and upstream name behind a public tool name. A name whose
     /// tools are not listed right now (a disconnected or signed-out server)
     /// still reaches its server by prefix, so the agent hears why.
@@ -528,7 +605,12 @@ impl AgentSession {
         if let Scope::One(_) = &self.scope {
             return self.single();
         }
-        let servers = self.pool.servers();
+        let servers: Vec<Arc<Supervisor>> = self
+            .pool
+            .servers()
+            .into_iter()
+            .filter(|s| self.in_scope(s.name()))
+            .collect();
         if let Some(sup) = servers
             .iter()
             .find(|s| s.lists().resources.iter().any(|r| r.uri == uri))

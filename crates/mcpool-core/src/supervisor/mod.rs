@@ -40,6 +40,8 @@ pub struct Context {
     pub asleep: std::sync::atomic::AtomicBool,
     /// Remote servers' sign-ins (OAuth).
     pub oauth: Arc<crate::oauth::OAuth>,
+    /// Which tools agents may see: the config's filters and the approvals.
+    pub tools: Arc<crate::toolctl::ToolControl>,
 }
 
 /// The exact end of a dropped server's error (SPEC §3 rule 2).
@@ -69,6 +71,9 @@ pub enum ToolState {
     Live,
     Kept,
     Cached,
+    /// Its description or input schema differs from what the user
+    /// approved: held back from agents until approved.
+    Changed,
 }
 
 /// The pool side a supervisor reports to.

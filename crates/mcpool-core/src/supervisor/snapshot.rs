@@ -5,6 +5,7 @@ use tokio::time::Instant;
 
 use super::{Supervisor, ToolState};
 use crate::lifecycle::Status;
+use crate::toolctl::{Definition, Verdict};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerSnapshot {
@@ -29,7 +30,16 @@ pub struct ServerSnapshot {
 #[derive(Debug, Clone, Serialize)]
 pub struct ToolSnapshot {
     pub name: String,
+    /// `changed` (held back for approval) wins over where the list came from.
     pub state: ToolState,
+    /// `false` when the config's `disabledTools`/`enabledTools` hide it.
+    pub enabled: bool,
+    /// For a `changed` tool: the definition the user approved (`null` when
+    /// never approved) and the one the server gives now, to compare.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved: Option<Option<crate::toolctl::Definition>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<crate::toolctl::Definition>,
 }
 
 impl Supervisor {
@@ -42,9 +52,25 @@ impl Supervisor {
                 .lists
                 .tools
                 .iter()
-                .map(|t| ToolSnapshot {
-                    name: t.name.to_string(),
-                    state,
+                .map(|t| {
+                    let control = &self.ctx.tools;
+                    let enabled = control.enabled(&self.name, &t.name);
+                    match control.approvals.verdict(&self.name, t) {
+                        Verdict::Approved => ToolSnapshot {
+                            name: t.name.to_string(),
+                            state,
+                            enabled,
+                            approved: None,
+                            current: None,
+                        },
+                        Verdict::Changed { approved } => ToolSnapshot {
+                            name: t.name.to_string(),
+                            state: ToolState::Changed,
+                            enabled,
+                            approved: Some(approved),
+                            current: Some(Definition::of(t)),
+                        },
+                    }
                 })
                 .collect(),
             None => Vec::new(),

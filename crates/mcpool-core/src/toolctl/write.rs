@@ -1,0 +1,230 @@
+//! A dashboard switch, written into the config file: the tool goes into (or
+//! out of) its server's `disabledTools` (and `enabledTools` where the entry
+//! has an allowlist). The rest of the file keeps its text, key order and
+//! indentation (jsonc-parser's CST), and the file its mode.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
+use jsonc_parser::ParseOptions;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SwitchError {
+    #[error("cannot read {path}: {error}")]
+    Read { path: PathBuf, error: std::io::Error },
+    #[error("cannot write {path}: {error}")]
+    Write { path: PathBuf, error: std::io::Error },
+    #[error("{path} is not valid JSON at line {line}, column {column}; fix it before switching tools")]
+    Parse { path: PathBuf, line: usize, column: usize },
+    #[error("{path} has no server '{server}' under \"mcpServers\" or \"servers\"")]
+    NoServer { path: PathBuf, server: String },
+    #[error("{path}: \"{field}\" of server '{server}' is not an array; fix it before switching tools")]
+    Shape {
+        path: PathBuf,
+        server: String,
+        field: &'static str,
+    },
+}
+
+/// One switch at a time: each is a read, an edit and a write of the file.
+static SWITCHING: Mutex<()> = Mutex::new(());
+
+/// Enables or disables `tool` of `server` in the config file at `path`;
+/// answers whether the file changed.
+pub fn set_tool_enabled(path: &Path, server: &str, tool: &str, enabled: bool) -> Result<bool, SwitchError> {
+    let _turn = SWITCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let text = std::fs::read_to_string(path).map_err(|error| SwitchError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    let Some(edited) = edit(path, &text, server, tool, enabled)? else {
+        return Ok(false);
+    };
+    write_keeping_mode(path, &edited).map_err(|error| SwitchError::Write {
+        path: path.to_path_buf(),
+        error,
+    })?;
+    Ok(true)
+}
+
+/// The edited text, or `None` when the file already says so.
+pub fn edit(path: &Path, text: &str, server: &str, tool: &str, enabled: bool) -> Result<Option<String>, SwitchError> {
+    let options = ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        ..ParseOptions::default()
+    };
+    let root = CstRootNode::parse(text, &options).map_err(|e| SwitchError::Parse {
+        path: path.to_path_buf(),
+        line: e.line_display(),
+        column: e.column_display(),
+    })?;
+    let no_server = || SwitchError::NoServer {
+        path: path.to_path_buf(),
+        server: server.to_string(),
+    };
+    let root_obj = root.object_value().ok_or_else(no_server)?;
+    let entry: CstObject = ["mcpServers", "servers"]
+        .iter()
+        .find_map(|key| root_obj.object_value(key)?.object_value(server))
+        .ok_or_else(no_server)?;
+    let shape = |field| SwitchError::Shape {
+        path: path.to_path_buf(),
+        server: server.to_string(),
+        field,
+    };
+    let mut changed = false;
+    if enabled {
+        if let Some(prop) = entry.get("disabledTools") {
+            let list = prop.array_value().ok_or_else(|| shape("disabledTools"))?;
+            changed |= remove_name(&list, tool);
+            if list.elements().is_empty() {
+                prop.remove();
+            }
+        }
+        if let Some(prop) = entry.get("enabledTools") {
+            let list = prop.array_value().ok_or_else(|| shape("enabledTools"))?;
+            if !contains(&list, tool) {
+                list.append(CstInputValue::String(tool.to_string()));
+                changed = true;
+            }
+        }
+    } else {
+        let list = entry
+            .array_value_or_create("disabledTools")
+            .ok_or_else(|| shape("disabledTools"))?;
+        if !contains(&list, tool) {
+            list.append(CstInputValue::String(tool.to_string()));
+            changed = true;
+        }
+    }
+    if !changed {
+        return Ok(None);
+    }
+    let mut out = root.to_string();
+    if text.ends_with('\n') && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Ok(Some(out))
+}
+
+fn contains(list: &CstArray, name: &str) -> bool {
+    list.elements()
+        .iter()
+        .any(|e| e.to_serde_value().is_some_and(|v| v.as_str() == Some(name)))
+}
+
+fn remove_name(list: &CstArray, name: &str) -> bool {
+    let mut removed = false;
+    for element in list.elements() {
+        if element.to_serde_value().is_some_and(|v| v.as_str() == Some(name)) {
+            element.remove();
+            removed = true;
+        }
+    }
+    removed
+}
+
+/// Atomic (temp file, fsync, rename), with the mode the file had.
+fn write_keeping_mode(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let mode = std::fs::metadata(path)?.permissions().mode() & 0o7777;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(mode)
+        .open(&tmp)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
+    std::fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"{
+  "approveNewTools": "auto",
+  "mcpServers": {
+    "fs": {
+      "command": "srv",
+      "args": ["--root", "/tmp"]
+    },
+    "gh": {"url": "https://example.test/mcp", "enabledTools": ["search"]}
+  }
+}
+"#;
+
+    fn edit_ok(text: &str, server: &str, tool: &str, enabled: bool) -> String {
+        edit(Path::new("/c.json"), text, server, tool, enabled)
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_switch_edits_only_its_list() {
+        let off = edit_ok(FILE, "fs", "write", false);
+        expect_test::expect![[r#"
+            {
+              "approveNewTools": "auto",
+              "mcpServers": {
+                "fs": {
+                  "command": "srv",
+                  "args": ["--root", "/tmp"],
+                  "disabledTools": ["write"]
+                },
+                "gh": {"url": "https://example.test/mcp", "enabledTools": ["search"]}
+              }
+            }
+        "#]]
+        .assert_eq(&off);
+        let config = crate::config::parse(Path::new("/c.json"), &off).unwrap();
+        assert!(config.problems.is_empty(), "{:?}", config.problems);
+        assert!(!config.tools.allows("fs", "write") && config.tools.allows("fs", "read"));
+        // Twice is a no-op; switching back restores the file exactly.
+        assert!(edit(Path::new("/c.json"), &off, "fs", "write", false)
+            .unwrap()
+            .is_none());
+        assert_eq!(edit_ok(&off, "fs", "write", true), FILE);
+        // An allowlist gains the tool switched on.
+        let on = edit_ok(FILE, "gh", "issues", true);
+        assert!(on.contains(r#""enabledTools": ["search", "issues"]"#), "{on}");
+    }
+
+    #[test]
+    fn errors_name_the_file_and_server() {
+        let e = edit(Path::new("/c.json"), FILE, "nope", "x", false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "/c.json has no server 'nope' under \"mcpServers\" or \"servers\""
+        );
+        let e = edit(Path::new("/c.json"), "{\"mcpServers\": {", "fs", "x", false).unwrap_err();
+        assert!(e.to_string().starts_with("/c.json is not valid JSON at line"), "{e}");
+        let bad = r#"{"mcpServers": {"fs": {"command": "x", "disabledTools": "w"}}}"#;
+        let e = edit(Path::new("/c.json"), bad, "fs", "x", false).unwrap_err();
+        assert!(matches!(e, SwitchError::Shape { .. }), "{e}");
+    }
+
+    #[test]
+    fn the_file_keeps_its_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("mcpool-switch-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("config.json");
+        std::fs::write(&path, FILE).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert!(set_tool_enabled(&path, "fs", "write", false).unwrap());
+        assert!(!set_tool_enabled(&path, "fs", "write", false).unwrap());
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
