@@ -12,6 +12,10 @@
 //! - servers on 2025-11-25 that answer the `server/discover` probe with an
 //!   error (the official Python SDK over stdio and Streamable HTTP).
 //!
+//! A 2026-07-28 server's list changes and resource updates come through the
+//! `subscriptions/listen` stream mcpool keeps open to it (our fault server
+//! sends them nowhere else on that revision).
+//!
 //! A 2026-07-28 server that asks for input with an `InputRequiredResult`
 //! (the suite's `sep-2322-client-request-state` scenario) fails the session
 //! agent's call with one sentence naming what it asked for.
@@ -226,6 +230,70 @@ async fn an_input_required_result_reaches_a_session_agent_as_one_sentence() -> a
              way; mcpool cannot yet pass that request on to this agent, which speaks MCP 2025-"
         ),
         "{log}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_2026_07_28_server_announces_list_changes_through_subscriptions_listen() -> anyhow::Result<()> {
+    let dir = TempDir::new("revlisten");
+    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
+    listed_and_called(&pool, "h", "2026-07-28", json!({"text": "hi"}), "hi").await?;
+    // Past the one re-list mcpool does 500 ms after connecting.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let agent = pool.agent("/mcp").await?;
+    let r = agent.call("h__set_tools", json!({"names": ["extra"]})).await?;
+    assert_eq!(text(&r), "tools set");
+    let handler = agent.handler.clone();
+    wait_for("list_changed at the agent", LIMIT, || handler.tool_list_changes() >= 1).await?;
+    assert!(agent.tool_names().await?.contains(&"h__extra".to_string()));
+    assert_eq!(
+        text(&agent.call("h__extra", json!({"text": "dynamic"})).await?),
+        "dynamic"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn resource_subscriptions_reach_a_2026_07_28_server_through_subscriptions_listen() -> anyhow::Result<()> {
+    let dir = TempDir::new("revsubs");
+    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
+    pool.wait_status("h", "connected", LIMIT).await?;
+    let subscriber = pool.agent("/mcp").await?;
+    let other = pool.agent("/mcp").await?;
+    let uri = "faulty://static/hello";
+    assert_eq!(
+        text(&other.call("h__touch", json!({"uri": uri})).await?),
+        "not subscribed"
+    );
+
+    #[allow(deprecated)]
+    subscriber
+        .service
+        .peer()
+        .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
+        .await?;
+    let r = other.call("h__touch", json!({"uri": uri})).await?;
+    assert_eq!(text(&r), "notified", "the listen stream does not carry the URI");
+    let h = subscriber.handler.clone();
+    wait_for("resources/updated at the subscriber", LIMIT, || {
+        !h.resource_updates().is_empty()
+    })
+    .await?;
+    assert_eq!(subscriber.handler.resource_updates(), vec![uri.to_string()]);
+    assert!(other.handler.resource_updates().is_empty());
+
+    #[allow(deprecated)]
+    subscriber
+        .service
+        .peer()
+        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri))
+        .await?;
+    assert_eq!(
+        text(&other.call("h__touch", json!({"uri": uri})).await?),
+        "not subscribed"
     );
     Ok(())
 }

@@ -19,10 +19,10 @@ use rmcp::{
         InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
         PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
         ReadResourceResponse, ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role,
-        ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
+        ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
         UnsubscribeRequestParams,
     },
-    service::RequestContext,
+    service::{RequestContext, SubscriptionContext},
     ErrorData as McpError, RoleServer, ServerHandler,
 };
 use serde_json::Value;
@@ -243,6 +243,19 @@ impl ServerHandler for Faulty {
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.subscriptions().remove(&request.uri);
+        Ok(())
+    }
+
+    /// 2026-07-28 clients hear of changes on `subscriptions/listen` only.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(requested.clone())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let id = context.sink().id().clone();
+        self.shared.add_listener(context.sink().clone());
+        context.cancelled().await;
+        self.shared.remove_listener(&id);
         Ok(())
     }
 

@@ -13,7 +13,8 @@ use std::{
     sync::{Mutex, MutexGuard, PoisonError},
 };
 
-use rmcp::model::{LoggingLevel, ProtocolVersion};
+use rmcp::model::{LoggingLevel, ProtocolVersion, RequestId, ServerNotification};
+use rmcp::service::SubscriptionSink;
 use serde::Serialize;
 use tokio::sync::mpsc;
 
@@ -45,6 +46,8 @@ pub struct Shared {
     stdout_injector: Option<StdoutInjector>,
     stats: Mutex<Stats>,
     extra_tools: Mutex<BTreeSet<String>>,
+    /// Open `subscriptions/listen` streams (2026-07-28 clients).
+    listeners: Mutex<Vec<SubscriptionSink>>,
 }
 
 /// Poisoning only means another handler panicked; the data is still usable.
@@ -69,6 +72,7 @@ impl Shared {
             stdout_injector,
             stats: Mutex::new(Stats::default()),
             extra_tools: Mutex::new(BTreeSet::new()),
+            listeners: Mutex::new(Vec::new()),
         }
     }
 
@@ -96,6 +100,27 @@ impl Shared {
 
     pub fn stats(&self) -> Stats {
         lock(&self.stats).clone()
+    }
+
+    pub fn add_listener(&self, sink: SubscriptionSink) {
+        lock(&self.listeners).push(sink);
+    }
+
+    pub fn remove_listener(&self, id: &RequestId) {
+        lock(&self.listeners).retain(|s| s.id() != id);
+    }
+
+    /// Sends `notification` on every listen stream that accepted it;
+    /// returns how many did.
+    pub async fn announce(&self, notification: ServerNotification) -> usize {
+        let sinks = lock(&self.listeners).clone();
+        let mut sent = 0;
+        for sink in sinks {
+            if sink.send(notification.clone()).await.is_ok() {
+                sent += 1;
+            }
+        }
+        sent
     }
 
     pub fn add_extra_tools(&self, names: impl IntoIterator<Item = String>) {

@@ -9,8 +9,8 @@ use std::{sync::Arc, time::Duration};
 use rmcp::{
     model::{
         CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, JsonObject, LoggingLevel,
-        LoggingMessageNotificationParam, ProgressNotificationParam, ResourceUpdatedNotificationParam, SamplingMessage,
-        Tool,
+        LoggingMessageNotificationParam, ProgressNotificationParam, ResourceUpdatedNotification,
+        ResourceUpdatedNotificationParam, SamplingMessage, ServerNotification, Tool, ToolListChangedNotification,
     },
     service::RequestContext,
     ErrorData as McpError, RoleServer,
@@ -282,6 +282,12 @@ pub async fn call(
         "set_tools" => match parse::<Names>(arguments) {
             Ok(args) => {
                 shared.add_extra_tools(args.names);
+                if stateless(&context) {
+                    let change =
+                        ServerNotification::ToolListChangedNotification(ToolListChangedNotification::default());
+                    shared.announce(change).await;
+                    return Some(Ok(text("tools set")));
+                }
                 Ok(match context.peer.notify_tool_list_changed().await {
                     Ok(()) => text("tools set"),
                     Err(error) => failure(format!("list_changed failed: {error}")),
@@ -290,6 +296,13 @@ pub async fn call(
             Err(error) => Err(error),
         },
         "touch" => match parse::<Uri>(arguments) {
+            Ok(args) if stateless(&context) => {
+                let update = ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(args.uri));
+                let sent = shared
+                    .announce(ServerNotification::ResourceUpdatedNotification(update))
+                    .await;
+                Ok(text(if sent > 0 { "notified" } else { "not subscribed" }))
+            }
             Ok(args) if is_subscribed(&args.uri) => {
                 let param = ResourceUpdatedNotificationParam::new(args.uri);
                 Ok(match context.peer.notify_resource_updated(param).await {
@@ -394,4 +407,10 @@ mod tests {
         assert_eq!(add.a + add.b, 3.5);
         assert!(parse::<Add>(None).is_err());
     }
+}
+
+/// Whether the request came on 2026-07-28, whose changes go to
+/// `subscriptions/listen` streams only.
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| !v.has_initialize())
 }

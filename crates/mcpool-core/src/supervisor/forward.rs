@@ -29,8 +29,16 @@ impl Supervisor {
             generation,
             ledger,
             activity,
+            listen,
         } = self.peer().await.map_err(RequestError::Unavailable)?;
         activity.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Some(listen) = &listen {
+            match &request {
+                ClientRequest::SubscribeRequest(r) => return self.resubscribe(listen, &r.params.uri, true).await,
+                ClientRequest::UnsubscribeRequest(r) => return self.resubscribe(listen, &r.params.uri, false).await,
+                _ => {}
+            }
+        }
         let guard = ctx.map(|(ctx, agent)| {
             self.hub.begin_call(
                 &self.name,

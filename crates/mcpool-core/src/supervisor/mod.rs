@@ -58,6 +58,7 @@ pub const PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 mod cache;
 mod forward;
 mod heal;
+mod listen;
 mod signin;
 mod snapshot;
 mod watch;
@@ -104,6 +105,8 @@ pub struct Link {
     pub generation: u64,
     ledger: Arc<ProgressLedger>,
     activity: Arc<std::sync::atomic::AtomicU64>,
+    /// A stateless server's `subscriptions/listen` stream.
+    listen: Option<Arc<listen::Listen>>,
 }
 
 struct Live {
@@ -112,6 +115,7 @@ struct Live {
     /// Requests forwarded on this connection; keepalive pings only when
     /// it has not moved for a whole interval.
     activity: Arc<std::sync::atomic::AtomicU64>,
+    listen: Option<Arc<listen::Listen>>,
     info: Option<Arc<ServerPeerInfo>>,
     generation: u64,
     cancel: Option<RunningServiceCancellationToken>,
@@ -125,6 +129,7 @@ impl Live {
             generation: self.generation,
             ledger: self.ledger.clone(),
             activity: self.activity.clone(),
+            listen: self.listen.clone(),
         }
     }
 }
@@ -359,6 +364,7 @@ impl Supervisor {
         };
         self.notify_status();
         let (signals_tx, signals_rx) = mpsc::unbounded_channel();
+        let listen_signals = signals_tx.clone();
         let ledger = Arc::new(ProgressLedger::default());
         let handler = UpstreamHandler {
             server: self.name.clone(),
@@ -403,6 +409,7 @@ impl Supervisor {
                     peer: established.peer,
                     ledger,
                     activity: Arc::default(),
+                    listen: None,
                     info: None,
                     generation: 0,
                     cancel: Some(established.running.cancellation_token()),
@@ -424,6 +431,7 @@ impl Supervisor {
                     peer: peer.clone(),
                     ledger: ledger.clone(),
                     activity: Arc::default(),
+                    listen: self.open_listen(generation, &peer, listen_signals),
                     info: info.clone(),
                     generation,
                     cancel: Some(cancel),

@@ -58,6 +58,10 @@ impl Supervisor {
     /// A new connection knows nothing of the agents' resource subscriptions:
     /// subscribe again to every URI an open session still holds.
     pub(super) fn renew_subscriptions(&self, peer: &Peer<RoleClient>) {
+        // A stateless server has them in its `subscriptions/listen` stream.
+        if peer.peer_info().is_some_and(|i| !i.protocol_version.has_initialize()) {
+            return;
+        }
         let uris = self.hub.subscribed_uris(&self.name);
         if uris.is_empty() {
             return;
