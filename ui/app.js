@@ -116,7 +116,7 @@ export function card(s, view) {
     h('div', { class: 'card-head' },
       h('h3', { id: `name-${s.name}` }, s.name),
       h('span', { class: 'badge', 'data-status': s.status }, status)),
-    h('p', { class: 'meta' }, `${s.transport || 'server'} · ${plural(s.tool_count ?? s.tools.length, 'tool')}`),
+    h('p', { class: 'meta' }, `${s.transport || 'server'}${s.protocol ? ` · MCP ${s.protocol}` : ''} · ${plural(s.tool_count ?? s.tools.length, 'tool')}`),
     facts(s, view.now),
     errorBlock(s, view),
     toolsBlock(s, view),
