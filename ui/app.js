@@ -44,6 +44,10 @@ function facts(s, now) {
   if (live) items.push(h('li', {}, `${plural(live, 'tool')} live`));
   if (kept) items.push(h('li', { class: 'fact-warn' }, `${plural(kept, 'tool')} kept: agents still see them; the server reconnects when next used`));
   if (cached) items.push(h('li', {}, `${plural(cached, 'tool')} cached from the last run`));
+  const changed = count('changed');
+  if (changed) items.push(h('li', { class: 'fact-warn', 'data-role': 'changed' }, `${plural(changed, 'tool')} changed: agents do not see ${changed === 1 ? 'it' : 'them'} until you approve`));
+  const off = s.tools.filter((t) => t.enabled === false).length;
+  if (off) items.push(h('li', {}, `${plural(off, 'tool')} switched off`));
   if (!s.tools.length) items.push(h('li', {}, 'No tools'));
   if (s.connecting) items.push(h('li', {}, 'Connecting…'));
   if (s.auth && s.auth.login === 'waiting') items.push(h('li', { 'data-role': 'signin' }, 'Waiting for the sign-in in your browser…'));
@@ -68,15 +72,75 @@ function errorBlock(s, view) {
     h('pre', { class: 'mono stderr' }, rest.length ? s.error : first));
 }
 
+/** A tool's switch: on means agents see it (written to the config file). */
+function toolSwitch(s, t, view) {
+  const on = t.enabled !== false;
+  const busy = view.busy.has(s.name);
+  return h('button', {
+    type: 'button',
+    role: 'switch',
+    class: 'switch',
+    'aria-checked': on ? 'true' : 'false',
+    'aria-label': `${t.name} of ${s.name}: ${on ? 'on' : 'off'}`,
+    'data-key': `switch:${s.name}:${t.name}`,
+    disabled: busy,
+    onclick: () => view.onToolAction(s.name, t.name, on ? 'disable' : 'enable'),
+  }, on ? 'On' : 'Off');
+}
+
 function toolsBlock(s, view) {
   if (!s.tools.length) return null;
   const key = `tools:${s.name}`;
   return h('details', { class: 'tools', 'data-key': key, open: view.open.has(key), ontoggle: view.onToggle },
     h('summary', {}, `Tools (${s.tools.length})`),
     h('ul', { class: 'tool-list' }, s.tools.map((t) =>
-      h('li', { 'data-tool': t.name },
+      h('li', { 'data-tool': t.name, 'data-enabled': String(t.enabled !== false) },
         h('span', { class: 'mono' }, t.name),
-        h('span', { class: 'tool-state', 'data-state': t.state }, t.state)))));
+        h('span', { class: 'tool-side' },
+          h('span', { class: 'tool-state', 'data-state': t.state }, t.state),
+          view.onToolAction ? toolSwitch(s, t, view) : null)))));
+}
+
+/** One side of a changed tool: its description and input schema (a part
+ * that did not change says so, so the eye goes to what did). */
+function definition(title, def, same) {
+  return h('div', { class: 'side' },
+    h('h4', {}, title),
+    def
+      ? [h('p', { class: 'description' }, def.description || '(no description)'),
+        same.schema
+          ? h('p', { class: 'meta schema-same' }, 'Input schema unchanged')
+          : h('pre', { class: 'mono schema' }, JSON.stringify(def.inputSchema, null, 2))]
+      : h('p', { class: 'description' }, 'Never approved: mcpool has not shown this tool to agents yet.'));
+}
+
+/**
+ * Tools held back because their description or input schema changed since
+ * they were approved (or are new under approveNewTools "ask"): the approved
+ * and the current text side by side, with Approve and Keep disabled.
+ */
+function changedBlock(s, view) {
+  const changed = s.tools.filter((t) => t.state === 'changed');
+  if (!changed.length) return null;
+  const busy = view.busy.has(s.name);
+  return h('section', { class: 'changed', 'aria-label': `Changed tools of ${s.name}` }, changed.map((t) =>
+    h('div', { class: 'change', 'data-changed': t.name },
+      h('h4', {}, h('span', { class: 'mono' }, t.name), t.approved ? ' changed since you approved it' : ' waits for your approval'),
+      h('div', { class: 'compare' }, ...(() => {
+        const same = {
+          schema: Boolean(t.approved) && JSON.stringify(t.approved.inputSchema) === JSON.stringify(t.current.inputSchema),
+        };
+        return [definition('Approved', t.approved, same), definition('Now', t.current, same)];
+      })()),
+      view.onToolAction ? h('div', { class: 'actions' },
+        h('button', {
+          type: 'button', class: 'primary', 'data-key': `approve:${s.name}:${t.name}`, 'data-action': 'approve',
+          disabled: busy, onclick: () => view.onToolAction(s.name, t.name, 'approve'),
+        }, 'Approve'),
+        t.enabled !== false ? h('button', {
+          type: 'button', 'data-key': `keep-disabled:${s.name}:${t.name}`, 'data-action': 'keep-disabled',
+          disabled: busy, onclick: () => view.onToolAction(s.name, t.name, 'disable'),
+        }, 'Keep disabled') : h('span', { class: 'meta' }, 'Kept disabled')) : null)));
 }
 
 function actionButtons(s, view) {
@@ -119,6 +183,7 @@ export function card(s, view) {
     h('p', { class: 'meta' }, `${s.transport || 'server'}${s.protocol ? ` · MCP ${s.protocol}` : ''} · ${plural(s.tool_count ?? s.tools.length, 'tool')}`),
     facts(s, view.now),
     errorBlock(s, view),
+    changedBlock(s, view),
     toolsBlock(s, view),
     actionError ? h('p', { class: 'action-error', role: 'alert' }, actionError) : null,
     actionButtons(s, view));
@@ -235,7 +300,7 @@ function onToggle(event) {
 
 function paint() {
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
-  const view = { ...state, now: state.fetchedAt, onToggle, onAction };
+  const view = { ...state, now: state.fetchedAt, onToggle, onAction, onToolAction };
   $('servers').replaceChildren(...render(view));
   const target = state.target && document.querySelector(`[data-server="${CSS.escape(state.target)}"]`);
   if (state.reveal && target) {
@@ -322,6 +387,24 @@ async function onAction(name, verb) {
   }
 }
 
+/** A tool's switch, Approve or Keep disabled. */
+async function onToolAction(server, tool, verb) {
+  state.busy.add(server);
+  state.actionErrors.delete(server);
+  paint();
+  try {
+    const path = `/api/servers/${encodeURIComponent(server)}/tools/${encodeURIComponent(tool)}/${verb}`;
+    const response = await api(path, { method: 'POST' });
+    const body = await response.json().catch(() => ({}));
+    if (!response.ok || body.ok === false) state.actionErrors.set(server, body.error || `${verb} ${tool} failed (HTTP ${response.status})`);
+  } catch (e) {
+    if (e.message !== 'signed out') state.actionErrors.set(server, `${verb} ${tool} failed: ${e.message}`);
+  } finally {
+    state.busy.delete(server);
+    await refresh();
+  }
+}
+
 async function copy(text, button) {
   const label = button.textContent;
   try {
@@ -383,6 +466,7 @@ function follow() {
     refreshConfig();
   });
   events.addEventListener('status', refreshSoon);
+  events.addEventListener('tools', refreshSoon);
   events.addEventListener('config', (e) => refreshConfig(JSON.parse(e.data)));
   events.addEventListener('error', () => {
     if (events.readyState === EventSource.CLOSED) {

@@ -17,6 +17,7 @@ use anyhow::Context as _;
 use mcpool_core::lifecycle::Status;
 use mcpool_core::log::RedactingStderr;
 use mcpool_core::pool::Pool;
+use mcpool_core::supervisor::ToolState;
 use mcpool_core::service::{self, ServeArgs, Service};
 use mcpool_tray::{Action, Notifier};
 use tauri::tray::TrayIconBuilder;
@@ -220,8 +221,17 @@ fn toggle_open_at_login(app: &AppHandle) {
 /// policy asks for. The menu is rebuilt only when its value changes.
 async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tray::Menu, down_grace: Duration) {
     let mut events = shared.pool.subscribe();
+    let mut held_events = shared.pool.subscribe_held();
     let mut notifier = Notifier::with_down_grace(down_grace);
     let first = shared.pool.snapshot();
+    // Tools held back for approval before the tray was up are told of too.
+    let held_at_start: Vec<(String, Vec<String>)> = first
+        .iter()
+        .map(|s| {
+            let held = s.tools.iter().filter(|t| t.state == ToolState::Changed);
+            (s.name.clone(), held.map(|t| t.name.clone()).collect())
+        })
+        .collect();
     let mut shown_icon = mcpool_tray::icon(&first);
     let mut shown_tooltip = mcpool_tray::tooltip(&first);
     let mut last: BTreeMap<String, Status> = first.into_iter().map(|s| (s.name, s.status)).collect();
@@ -229,6 +239,9 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
     let start = Instant::now();
     for (name, status) in &last {
         notices::show(&app, notifier.on_status(name, Status::Pending, *status, start));
+    }
+    for (name, held) in held_at_start.iter().filter(|(_, held)| !held.is_empty()) {
+        notices::show(&app, notifier.on_tools_held(name, held, start));
     }
     let mut tick = tokio::time::interval(REFRESH);
     loop {
@@ -245,6 +258,11 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
                     let old = last.insert(e.server.clone(), e.status).unwrap_or(Status::Pending);
                     notices::show(&app, notifier.on_status(&e.server, old, e.status, Instant::now()));
                 }
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            },
+            event = held_events.recv() => match event {
+                Ok(e) => notices::show(&app, notifier.on_tools_held(&e.server, &e.held, Instant::now())),
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             },

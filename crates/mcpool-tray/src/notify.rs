@@ -3,13 +3,18 @@
 //! [`Notifier::on_status`] for every status event, and [`Notifier::poll`]
 //! at [`Notifier::next_deadline`].
 //!
-//! Two kinds, both rate-limited, so a flaky network never floods the desktop:
+//! Three kinds, all rate-limited, so a flaky network never floods the desktop:
 //! - a server enters `needs_auth` (SPEC §3 rule 6): once per episode (until
 //!   it connects or is disabled). Servers entering it within [`AUTH_BURST`]
 //!   of each other share one notification, e.g. when one sign-in provider
 //!   expires every token at once.
 //! - a server that was connected is still not connected [`DOWN_GRACE`] after
 //!   it dropped: the drop was not healed by the reconnects that followed.
+//! - a tool is held back for approval (its description or input schema
+//!   changed since the user approved it, or it is new under
+//!   `approveNewTools: "ask"`): once per tool until it is approved (or goes),
+//!   fed by [`Notifier::on_tools_held`]; tools held within [`HELD_BURST`]
+//!   share one notification.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -24,6 +29,10 @@ pub const AUTH_MIN_GAP: Duration = Duration::from_secs(60);
 pub const DOWN_GRACE: Duration = Duration::from_secs(60);
 /// The least time between two "down" notifications.
 pub const DOWN_MIN_GAP: Duration = Duration::from_secs(10 * 60);
+/// How long held-back tools are gathered into one notification.
+pub const HELD_BURST: Duration = Duration::from_secs(2);
+/// The least time between two held-back tool notifications.
+pub const HELD_MIN_GAP: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notification {
@@ -70,6 +79,12 @@ pub struct Notifier {
     /// Past their grace, waiting for the rate limit.
     down_ready: BTreeSet<String>,
     last_down: Option<Instant>,
+    /// Per server, the held-back tools the user has been (or will be) told of.
+    held_told: BTreeMap<String, BTreeSet<String>>,
+    /// Of those, the ones not told yet.
+    held_queue: BTreeMap<String, BTreeSet<String>>,
+    held_due: Option<Instant>,
+    last_held: Option<Instant>,
 }
 
 impl Notifier {
@@ -109,6 +124,32 @@ impl Notifier {
         self.poll(now)
     }
 
+    /// The tools of `server` held back for approval now (all of them, as
+    /// `/api/events` sends them): the ones not told of yet are queued; one
+    /// that is no longer held (approved, or gone) may be told of again when
+    /// it is next held.
+    pub fn on_tools_held(&mut self, server: &str, held: &[String], now: Instant) -> Vec<Notification> {
+        let held: BTreeSet<String> = held.iter().cloned().collect();
+        let told = self.held_told.remove(server).unwrap_or_default();
+        let mut queue = self.held_queue.remove(server).unwrap_or_default();
+        queue.retain(|t| held.contains(t));
+        queue.extend(held.difference(&told).cloned());
+        if !held.is_empty() {
+            self.held_told.insert(server.to_string(), held);
+        }
+        if !queue.is_empty() {
+            self.held_queue.insert(server.to_string(), queue);
+            if self.held_due.is_none() {
+                let burst_end = now + HELD_BURST;
+                let gap_end = self.last_held.map(|t| t + HELD_MIN_GAP);
+                self.held_due = Some(gap_end.map_or(burst_end, |g| g.max(burst_end)));
+            }
+        } else if self.held_queue.is_empty() {
+            self.held_due = None;
+        }
+        self.poll(now)
+    }
+
     /// The server is gone (removed from the config) or healthy: nothing pending for it.
     pub fn forget(&mut self, server: &str) {
         self.auth_episode.remove(server);
@@ -127,6 +168,11 @@ impl Notifier {
     /// The notifications due at `now`.
     pub fn poll(&mut self, now: Instant) -> Vec<Notification> {
         let mut out = Vec::new();
+        if self.held_due.is_some_and(|due| now >= due) && !self.held_queue.is_empty() {
+            out.push(held(&std::mem::take(&mut self.held_queue)));
+            self.held_due = None;
+            self.last_held = Some(now);
+        }
         if self.auth_due.is_some_and(|due| now >= due) && !self.auth_queue.is_empty() {
             out.push(needs_auth(&std::mem::take(&mut self.auth_queue)));
             self.auth_due = None;
@@ -159,7 +205,7 @@ impl Notifier {
             (false, Some(t)) => Some(t + DOWN_MIN_GAP),
             _ => None,
         };
-        grace.chain(self.auth_due).chain(ready).min()
+        grace.chain(self.auth_due).chain(ready).chain(self.held_due).min()
     }
 }
 
@@ -208,6 +254,29 @@ fn down(servers: &BTreeSet<String>) -> Notification {
     }
 }
 
+fn held(tools: &BTreeMap<String, BTreeSet<String>>) -> Notification {
+    let all: Vec<(&String, &String)> = tools.iter().flat_map(|(s, t)| t.iter().map(move |t| (s, t))).collect();
+    let (title, body) = match all.as_slice() {
+        [(server, tool)] => (
+            format!("{server}: tool {tool} needs your approval"),
+            "Its description or input schema is new or changed since you approved it; agents do not see it until you approve it in the dashboard.".to_string(),
+        ),
+        _ => (
+            format!("{} tools need your approval", all.len()),
+            format!(
+                "{}: their descriptions or input schemas are new or changed since you approved them; agents do not see them until you approve them in the dashboard.",
+                all.iter().map(|(s, t)| format!("{s}/{t}")).collect::<Vec<_>>().join(", ")
+            ),
+        ),
+    };
+    Notification {
+        title,
+        body,
+        servers: tools.keys().cloned().collect(),
+        action: NoticeAction::OpenDashboard,
+    }
+}
+
 fn join(servers: &BTreeSet<String>) -> String {
     servers.iter().map(String::as_str).collect::<Vec<_>>().join(", ")
 }
@@ -224,8 +293,10 @@ mod tests {
         Change(u64, &'static str, Status, Status),
         /// At this second, the shell polls.
         Poll(u64),
+        /// At this second, these tools of `server` are held back.
+        Held(u64, &'static str, &'static [&'static str]),
     }
-    use Step::{Change, Poll};
+    use Step::{Change, Held, Poll};
 
     /// Replays `script` and lists what was notified when, and the deadline after.
     fn check(script: &[Step], expect: Expect) {
@@ -245,6 +316,11 @@ mod tests {
                 Poll(s) => {
                     out.push_str(&format!("{s:>4}s poll\n"));
                     notifier.poll(at(s))
+                }
+                Held(s, server, tools) => {
+                    out.push_str(&format!("{s:>4}s {server}: held {tools:?}\n"));
+                    let tools: Vec<String> = tools.iter().map(|t| t.to_string()).collect();
+                    notifier.on_tools_held(server, &tools, at(s))
                 }
             };
             for n in notes {
@@ -456,6 +532,63 @@ mod tests {
             expect![[r#"
                    0s fs: pending -> failed
                  600s poll
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn a_held_tool_is_told_once_until_approved() {
+        check(
+            &[
+                Held(0, "fs", &["write"]),
+                Poll(2),
+                // Changed again while held, or listed again: no repeat.
+                Held(10, "fs", &["write"]),
+                Poll(100),
+                // Approved (no longer held), then changed again: told again.
+                Held(200, "fs", &[]),
+                Held(300, "fs", &["write"]),
+                Poll(302),
+            ],
+            expect![[r#"
+                   0s fs: held ["write"]
+                   2s poll
+                      NOTIFY fs: tool write needs your approval | Its description or input schema is new or changed since you approved it; agents do not see it until you approve it in the dashboard. | Open dashboard fs
+                  10s fs: held ["write"]
+                 100s poll
+                 200s fs: held []
+                 300s fs: held ["write"]
+                 302s poll
+                      NOTIFY fs: tool write needs your approval | Its description or input schema is new or changed since you approved it; agents do not see it until you approve it in the dashboard. | Open dashboard fs
+                no deadline
+            "#]],
+        );
+    }
+
+    #[test]
+    fn held_tools_are_gathered_and_rate_limited() {
+        check(
+            &[
+                Held(0, "fs", &["write"]),
+                Held(1, "gh", &["search", "issues"]),
+                Poll(2),
+                Held(10, "fs", &["write", "read"]),
+                // Approved before it was told: not mentioned.
+                Held(30, "db", &["query"]),
+                Held(40, "db", &[]),
+                Poll(62),
+            ],
+            expect![[r#"
+                   0s fs: held ["write"]
+                   1s gh: held ["search", "issues"]
+                   2s poll
+                      NOTIFY 3 tools need your approval | fs/write, gh/issues, gh/search: their descriptions or input schemas are new or changed since you approved them; agents do not see them until you approve them in the dashboard. | Open dashboard fs
+                  10s fs: held ["write", "read"]
+                  30s db: held ["query"]
+                  40s db: held []
+                  62s poll
+                      NOTIFY fs: tool read needs your approval | Its description or input schema is new or changed since you approved it; agents do not see it until you approve it in the dashboard. | Open dashboard fs
                 no deadline
             "#]],
         );

@@ -1,0 +1,68 @@
+// Drives the dashboard's tool controls in a real headless Chromium (run by
+// tests/tests/dashboard_tools.rs): the changed tool's approved and current
+// text side by side, a tool's switch turned off, and Approve.
+//
+// Env: LINK (a one-time link from `mcpool ui --no-open`), PLAYWRIGHT_CORE,
+// USER_DATA_DIR, SCREENSHOT. Prints `STEP <name>` lines and `OK` at the end;
+// any failure exits non-zero.
+
+const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
+const { LINK, USER_DATA_DIR, SCREENSHOT } = process.env;
+
+function check(cond, what) {
+  if (!cond) throw new Error(`check failed: ${what}`);
+}
+
+const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1100, height: 900 },
+  colorScheme: 'light',
+  timeout: 30_000,
+});
+context.setDefaultTimeout(15_000);
+
+try {
+  const page = context.pages()[0] || (await context.newPage());
+  const problems = [];
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+  page.on('pageerror', (e) => problems.push(String(e)));
+  await page.goto(LINK);
+
+  const card = page.locator('article.card[data-server="f"]');
+  await card.and(page.locator('[data-status="connected"]')).waitFor();
+  const change = card.locator('.change[data-changed="echo"]');
+  await change.waitFor();
+  const sides = change.locator('.compare .side');
+  check((await sides.nth(0).locator('h4').textContent()) === 'Approved', 'the approved side comes first');
+  check((await sides.nth(0).locator('.description').textContent()) === 'Returns the text', 'the approved text');
+  const now = await sides.nth(1).locator('.description').textContent();
+  check(now.includes('id_rsa'), `the current text: ${now}`);
+  check((await sides.nth(1).locator('.schema-same').textContent()) === 'Input schema unchanged', 'an unchanged schema says so');
+  check((await card.locator('[data-role="changed"]').textContent()).startsWith('1 tool changed'), 'the fact line');
+  if (SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  console.log('STEP changed');
+
+  // A tool's switch: off, and it stays off after the re-render.
+  await card.locator('details.tools > summary').click();
+  const addSwitch = card.locator('li[data-tool="add"] button[role="switch"]');
+  check((await addSwitch.getAttribute('aria-checked')) === 'true', 'add starts on');
+  await addSwitch.click();
+  await card.locator('li[data-tool="add"] button[role="switch"][aria-checked="false"]').waitFor();
+  check((await card.locator('li[data-tool="add"]').getAttribute('data-enabled')) === 'false', 'add is off');
+  console.log('STEP switched');
+
+  // Approve: the comparison goes and the tool is live again.
+  await change.locator('button[data-action="approve"]').click();
+  await change.waitFor({ state: 'detached' });
+  await card.locator('li[data-tool="echo"] .tool-state[data-state="live"]').waitFor();
+  check(!(await card.locator('.action-error').count()), 'no action error');
+  console.log('STEP approved');
+
+  check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
+  console.log('OK');
+} finally {
+  await context.close();
+}
