@@ -297,3 +297,66 @@ async fn resource_subscriptions_reach_a_2026_07_28_server_through_subscriptions_
     );
     Ok(())
 }
+
+async fn start_call(
+    agent: &Agent,
+    tool: &str,
+    args: Value,
+) -> anyhow::Result<rmcp::service::RequestHandle<rmcp::RoleClient>> {
+    let mut params = rmcp::model::CallToolRequestParams::new(tool.to_string());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map);
+    }
+    Ok(agent
+        .service
+        .peer()
+        .send_cancellable_request(
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await?)
+}
+
+#[tokio::test]
+async fn progress_and_cancellation_reach_a_2026_07_28_server() -> anyhow::Result<()> {
+    let dir = TempDir::new("revcancel");
+    let stdio_log = dir.path().join("stdio.log");
+    let http_log = dir.path().join("http.log");
+    let (_http, url) = faulty_http(&http_log, &STATELESS).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "s": faulty_stdio(&stdio_log, &STATELESS),
+        "h": {"url": url},
+    }}))
+    .await?;
+    for (name, log) in [("s", &stdio_log), ("h", &http_log)] {
+        let row = pool.wait_status(name, "connected", LIMIT).await?;
+        assert_eq!(row["protocol"], "2026-07-28", "{row}");
+        let agent = pool.agent("/mcp").await?;
+
+        let call = start_call(&agent, &format!("{name}__progress"), json!({"steps": 3})).await?;
+        match call.await_response().await? {
+            rmcp::model::ServerResult::CallToolResult(r) => assert_eq!(text(&r), "done"),
+            other => panic!("not a tool result: {other:?}"),
+        }
+        let h = agent.handler.clone();
+        wait_for("three progress notifications", LIMIT, || h.progress().len() >= 3).await?;
+        assert_eq!(agent.handler.progress(), vec![1.0, 2.0, 3.0]);
+
+        let call = start_call(&agent, &format!("{name}__hang"), json!({})).await?;
+        wait_for("the hang call at the server", LIMIT, || {
+            count_lines(log, "call hang") == 1
+        })
+        .await?;
+        call.cancel(Some("the user gave up".into())).await?;
+        wait_for("the cancellation at the server", LIMIT, || {
+            count_lines(log, "cancelled hang") == 1
+        })
+        .await?;
+        assert_eq!(
+            text(&agent.call(&format!("{name}__echo"), json!({"text": "still"})).await?),
+            "still"
+        );
+        assert_eq!(pool.server(name).await?["status"], "connected");
+    }
+    Ok(())
+}
