@@ -32,6 +32,13 @@ impl Definition {
             input_schema: Value::Object((*tool.input_schema).clone()),
         }
     }
+
+    /// Whether `tool` is defined so now; compared in place, as it is asked
+    /// for every listed tool and every call.
+    pub fn matches(&self, tool: &Tool) -> bool {
+        self.description.as_deref() == tool.description.as_deref()
+            && self.input_schema.as_object() == Some(&*tool.input_schema)
+    }
 }
 
 /// Whether agents may see a tool's current definition.
@@ -65,11 +72,10 @@ pub struct Review {
 pub fn review(approved: Option<&ServerApprovals>, tools: &[Tool], mode: ApproveMode) -> Review {
     let mut out = Review::default();
     for tool in tools {
-        let current = Definition::of(tool);
         match approved.and_then(|a| a.get(tool.name.as_ref())) {
-            Some(def) if *def == current => {}
+            Some(def) if def.matches(tool) => {}
             Some(_) => out.held.push(tool.name.to_string()),
-            None if mode == ApproveMode::Auto => out.approve.push((tool.name.to_string(), current)),
+            None if mode == ApproveMode::Auto => out.approve.push((tool.name.to_string(), Definition::of(tool))),
             None => out.held.push(tool.name.to_string()),
         }
     }
@@ -147,7 +153,7 @@ impl Approvals {
     pub fn verdict(&self, server: &str, tool: &Tool) -> Verdict {
         let servers = self.lock();
         match servers.get(server).and_then(|a| a.get(tool.name.as_ref())) {
-            Some(def) if *def == Definition::of(tool) => Verdict::Approved,
+            Some(def) if def.matches(tool) => Verdict::Approved,
             approved => Verdict::Changed {
                 approved: approved.cloned(),
             },
