@@ -61,6 +61,8 @@ try {
   await card.and(page.locator('[data-status="connected"]')).waitFor();
   check((await card.locator('.badge').textContent()) === 'Connected', 'status text');
   check(await card.locator('.tool-state[data-state="live"]').count() > 0, 'live tools listed');
+  const meta = await card.locator('p.meta').first().textContent();
+  check(meta.startsWith('stdio · MCP 2025-11-25 · '), `the negotiated protocol next to the transport: ${meta}`);
   check((await page.locator('#endpoint-url').textContent()) === `${origin}/mcp`, 'the endpoint URL');
   await page.evaluate(() => { window.__sameDocument = true; });
   step('connected');
