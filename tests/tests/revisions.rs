@@ -60,12 +60,17 @@ async fn a_2026_07_28_only_server_works_over_stdio_and_http() -> anyhow::Result<
     let stdio_log = dir.path().join("stdio.log");
     let http_log = dir.path().join("http.log");
     let (_http, url) = faulty_http(&http_log, &STATELESS).await?;
+    let mut off = faulty_stdio(&stdio_log, &STATELESS);
+    off["disabled"] = json!(true);
     let pool = Mcpool::start(json!({"mcpServers": {
         "s": faulty_stdio(&stdio_log, &STATELESS),
         "h": {"url": url},
+        "off": off,
     }}))
     .await?;
-    // Before it first connects a server has no protocol.
+    // A server that never connected has no protocol.
+    let row = pool.wait_status("off", "disabled", LIMIT).await?;
+    assert_eq!(row["protocol"], Value::Null, "{row}");
     for name in ["s", "h"] {
         listed_and_called(&pool, name, "2026-07-28", json!({"text": "hi"}), "hi").await?;
     }
