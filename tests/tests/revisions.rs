@@ -365,3 +365,39 @@ async fn progress_and_cancellation_reach_a_2026_07_28_server() -> anyhow::Result
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn log_messages_of_a_2026_07_28_server_reach_the_agents() -> anyhow::Result<()> {
+    let dir = TempDir::new("revlog");
+    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
+    pool.wait_status("h", "connected", LIMIT).await?;
+    let caller = pool.agent("/mcp").await?;
+    let r = caller.call("h__log", json!({"message": "disk at 91%"})).await?;
+    assert_eq!(text(&r), "logged");
+    let h = caller.handler.clone();
+    wait_for("the log message at the caller", LIMIT, || !h.logs().is_empty()).await?;
+    assert_eq!(caller.handler.logs()[0]["data"], "disk at 91%");
+    Ok(())
+}
+
+#[tokio::test]
+async fn set_level_to_a_2026_07_28_server_is_kept_for_its_requests() -> anyhow::Result<()> {
+    let dir = TempDir::new("revlevel");
+    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
+    pool.wait_status("h", "connected", LIMIT).await?;
+    let own = pool.agent("/servers/h/mcp").await?;
+    // 2026-07-28 has no logging/setLevel; mcpool answers it and sends the
+    // level in each request's _meta.
+    #[allow(deprecated)]
+    own.service
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Warning,
+        ))
+        .await?;
+    // The server filters its info message by the level on the request.
+    assert_eq!(text(&own.call("log", json!({"message": "m"})).await?), "filtered");
+    Ok(())
+}

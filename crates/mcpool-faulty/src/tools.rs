@@ -269,6 +269,8 @@ pub async fn call(
             Err(error) => failure(format!("roots/list failed: {error}")),
         }),
         "log" => match parse::<Message>(arguments) {
+            // 2026-07-28: the level a client wants rides on the request.
+            Ok(_) if stateless(&context) && context.meta.log_level().is_some_and(above_info) => Ok(text("filtered")),
             Ok(args) => {
                 let param = LoggingMessageNotificationParam::new(LoggingLevel::Info, Value::String(args.message))
                     .with_logger("faulty");
@@ -413,4 +415,8 @@ mod tests {
 /// `subscriptions/listen` streams only.
 fn stateless(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| !v.has_initialize())
+}
+
+fn above_info(level: LoggingLevel) -> bool {
+    !matches!(level, LoggingLevel::Debug | LoggingLevel::Info)
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, InputRequest,
+    CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, GetMeta, InputRequest,
     InputRequiredResult, ProtocolVersion, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
@@ -21,7 +21,7 @@ impl Supervisor {
     /// that may have reached the server is never sent twice.
     pub async fn forward(
         self: &Arc<Self>,
-        request: ClientRequest,
+        mut request: ClientRequest,
         ctx: Option<(&RequestContext<RoleServer>, u64)>,
     ) -> Result<ServerResult, RequestError> {
         let Link {
@@ -32,6 +32,19 @@ impl Supervisor {
             listen,
         } = self.peer().await.map_err(RequestError::Unavailable)?;
         activity.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let stateless = peer.peer_info().is_some_and(|i| !i.protocol_version.has_initialize());
+        if stateless {
+            // 2026-07-28 has no `logging/setLevel`: the level rides on every request.
+            if let ClientRequest::SetLevelRequest(r) = &request {
+                #[allow(deprecated)] // SEP-2577; agents in use still set levels.
+                let level = r.params.level;
+                self.lock().log_level = Some(level);
+                return Ok(ServerResult::empty(()));
+            }
+            if let Some(level) = self.lock().log_level {
+                request.get_meta_mut().set_log_level(level);
+            }
+        }
         if let Some(listen) = &listen {
             match &request {
                 ClientRequest::SubscribeRequest(r) => return self.resubscribe(listen, &r.params.uri, true).await,

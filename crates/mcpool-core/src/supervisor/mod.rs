@@ -159,6 +159,10 @@ struct Inner {
     /// Values resolved from the keyring for the current connection; kept
     /// out of every error text.
     secret_values: Vec<String>,
+    /// The level an agent set with `logging/setLevel`, which a stateless
+    /// server gets in each request's `_meta` instead.
+    #[allow(deprecated)] // SEP-2577; agents in use still set levels.
+    log_level: Option<rmcp::model::LoggingLevel>,
 }
 
 pub struct Supervisor {
@@ -193,6 +197,7 @@ impl Supervisor {
                 stopped: false,
                 cache_key: None,
                 secret_values: Vec::new(),
+                log_level: None,
             }),
             attempt_lock: tokio::sync::Mutex::new(()),
         })
