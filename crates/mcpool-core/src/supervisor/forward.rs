@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, GetMeta, InputRequest,
-    InputRequiredResult, ProtocolVersion, ServerResult,
+    InputRequiredResult, ProtocolVersion, RequestMetaObject, RequestParamsMeta, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use rmcp::ServiceError;
@@ -32,6 +32,7 @@ impl Supervisor {
             listen,
         } = self.peer().await.map_err(RequestError::Unavailable)?;
         activity.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        strip_agent_lifecycle(&mut request);
         let stateless = peer.peer_info().is_some_and(|i| !i.protocol_version.has_initialize());
         if stateless {
             // 2026-07-28 has no `logging/setLevel`: the level rides on every request.
@@ -151,6 +152,40 @@ impl Supervisor {
     }
 }
 
+/// The `_meta` keys that say which revision, client and capabilities a
+/// request comes with (2026-07-28): they describe the agent, not mcpool,
+/// which is the server's client. rmcp adds mcpool's own for a stateless
+/// server; a session server must not see a revision it never agreed to.
+const AGENT_LIFECYCLE_KEYS: [&str; 3] = [
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientInfo",
+    "io.modelcontextprotocol/clientCapabilities",
+];
+
+fn strip_agent_lifecycle(request: &mut ClientRequest) {
+    fn strip(meta: &mut Option<RequestMetaObject>) {
+        if let Some(meta) = meta {
+            for key in AGENT_LIFECYCLE_KEYS {
+                meta.remove(key);
+            }
+        }
+    }
+    match request {
+        ClientRequest::CallToolRequest(r) => strip(r.params.meta_mut()),
+        ClientRequest::GetPromptRequest(r) => strip(r.params.meta_mut()),
+        ClientRequest::ReadResourceRequest(r) => strip(r.params.meta_mut()),
+        ClientRequest::CompleteRequest(r) => strip(r.params.meta_mut()),
+        ClientRequest::SetLevelRequest(r) => strip(r.params.meta_mut()),
+        ClientRequest::SubscribeRequest(r) => strip(r.params.meta_mut()),
+        ClientRequest::UnsubscribeRequest(r) => strip(r.params.meta_mut()),
+        ClientRequest::ListToolsRequest(r) => r.params.iter_mut().for_each(|p| strip(p.meta_mut())),
+        ClientRequest::ListPromptsRequest(r) => r.params.iter_mut().for_each(|p| strip(p.meta_mut())),
+        ClientRequest::ListResourcesRequest(r) => r.params.iter_mut().for_each(|p| strip(p.meta_mut())),
+        ClientRequest::ListResourceTemplatesRequest(r) => r.params.iter_mut().for_each(|p| strip(p.meta_mut())),
+        _ => {}
+    }
+}
+
 /// Whether the agent behind `ctx` speaks 2026-07-28, where a server asks
 /// for input by answering `InputRequiredResult` and the agent retries.
 fn agent_takes_input_requests(ctx: Option<&RequestContext<RoleServer>>) -> bool {
@@ -189,4 +224,31 @@ pub(crate) fn input_required_sentence(
         "Server '{server}' asked for {what} before answering, the MCP 2026-07-28 way; \
          mcpool cannot yet pass that request on to this agent, which speaks {agent}."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::{CallToolRequestParams, Request};
+
+    #[test]
+    fn the_agents_lifecycle_keys_stay_behind_and_the_rest_goes_on() {
+        let mut meta = RequestMetaObject::with_client_context(
+            ProtocolVersion::V_2026_07_28,
+            rmcp::model::Implementation::new("agent", "1"),
+            Default::default(),
+        );
+        meta.insert("progressToken".into(), serde_json::json!(7));
+        meta.insert("traceparent".into(), serde_json::json!("00-x"));
+        let mut params = CallToolRequestParams::new("echo");
+        params.set_meta(meta);
+        let mut request = ClientRequest::CallToolRequest(Request::new(params));
+        strip_agent_lifecycle(&mut request);
+        let ClientRequest::CallToolRequest(r) = request else {
+            unreachable!()
+        };
+        let mut keys: Vec<&String> = r.params.meta().map(|m| m.keys().collect()).unwrap_or_default();
+        keys.sort();
+        assert_eq!(keys, ["progressToken", "traceparent"]);
+    }
 }
