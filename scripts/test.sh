@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one test command (CI runs it through .ci/run):
 #   environment setup -> rustfmt -> clippy -> build the binaries (the CLI, the
-#   tray app, the fault server) -> cargo test, on a throwaway desktop
+#   tray app, the fault server) -> the .deb (scripts/package.sh: a release
+#   build and Tauri's bundler) -> cargo test, on a throwaway desktop
 #   (scripts/desktop.sh), which the tray app's own test needs.
 # cargo test runs last so that the output ends with its own summary.
 set -euo pipefail
@@ -35,6 +36,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 step "cargo build --workspace --bins"
 cargo build --workspace --bins
+
+step "package: the .deb (release build + Tauri's bundler; tests/tests/package.rs checks and installs it)"
+MCPOOL_TEST_DEB="$(bash scripts/package.sh deb </dev/null)"
+export MCPOOL_TEST_DEB
 
 step "cargo test --workspace (virtual X display, private D-Bus session, unlocked throwaway keyring)"
 exec bash scripts/desktop.sh cargo test --workspace

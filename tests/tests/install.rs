@@ -128,11 +128,19 @@ fn install_puts_mcpool_on_path_and_the_app_in_the_menu() {
     assert_eq!(got, want, "the installed files");
 
     for name in ["mcpool", "mcpool-app"] {
+        // The built binary without its debug info.
+        let stripped = inst.dir.path().join(format!("{name}.stripped"));
+        let strip = Command::new("strip")
+            .args(["--strip-debug", "-o"])
+            .arg(&stripped)
+            .arg(bin(name))
+            .status()
+            .expect("strip (binutils)");
+        assert!(strip.success());
         let installed = bindir.join(name);
-        assert_eq!(
-            std::fs::read(&installed).expect("installed binary"),
-            std::fs::read(bin(name)).expect("built binary"),
-            "{name} is the built binary"
+        assert!(
+            std::fs::read(&installed).expect("installed binary") == std::fs::read(&stripped).expect("stripped"),
+            "{name} is the built binary without debug info"
         );
         let mode = std::fs::metadata(&installed).expect("stat").permissions().mode() & 0o777;
         assert_eq!(mode, 0o755, "{name}'s mode");
