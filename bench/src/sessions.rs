@@ -415,6 +415,7 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
     let per_open = Summary::of(&per_open);
     let beyond: Vec<f64> = runs.iter().map(|r| kib(r.beyond_kib) - kib(r.open_kib)).collect();
     let beyond = Summary::of(&beyond);
+    let closed = Summary::of(&runs.iter().map(|r| kib(r.closed_kib)).collect::<Vec<_>>());
     let rate: Vec<f64> = runs
         .iter()
         .map(|r| cli.sessions as f64 / r.elapsed.as_secs_f64())
@@ -485,6 +486,12 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         &beyond,
         "KiB",
     );
+    row(
+        &mut out,
+        "RSS once every session of the second phase ended (DELETE)",
+        &closed,
+        "KiB",
+    );
     let _ = writeln!(
         out,
         "| open+DELETE sessions per second (one agent, sequential) | {:.0} | {:.0}–{:.0} | {:.0}–{:.0} |\n",
@@ -500,6 +507,17 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         d.median,
         cli.beyond_limit,
         cli.max_sessions
+    );
+    let _ = writeln!(
+        out,
+        "What the numbers mean. Before the fix, the hub kept the entry of every ended session (its peer and \
+         that peer's channel) until something pruned the list, which an idle pool never did: a debug build grew \
+         linearly, 37.2 → 94.7 MiB over 5,000 open+DELETE sessions (11.5 KiB each). Now an ended session leaves \
+         nothing (`GET /api/sessions`: `open` and `hub_agents` are 0 after every phase). An open session costs \
+         what rmcp's session worker, its channels and the handler hold; the limit bounds that (256 by default). \
+         glibc keeps freed memory in its per-thread arenas, so mcpool asks it to return it (`malloc_trim`) 2 s \
+         after at least 64 sessions ended; growth past the limit is that fragmentation while 256 sessions stay \
+         open, and it levels off (+12 MiB after 3,000 sessions past the limit in a debug build).\n"
     );
     let _ = writeln!(out, "RSS (KiB) during the open+DELETE phase, median over the runs:\n");
     let points = runs.iter().map(|r| r.curve_kib.len()).min().unwrap_or(0);
