@@ -195,9 +195,14 @@ async fn drive(
     let entries = wait_autostart(dir, true).await;
     assert_eq!(entries.len(), 1, "one .desktop file after the click: {entries:?}");
     let desktop_entry = std::fs::read_to_string(&entries[0])?;
-    assert!(
-        desktop_entry.contains("mcpool-app"),
-        "the login item starts the app:\n{desktop_entry}"
+    // It starts the very binary that was clicked, by absolute path: an
+    // installed app (scripts/install.sh, the .deb) starts itself at login.
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_mcpool-app"))?;
+    let exec = desktop_entry.lines().find_map(|l| l.strip_prefix("Exec="));
+    assert_eq!(
+        exec.and_then(|e| e.split_whitespace().next()),
+        exe.to_str(),
+        "the login item starts this app:\n{desktop_entry}"
     );
     // Named by the root tauri.conf.json's productName: the app was built
     // from the config at the repo root, as the design places it.

@@ -1,0 +1,150 @@
+//! The tray's sign-in, against the fault server's OAuth mode (an
+//! authorization server that approves at once) with `BROWSER` set to a
+//! script that follows the redirects as a user clicking "Allow" would: the
+//! needs-sign-in notification's "Sign in" signs the server in without a
+//! window of ours, "Sign out" in its menu forgets the tokens, and
+//! "Sign in to NAME…" signs it in again.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context as _};
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use zbus::zvariant::OwnedObjectPath;
+use zbus::Connection;
+
+use crate::desktop::{MenuNode, Notifications, TrayMenu, Watcher};
+use crate::support::*;
+use mcpool_tests::faulty_http;
+
+const SERVER: &str = "oauth";
+
+async fn oauth_stats(mcp_url: &str) -> anyhow::Result<Value> {
+    let url = format!("{}/oauth/stats", mcp_url.trim_end_matches("/mcp"));
+    Ok(reqwest::get(url).await?.error_for_status()?.json().await?)
+}
+
+fn exchanges(stats: &Value) -> u64 {
+    stats["code_exchanges"].as_u64().unwrap_or_default()
+}
+
+/// Runs a second app (the first has quit) with one OAuth server.
+pub async fn sign_in_from_the_tray(
+    desktop: &Connection,
+    watcher: &Watcher,
+    notes: &Notifications,
+    dir: &Path,
+) -> anyhow::Result<()> {
+    let dir = dir.join("signin");
+    std::fs::create_dir_all(&dir)?;
+    let (_faulty, url) = faulty_http(&dir.join("oauth.log"), &["--oauth"]).await?;
+    let browser = dir.join("browser.sh");
+    std::fs::write(&browser, "#!/bin/sh\nexec curl -sSL -o /dev/null \"$1\"\n")?;
+    std::fs::set_permissions(&browser, std::os::unix::fs::PermissionsExt::from_mode(0o755))?;
+    std::fs::write(
+        dir.join("config.json"),
+        serde_json::to_vec(&json!({"mcpServers": {SERVER: {"url": url}}}))?,
+    )?;
+    let items_before = watcher.items.lock().map(|i| i.len()).unwrap_or_default();
+    let notes_before = notes.recorded().len();
+    let mut app = app_command(&dir)?
+        .env("BROWSER", &browser)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("app.log"))?)
+        .spawn()?;
+    let stdout = app.stdout.take().context("stdout")?;
+    let line = tokio::time::timeout(Duration::from_secs(60), BufReader::new(stdout).lines().next_line())
+        .await
+        .context("the second app printed nothing within 60 s")??
+        .context("the second app exited before listening")?;
+    let endpoint = line
+        .strip_prefix("mcpool listening on ")
+        .with_context(|| format!("unexpected first line {line:?}"))?;
+    let api = Api {
+        base: endpoint.trim_end_matches("/mcp").to_string(),
+        http: reqwest::Client::new(),
+    };
+    api.wait_status(&[SERVER], "needs_auth").await?;
+
+    // The notification's one button signs in: no dashboard, no question.
+    let got = wait_notes(notes, notes_before + 1, Duration::from_secs(15)).await;
+    let note = got.get(notes_before).context("no sign-in notification")?;
+    assert_eq!(note.summary, format!("{SERVER} needs sign-in"), "{note:?}");
+    assert!(
+        note.actions
+            .iter()
+            .any(|(key, label)| key == "default" && label == "Sign in"),
+        "the notification's action says Sign in: {note:?}"
+    );
+    let iface = desktop
+        .object_server()
+        .interface::<_, Notifications>("/org/freedesktop/Notifications")
+        .await?;
+    Notifications::action_invoked(iface.signal_emitter(), note.id, "default").await?;
+    api.wait_status(&[SERVER], "connected")
+        .await
+        .context("activating the notification signs the server in")?;
+    assert_eq!(exchanges(&oauth_stats(&url).await?), 1);
+
+    // Its menu: Sign out, then Sign in to NAME… again.
+    let (dest, item_path) = {
+        let mut found = None;
+        for _ in 0..100 {
+            found = watcher
+                .items
+                .lock()
+                .ok()
+                .and_then(|i| i.get(items_before..).and_then(|new| new.first().cloned()));
+            if found.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        found.context("the second app never registered a StatusNotifierItem")?
+    };
+    let item: zbus::Proxy = zbus::proxy::Builder::new(desktop)
+        .destination(dest.as_str())?
+        .path(item_path.as_str())?
+        .interface("org.kde.StatusNotifierItem")?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await?;
+    let menu_path: OwnedObjectPath = item.get_property("Menu").await?;
+    let menu = TrayMenu {
+        conn: desktop,
+        dest,
+        path: menu_path,
+    };
+    let line = |status: &'static str| move |m: &MenuNode| m.child(&format!("{SERVER}: {status}")).is_some();
+    let shown = menu.wait_for("the server connected", line("connected")).await?;
+    let sign_out = shown
+        .child(&format!("{SERVER}: connected"))
+        .and_then(|s| s.child("Sign out"))
+        .context("a signed-in server's menu has Sign out")?;
+    menu.click(sign_out.id).await?;
+    api.wait_status(&[SERVER], "needs_auth").await?;
+    let shown = menu
+        .wait_for("the server needing sign-in", line("needs sign-in"))
+        .await?;
+    let sign_in = shown
+        .child(&format!("{SERVER}: needs sign-in"))
+        .and_then(|s| s.child(&format!("Sign in to {SERVER}")))
+        .context("a server that needs sign-in has Sign in to NAME…")?;
+    menu.click(sign_in.id).await?;
+    api.wait_status(&[SERVER], "connected")
+        .await
+        .context("Sign in to NAME… signs the server in")?;
+    assert_eq!(exchanges(&oauth_stats(&url).await?), 2);
+
+    let pid = app.id().context("app pid")?;
+    std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()?;
+    let status = tokio::time::timeout(Duration::from_secs(20), app.wait())
+        .await
+        .map_err(|_| anyhow!("the second app did not exit within 20 s of SIGTERM"))??;
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    Ok(())
+}
