@@ -45,7 +45,11 @@ async fn instance_token() -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))
 }
 
-async fn send(instance: &Instance, method: reqwest::Method, path: &str) -> anyhow::Result<reqwest::Response> {
+pub(crate) async fn send(
+    instance: &Instance,
+    method: reqwest::Method,
+    path: &str,
+) -> anyhow::Result<reqwest::Response> {
     let url = format!("http://{}{path}", instance.listen);
     let token = instance_token().await?;
     reqwest::Client::new()

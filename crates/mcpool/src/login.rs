@@ -8,35 +8,19 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use serde_json::Value;
 
-use crate::client::load_token;
+use crate::client::send;
 use crate::Instance;
 
 /// A little longer than the instance waits for the browser.
 const WAIT: Duration = Duration::from_secs(330);
 
+/// One control-API request; a refused token is an error that says so.
 async fn call(
     instance: &Instance,
     method: reqwest::Method,
     path: &str,
 ) -> anyhow::Result<(reqwest::StatusCode, Value)> {
-    let token = load_token(false)
-        .await?
-        .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))?;
-    let response = reqwest::Client::new()
-        .request(method, format!("http://{}{path}", instance.listen))
-        .bearer_auth(token)
-        .send()
-        .await
-        .map_err(|e| {
-            if e.is_connect() {
-                anyhow!(
-                    "no mcpool instance is running at {} (start one with `mcpool serve`)",
-                    instance.listen
-                )
-            } else {
-                anyhow!("cannot reach mcpool at {}: {e}", instance.listen)
-            }
-        })?;
+    let response = send(instance, method, path).await?;
     let status = response.status();
     if status == reqwest::StatusCode::UNAUTHORIZED {
         return Err(anyhow!(
