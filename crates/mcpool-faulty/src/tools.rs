@@ -385,6 +385,16 @@ async fn elicit(context: &RequestContext<RoleServer>, message: String) -> Result
     })
 }
 
+/// Whether the request came on 2026-07-28, whose changes go to
+/// `subscriptions/listen` streams only.
+fn stateless(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| !v.has_initialize())
+}
+
+fn above_info(level: LoggingLevel) -> bool {
+    !matches!(level, LoggingLevel::Debug | LoggingLevel::Info)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -409,14 +419,4 @@ mod tests {
         assert_eq!(add.a + add.b, 3.5);
         assert!(parse::<Add>(None).is_err());
     }
-}
-
-/// Whether the request came on 2026-07-28, whose changes go to
-/// `subscriptions/listen` streams only.
-fn stateless(context: &RequestContext<RoleServer>) -> bool {
-    context.protocol_version().is_some_and(|v| !v.has_initialize())
-}
-
-fn above_info(level: LoggingLevel) -> bool {
-    !matches!(level, LoggingLevel::Debug | LoggingLevel::Info)
 }
