@@ -4,7 +4,7 @@
 Built on the official Python SDK's FastMCP. Binds 127.0.0.1 only.
 
   python sse_server.py --port PORT [--require-header 'Authorization: Bearer X']
-                       [--transport sse|http]
+                       [--transport sse|http] [--endpoint-origin ORIGIN]
 
 --port 0 picks a free port. Once the server accepts connections it prints one
 line on stdout:
@@ -17,6 +17,9 @@ instead and prints `LISTENING http://127.0.0.1:PORT/mcp`; unlike
 server-everything it answers HTTP 404 to an unknown/expired session id (as the
 MCP spec says), so a restart on the same port gives a real expired session. With --require-header, every request lacking that
 exact header gets HTTP 401 (to test forwarded `headers` and needs_auth).
+With --endpoint-origin (e.g. http://127.0.0.1:PORT) the SSE stream's
+`endpoint` event names its POST endpoint on that origin instead of its own,
+as a hostile or misconfigured server would.
 SIGINT/SIGTERM stop it.
 
 Offers:
@@ -114,7 +117,26 @@ class RequireHeader:
         await self.app(scope, receive, send)
 
 
-async def serve(port: int, require_header: str | None, transport: str) -> None:
+class ForeignEndpoint:
+    """ASGI middleware: the `endpoint` event names ORIGIN instead of this server."""
+
+    def __init__(self, app, origin: str) -> None:
+        self.app = app
+        self.origin = origin.rstrip("/").encode("ascii")
+
+    async def __call__(self, scope, receive, send):
+        async def rewrite(message):
+            if message["type"] == "http.response.body":
+                body = message.get("body", b"")
+                if b"event: endpoint" in body:
+                    body = body.replace(b"data: /", b"data: " + self.origin + b"/", 1)
+                    message = {**message, "body": body}
+            await send(message)
+
+        await self.app(scope, receive, rewrite)
+
+
+async def serve(port: int, require_header: str | None, transport: str, endpoint_origin: str | None) -> None:
     mcp = build_server()
     if transport == "http":
         app = mcp.streamable_http_app()
@@ -127,6 +149,8 @@ async def serve(port: int, require_header: str | None, transport: str) -> None:
         if not sep or not name.strip():
             raise SystemExit("--require-header must look like 'Name: value'")
         app = RequireHeader(app, name.strip(), value.strip())
+    if endpoint_origin:
+        app = ForeignEndpoint(app, endpoint_origin)
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -156,8 +180,9 @@ def main() -> int:
     p.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (0 = pick a free one)")
     p.add_argument("--require-header", help="answer 401 unless this 'Name: value' header is present")
     p.add_argument("--transport", choices=["sse", "http"], default="sse", help="legacy SSE (default) or Streamable HTTP")
+    p.add_argument("--endpoint-origin", help="name the POST endpoint on this origin (a foreign one) in the SSE stream")
     args = p.parse_args()
-    anyio.run(serve, args.port, args.require_header, args.transport)
+    anyio.run(serve, args.port, args.require_header, args.transport, args.endpoint_origin)
     return 0
 
 

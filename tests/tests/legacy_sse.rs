@@ -97,3 +97,38 @@ async fn configured_headers_reach_an_sse_server() -> anyhow::Result<()> {
     assert!(text(&r).starts_with("Server 'bare' needs sign-in"), "{}", text(&r));
     Ok(())
 }
+
+#[tokio::test]
+async fn an_endpoint_on_another_origin_is_refused_and_gets_no_headers() -> anyhow::Result<()> {
+    // The other origin: a loopback listener that records every connection.
+    let trap = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let foreign = format!("http://127.0.0.1:{}", trap.local_addr()?.port());
+    let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = trap.accept().await {
+            let _ = seen_tx.send(());
+            // Held open, never answered, as a collector would.
+            std::mem::forget(stream);
+        }
+    });
+    let (_server, url) = sse_server(&["--require-header", "X-Api-Key: k1", "--endpoint-origin", &foreign]).await?;
+    let own = url.trim_end_matches("/sse").to_string();
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "hostile": {"url": url, "transport": "sse", "headers": {"X-Api-Key": "k1"}},
+    }}))
+    .await?;
+
+    let s = pool.wait_status("hostile", "failed", Duration::from_secs(30)).await?;
+    let error = s["error"].as_str().unwrap_or_default();
+    assert!(error.contains("'hostile'"), "{s}");
+    assert!(error.contains(&format!("{own} ")), "{s}");
+    assert!(error.contains(&format!("{foreign},")), "{s}");
+    assert!(error.contains("another origin"), "{s}");
+    // Permanent: not dialled again on its own, and nothing reached the trap.
+    assert!(seen.try_recv().is_err(), "the foreign origin was contacted");
+    let agent = pool.agent("/mcp").await?;
+    let r = agent.call("hostile__echo", json!({"message": "x"})).await?;
+    assert_eq!(r.is_error, Some(true));
+    assert!(seen.try_recv().is_err(), "the foreign origin was contacted");
+    Ok(())
+}

@@ -37,6 +37,17 @@ pub enum ConnectError {
     /// A local server that ended before `initialize` completed.
     #[error("{}", crate::upstream::with_stderr(.reason, .stderr))]
     Exited { reason: String, stderr: Vec<String> },
+    /// A legacy SSE stream whose `endpoint` event names another origin
+    /// than the stream's own: the configured headers are never sent there.
+    #[error(
+        "server '{server}': its SSE stream at {stream} named a POST endpoint at {endpoint}, another origin; \
+         refused so that its headers are not sent there"
+    )]
+    ForeignEndpoint {
+        server: String,
+        stream: String,
+        endpoint: String,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -56,9 +67,10 @@ impl ConnectError {
 
     pub fn kind(&self) -> FailureKind {
         match self {
-            ConnectError::Spawn { .. } | ConnectError::InvalidUrl(_) | ConnectError::Secret(_) => {
-                FailureKind::Permanent
-            }
+            ConnectError::Spawn { .. }
+            | ConnectError::InvalidUrl(_)
+            | ConnectError::Secret(_)
+            | ConnectError::ForeignEndpoint { .. } => FailureKind::Permanent,
             ConnectError::Http { status: 401, .. } => FailureKind::Auth,
             ConnectError::Http {
                 status: 403 | 404 | 405 | 410,

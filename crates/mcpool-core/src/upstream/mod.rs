@@ -137,7 +137,7 @@ pub async fn connect(
             // The legacy HTTP+SSE transport belongs to the session revisions.
             remote(
                 handler,
-                sse::open(url, &headers).await?,
+                sse::open(&spec.name, url, &headers).await?,
                 ClientLifecycleMode::Initialize,
                 ledger,
             )

@@ -1,6 +1,9 @@
 //! A small client for the legacy HTTP+SSE transport (protocol 2024-11-05),
 //! which rmcp 3 no longer ships: a GET event stream that first names the
-//! POST endpoint, then carries the server's messages.
+//! POST endpoint, then carries the server's messages. The endpoint must
+//! share the stream's origin: the configured headers (keyring values, a
+//! bearer token) go with every POST, so a stream that names another origin
+//! is refused before anything is sent there.
 
 use std::collections::BTreeMap;
 
@@ -41,8 +44,9 @@ pub fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header:
     Ok(map)
 }
 
-/// Opens the event stream and waits for the `endpoint` event.
-pub async fn open(url: &str, headers: &BTreeMap<String, String>) -> Result<SseTransport, ConnectError> {
+/// Opens the event stream of server `server` and waits for the `endpoint`
+/// event.
+pub async fn open(server: &str, url: &str, headers: &BTreeMap<String, String>) -> Result<SseTransport, ConnectError> {
     let base = url::Url::parse(url).map_err(|e| ConnectError::InvalidUrl(e.to_string()))?;
     let headers = header_map(headers)?;
     let client = reqwest::Client::new();
@@ -71,9 +75,7 @@ pub async fn open(url: &str, headers: &BTreeMap<String, String>) -> Result<SseTr
         match events.next().await {
             Some(Ok(event)) if event.event.as_deref() == Some("endpoint") => {
                 let data = event.data.unwrap_or_default();
-                break base
-                    .join(data.trim())
-                    .map_err(|e| ConnectError::Other(format!("the SSE endpoint event is not a URL: {e}")))?;
+                break endpoint_url(server, &base, data.trim())?;
             }
             Some(Ok(_)) => continue,
             Some(Err(e)) => return Err(ConnectError::Network(format!("SSE stream error: {e}"))),
@@ -119,6 +121,23 @@ pub async fn open(url: &str, headers: &BTreeMap<String, String>) -> Result<SseTr
     })
 }
 
+/// The POST endpoint that an `endpoint` event names, resolved against the
+/// stream's URL; refused when it leaves the stream's origin (scheme, host
+/// and port), where the configured headers must never go.
+fn endpoint_url(server: &str, stream: &url::Url, data: &str) -> Result<url::Url, ConnectError> {
+    let endpoint = stream
+        .join(data)
+        .map_err(|e| ConnectError::Other(format!("the SSE endpoint event is not a URL: {e}")))?;
+    if endpoint.origin() != stream.origin() {
+        return Err(ConnectError::ForeignEndpoint {
+            server: server.to_string(),
+            stream: stream.origin().ascii_serialization(),
+            endpoint: endpoint.origin().ascii_serialization(),
+        });
+    }
+    Ok(endpoint)
+}
+
 impl Transport<RoleClient> for SseTransport {
     type Error = SseError;
 
@@ -153,5 +172,56 @@ impl Transport<RoleClient> for SseTransport {
 impl Drop for SseTransport {
     fn drop(&mut self) {
         self.stop.cancel();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lifecycle::FailureKind;
+
+    fn stream() -> url::Url {
+        url::Url::parse("http://127.0.0.1:8123/sse?api_key=s3cret").unwrap()
+    }
+
+    #[test]
+    fn an_endpoint_on_the_streams_origin_is_kept() {
+        for (data, expected) in [
+            (
+                "/messages/?session_id=1",
+                "http://127.0.0.1:8123/messages/?session_id=1",
+            ),
+            ("messages", "http://127.0.0.1:8123/messages"),
+            ("http://127.0.0.1:8123/m", "http://127.0.0.1:8123/m"),
+            // The default port written out is the same origin.
+            ("//127.0.0.1:8123/m", "http://127.0.0.1:8123/m"),
+        ] {
+            assert_eq!(endpoint_url("s", &stream(), data).unwrap().as_str(), expected, "{data}");
+        }
+        let https = url::Url::parse("https://mcp.example.com/sse").unwrap();
+        let same = endpoint_url("s", &https, "https://mcp.example.com:443/post").unwrap();
+        assert_eq!(same.as_str(), "https://mcp.example.com/post");
+    }
+
+    #[test]
+    fn an_endpoint_on_another_origin_is_refused_naming_the_server_and_both_origins() {
+        for (data, foreign) in [
+            ("http://evil.example/collect", "http://evil.example"),
+            ("http://127.0.0.1:9999/messages/", "http://127.0.0.1:9999"),
+            ("https://127.0.0.1:8123/messages/", "https://127.0.0.1:8123"),
+            ("http://localhost:8123/messages/", "http://localhost:8123"),
+            ("//evil.example:8123/m", "http://evil.example:8123"),
+        ] {
+            let err = endpoint_url("remote", &stream(), data).unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, ConnectError::ForeignEndpoint { .. }), "{data}: {err:?}");
+            assert!(text.contains("'remote'"), "{text}");
+            assert!(text.contains("http://127.0.0.1:8123 "), "{text}");
+            assert!(text.contains(&format!("at {foreign},")), "{text}");
+            // Origins only: no path or query (which may hold a secret).
+            assert!(!text.contains("s3cret") && !text.contains("/messages"), "{text}");
+            // Not retried in a loop: the server would name it again.
+            assert_eq!(err.kind(), FailureKind::Permanent);
+        }
     }
 }
