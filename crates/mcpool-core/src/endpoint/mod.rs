@@ -24,6 +24,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
 use crate::hub::Scope;
@@ -271,14 +272,9 @@ fn has_token(headers: &HeaderMap, token: &str) -> bool {
     let Some((scheme, given)) = value.trim_start().split_once(' ') else {
         return false;
     };
-    scheme.eq_ignore_ascii_case("bearer") && constant_time_eq(given.trim().as_bytes(), token.as_bytes())
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    // Compared in constant time: how far a guess matches never shows in
+    // the timing (only its length does, which the token's format gives away).
+    scheme.eq_ignore_ascii_case("bearer") && bool::from(given.trim().as_bytes().ct_eq(token.as_bytes()))
 }
 
 /// A `Host` of `localhost`, `127.x.x.x` or `[::1]`, with any port.
@@ -320,6 +316,28 @@ mod tests {
             req = req.header(*k, *v);
         }
         app.oneshot(req.body(Body::empty()).unwrap()).await.unwrap().status()
+    }
+
+    #[test]
+    fn the_token_matches_only_whole() {
+        let headers = |v: &str| {
+            let mut h = HeaderMap::new();
+            h.insert(header::AUTHORIZATION, v.parse().unwrap());
+            h
+        };
+        assert!(has_token(&headers("Bearer s3cret"), "s3cret"));
+        assert!(has_token(&headers("bearer  s3cret "), "s3cret"));
+        for wrong in [
+            "Bearer s3cre",
+            "Bearer s3cret!",
+            "Bearer s3creT",
+            "Bearer ",
+            "Basic s3cret",
+            "s3cret",
+        ] {
+            assert!(!has_token(&headers(wrong), "s3cret"), "{wrong}");
+        }
+        assert!(!has_token(&HeaderMap::new(), "s3cret"));
     }
 
     #[tokio::test]
