@@ -261,6 +261,7 @@ async fn pool_options(cache_dir: Option<PathBuf>) -> Result<PoolOptions, Service
             Some(s) => Some(Duration::from_secs(s)),
             None => Some(crate::pool::DEFAULT_KEEPALIVE),
         },
+        builtin_tools: crate::endpoint::builtin::tools(),
     })
 }
 

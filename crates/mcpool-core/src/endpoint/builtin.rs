@@ -7,7 +7,12 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::json;
 
-use crate::pool::{Pool, RECONNECT_TOOL, STATUS_TOOL};
+use crate::pool::Pool;
+
+/// The server name the built-in tools live under.
+pub const BUILTIN_SERVER: &str = "mcpool";
+pub const STATUS_TOOL: &str = "mcpool__status";
+pub const RECONNECT_TOOL: &str = "mcpool__reconnect";
 
 fn schema(value: serde_json::Value) -> Arc<JsonObject> {
     match value {
@@ -16,6 +21,8 @@ fn schema(value: serde_json::Value) -> Arc<JsonObject> {
     }
 }
 
+/// The built-in tools' definitions; the pool lists them first in the
+/// aggregated view ([`crate::pool::PoolOptions::builtin_tools`]).
 pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(

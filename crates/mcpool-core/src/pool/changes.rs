@@ -1,0 +1,198 @@
+//! What the pool tells others when a server changes: status events for
+//! `/api/events`, the tools held back for approval, and `list_changed` to
+//! exactly the agent sessions whose visible lists changed.
+
+use std::collections::BTreeSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
+
+use rmcp::model::Tool;
+use serde::Serialize;
+
+use super::views::{profile_filter, tool_view_of, Views};
+use super::PoolInner;
+use crate::hub::{ListKind, Scope};
+use crate::lifecycle::Status;
+use crate::supervisor::{Lists, Supervisor};
+use crate::toolctl::Verdict;
+
+/// One status change, as `/api/events` sends it.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct StatusEvent {
+    pub server: String,
+    pub status: Status,
+    pub error: Option<String>,
+}
+
+/// The tools of a server held back for the user's approval (all of them,
+/// after every change of the set), as `/api/events` sends it (`tools`).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct HeldEvent {
+    pub server: String,
+    pub held: Vec<String>,
+}
+
+impl PoolInner {
+    pub(super) fn status_changed(&self, server: &str) {
+        let Some(sup) = self.servers.read().ok().and_then(|s| s.get(server).cloned()) else {
+            return;
+        };
+        let snap = sup.snapshot();
+        let current = (snap.status, snap.error.clone());
+        let changed = self
+            .last_status
+            .lock()
+            .map(|mut last| last.insert(server.to_string(), current.clone()) != Some(current))
+            .unwrap_or(true);
+        if changed {
+            let _ = self.events.send(StatusEvent {
+                server: server.to_string(),
+                status: snap.status,
+                error: snap.error,
+            });
+        }
+    }
+
+    /// Reviews the tools just seen (first sight approves, changes are held
+    /// back), then sends `list_changed` to the sessions whose visible lists
+    /// really changed. `None`: every server (the policy changed).
+    pub(super) fn lists_changed(&self, server: Option<&str>) {
+        if let Ok(mut v) = self.views.lock() {
+            *v = Views {
+                generation: v.generation + 1,
+                tools: None,
+                prompts: None,
+            };
+        }
+        let servers: Vec<Arc<Supervisor>> = self
+            .servers
+            .read()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default();
+        let lists: Vec<(String, Lists)> = servers.iter().map(|s| (s.name().to_string(), s.lists())).collect();
+        let control = &self.ctx.tools;
+        let mode = control.mode();
+        let mut own: Vec<(&str, Option<&Lists>)> = lists
+            .iter()
+            .filter(|(n, _)| server.is_none_or(|s| s == n))
+            .map(|(n, l)| (n.as_str(), Some(l)))
+            .collect();
+        if let Some(s) = server.filter(|s| !lists.iter().any(|(n, _)| n == s)) {
+            // Removed: its sessions learn that its lists are gone.
+            own.push((s, None));
+        }
+        for (name, l) in &own {
+            let tools = l.map(|l| l.tools.as_slice()).unwrap_or_default();
+            control.approvals.observe(name, tools, mode);
+            self.update_held(name, tools);
+        }
+        let view = tool_view_of(&self.builtin_tools, &lists, |s, t| control.visible(s, t));
+        let profiles = control.policy().profiles;
+        for kind in [ListKind::Tools, ListKind::Prompts, ListKind::Resources] {
+            let all = match kind {
+                ListKind::Tools => hash_tools(&view.tools),
+                _ => signature(kind, lists.iter().map(|(n, l)| (n.as_str(), l))),
+            };
+            if self.update_signature(kind, SigScope::All, all) {
+                self.hub.notify_list_changed(kind, |scope| *scope == Scope::All);
+            }
+            for (name, l) in &own {
+                let empty = Lists::default();
+                let l = l.unwrap_or(&empty);
+                let sig = match kind {
+                    ListKind::Tools => {
+                        let visible: Vec<Tool> = l.tools.iter().filter(|t| control.visible(name, t)).cloned().collect();
+                        hash_tools(&visible)
+                    }
+                    _ => signature(kind, std::iter::once((*name, l))),
+                };
+                if self.update_signature(kind, SigScope::Server(name.to_string()), sig) {
+                    let target = Scope::One(name.to_string());
+                    self.hub.notify_list_changed(kind, |scope| *scope == target);
+                }
+            }
+            for (pname, profile) in &profiles {
+                let sig = match kind {
+                    ListKind::Tools => hash_tools(&profile_filter(&view, profile)),
+                    _ => signature(
+                        kind,
+                        lists
+                            .iter()
+                            .filter(|(n, _)| profile.includes_server(n))
+                            .map(|(n, l)| (n.as_str(), l)),
+                    ),
+                };
+                if self.update_signature(kind, SigScope::Profile(pname.clone()), sig) {
+                    let target = Scope::Profile(pname.clone());
+                    self.hub.notify_list_changed(kind, |scope| *scope == target);
+                }
+            }
+        }
+    }
+
+    /// Announces the server's held-back tools when the set changed.
+    fn update_held(&self, server: &str, tools: &[Tool]) {
+        let held: BTreeSet<String> = tools
+            .iter()
+            .filter(|t| self.ctx.tools.approvals.verdict(server, t) != Verdict::Approved)
+            .map(|t| t.name.to_string())
+            .collect();
+        let changed = self.held.lock().is_ok_and(|mut all| {
+            let before = all.get(server).cloned().unwrap_or_default();
+            if held.is_empty() {
+                all.remove(server);
+            } else {
+                all.insert(server.to_string(), held.clone());
+            }
+            before != held
+        });
+        if changed {
+            if !held.is_empty() {
+                tracing::warn!(
+                    server,
+                    tools = ?held,
+                    "tools held back: their definitions differ from what the user approved"
+                );
+            }
+            let _ = self.held_events.send(HeldEvent {
+                server: server.to_string(),
+                held: held.into_iter().collect(),
+            });
+        }
+    }
+
+    fn update_signature(&self, kind: ListKind, scope: SigScope, sig: u64) -> bool {
+        let Ok(mut sigs) = self.signatures.lock() else {
+            return false;
+        };
+        sigs.insert((kind, scope), sig) != Some(sig)
+    }
+}
+
+/// Whose view a signature is of.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum SigScope {
+    All,
+    Server(String),
+    Profile(String),
+}
+
+fn hash_tools(tools: &[Tool]) -> u64 {
+    let mut h = DefaultHasher::new();
+    serde_json::to_string(tools).unwrap_or_default().hash(&mut h);
+    h.finish()
+}
+
+fn signature<'a>(kind: ListKind, lists: impl Iterator<Item = (&'a str, &'a Lists)>) -> u64 {
+    let mut h = DefaultHasher::new();
+    for (name, l) in lists {
+        name.hash(&mut h);
+        let json = match kind {
+            ListKind::Tools => serde_json::to_string(&l.tools),
+            ListKind::Prompts => serde_json::to_string(&l.prompts),
+            ListKind::Resources => serde_json::to_string(&(&l.resources, &l.templates)),
+        };
+        json.unwrap_or_default().hash(&mut h);
+    }
+    h.finish()
+}

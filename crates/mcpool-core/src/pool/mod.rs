@@ -1,0 +1,318 @@
+//! The pool: every configured server's [`Supervisor`], the aggregated view
+//! agents see (names, list changes), and the status events for the UI.
+
+mod changes;
+mod views;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::time::Duration;
+
+use rmcp::model::Tool;
+use tokio::sync::broadcast;
+
+use crate::backoff::Backoff;
+use crate::cache::{Fingerprinter, ToolCache};
+use crate::config::{Config, ConfigProblem};
+use crate::hub::{Hub, ListKind};
+use crate::lifecycle::Status;
+use crate::secrets::{MemoryStore, SecretStore};
+use crate::supervisor::{Context, Observer, ServerSnapshot, Supervisor};
+use crate::toolctl::{Approvals, ToolControl};
+use changes::SigScope;
+pub use changes::{HeldEvent, StatusEvent};
+use views::Views;
+pub use views::{PromptView, ToolView};
+
+/// How long shutdown waits for every server to stop.
+pub const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(5);
+
+/// What the config file said last: its path, a whole-file error (the
+/// running servers are kept), and the entries left out or repeated.
+#[derive(Debug, Clone, Default)]
+pub struct ConfigState {
+    pub path: Option<std::path::PathBuf>,
+    pub file_error: Option<ConfigProblem>,
+    pub problems: Vec<ConfigProblem>,
+}
+
+#[derive(Clone)]
+pub struct Pool {
+    inner: Arc<PoolInner>,
+}
+
+struct PoolInner {
+    hub: Arc<Hub>,
+    /// Listed first in the aggregated view, under names no server's tool
+    /// may take (the endpoint's own tools).
+    builtin_tools: Vec<Tool>,
+    /// Built views, dropped whenever a server's lists change.
+    views: Mutex<Views>,
+    ctx: Arc<Context>,
+    servers: RwLock<BTreeMap<String, Arc<Supervisor>>>,
+    events: broadcast::Sender<StatusEvent>,
+    last_status: Mutex<BTreeMap<String, (Status, Option<String>)>>,
+    signatures: Mutex<BTreeMap<(ListKind, SigScope), u64>>,
+    /// Per server, the tools held back for approval, as last announced.
+    held: Mutex<BTreeMap<String, BTreeSet<String>>>,
+    held_events: broadcast::Sender<HeldEvent>,
+    config: tokio::sync::watch::Sender<ConfigState>,
+    observer: Weak<dyn Observer>,
+}
+
+impl Observer for PoolInner {
+    fn status_changed(&self, server: &str) {
+        PoolInner::status_changed(self, server);
+    }
+    fn lists_changed(&self, server: &str) {
+        PoolInner::lists_changed(self, Some(server));
+    }
+}
+
+/// How a pool is set up: its policy and its boundaries.
+pub struct PoolOptions {
+    pub backoff: Backoff,
+    pub secrets: Arc<dyn SecretStore>,
+    pub cache: Option<(ToolCache, Fingerprinter)>,
+    pub profile: String,
+    /// Ping idle remote connections this often; `None` turns it off.
+    pub keepalive: Option<Duration>,
+    /// Where the approved tool definitions are kept; `None`: in memory.
+    pub approvals_file: Option<std::path::PathBuf>,
+    /// Tools that are not any server's, listed first in the aggregated view
+    /// under their own names (the endpoint's `mcpool__status` and
+    /// `mcpool__reconnect`, [`crate::endpoint::builtin::tools`]).
+    pub builtin_tools: Vec<Tool>,
+}
+
+/// Default keepalive: rare enough that an idle machine does almost no work.
+pub const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(300);
+
+impl Default for PoolOptions {
+    /// No keyring, no disk cache and no built-in tools: for tests of the
+    /// pure parts.
+    fn default() -> Self {
+        PoolOptions {
+            backoff: Backoff::default(),
+            secrets: Arc::new(MemoryStore::default()),
+            cache: None,
+            profile: "default".into(),
+            keepalive: Some(DEFAULT_KEEPALIVE),
+            approvals_file: None,
+            builtin_tools: Vec::new(),
+        }
+    }
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Pool::new(PoolOptions::default())
+    }
+}
+
+impl Pool {
+    pub fn new(options: PoolOptions) -> Self {
+        let oauth = Arc::new(crate::oauth::OAuth::new(options.secrets.clone()));
+        let approvals = options.approvals_file.map(Approvals::open).unwrap_or_default();
+        let ctx = Arc::new(Context {
+            oauth,
+            hub: Arc::new(Hub::default()),
+            backoff: options.backoff,
+            secrets: options.secrets,
+            cache: options.cache,
+            profile: options.profile,
+            keepalive: options.keepalive,
+            asleep: std::sync::atomic::AtomicBool::new(false),
+            tools: Arc::new(ToolControl::new(approvals)),
+        });
+        let (events, _) = broadcast::channel(256);
+        let (held_events, _) = broadcast::channel(64);
+        let inner = Arc::new_cyclic(|weak: &Weak<PoolInner>| {
+            // Supervisors hold the pool only weakly: no reference cycle.
+            let weak_observer: Weak<dyn Observer> = weak.clone();
+            PoolInner {
+                hub: ctx.hub.clone(),
+                builtin_tools: options.builtin_tools,
+                views: Mutex::new(Views::default()),
+                ctx: ctx.clone(),
+                servers: RwLock::new(BTreeMap::new()),
+                events,
+                last_status: Mutex::new(BTreeMap::new()),
+                signatures: Mutex::new(BTreeMap::new()),
+                held: Mutex::new(BTreeMap::new()),
+                held_events,
+                config: tokio::sync::watch::Sender::new(ConfigState::default()),
+                observer: weak_observer,
+            }
+        });
+        Pool { inner }
+    }
+
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.inner.hub
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<StatusEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Changes of the tools held back for approval, per server.
+    pub fn subscribe_held(&self) -> broadcast::Receiver<HeldEvent> {
+        self.inner.held_events.subscribe()
+    }
+
+    /// The tool filters, profiles and approvals in force.
+    pub fn tool_control(&self) -> &Arc<ToolControl> {
+        &self.inner.ctx.tools
+    }
+
+    /// Approves `tool` of `server` as it is listed now; agents see it again.
+    /// Answers false when the server lists no such tool.
+    pub fn approve_tool(&self, server: &str, tool: &str) -> bool {
+        let Some(sup) = self.server(server) else { return false };
+        let Some(current) = sup.lists().tools.into_iter().find(|t| t.name == tool) else {
+            return false;
+        };
+        self.inner.ctx.tools.approvals.approve(server, &current);
+        self.inner.lists_changed(Some(server));
+        true
+    }
+
+    pub fn server(&self, name: &str) -> Option<Arc<Supervisor>> {
+        self.inner.servers.read().ok()?.get(name).cloned()
+    }
+
+    pub fn servers(&self) -> Vec<Arc<Supervisor>> {
+        self.inner
+            .servers
+            .read()
+            .map(|s| s.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Between a sleep and the next wake, keepalive probes stop.
+    pub fn set_asleep(&self, asleep: bool) {
+        self.inner
+            .ctx
+            .asleep
+            .store(asleep, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The servers connected right now.
+    pub fn connected(&self) -> BTreeSet<String> {
+        self.servers()
+            .iter()
+            .filter(|s| s.status() == Status::Connected)
+            .map(|s| s.name().to_string())
+            .collect()
+    }
+
+    pub fn snapshot(&self) -> Vec<ServerSnapshot> {
+        self.servers().iter().map(|s| s.snapshot()).collect()
+    }
+
+    pub fn config_problems(&self) -> Vec<ConfigProblem> {
+        self.inner.config.borrow().problems.clone()
+    }
+
+    /// The config file's state as `/api/config` shows it; the receiver sees
+    /// every change.
+    pub fn config_state(&self) -> tokio::sync::watch::Receiver<ConfigState> {
+        self.inner.config.subscribe()
+    }
+
+    /// The outcome of reading the config file at `path`: a config is applied;
+    /// a file that could not be read keeps the running servers and is shown
+    /// until it is fixed.
+    pub fn config_loaded(&self, path: &std::path::Path, loaded: Result<&Config, &ConfigProblem>) {
+        self.inner.config.send_if_modified(|state| {
+            let changed = state.path.as_deref() != Some(path);
+            state.path = Some(path.to_path_buf());
+            changed
+        });
+        match loaded {
+            Ok(config) => self.apply_config(config),
+            Err(problem) => self
+                .inner
+                .config
+                .send_modify(|state| state.file_error = Some(problem.clone())),
+        }
+    }
+
+    /// Makes the running set match `config`: new servers start, removed ones
+    /// stop, and only servers whose entry changed restart.
+    pub fn apply_config(&self, config: &Config) {
+        self.inner
+            .ctx
+            .oauth
+            .set_client_metadata_url(config.oauth_client_metadata_url.clone());
+        self.inner.config.send_if_modified(|state| {
+            let changed = state.file_error.is_some() || state.problems != config.problems;
+            state.file_error = None;
+            state.problems.clone_from(&config.problems);
+            changed
+        });
+        for problem in &config.problems {
+            tracing::warn!("{problem}");
+        }
+        let mut started = Vec::new();
+        let mut stopped = Vec::new();
+        {
+            let Ok(mut servers) = self.inner.servers.write() else {
+                return;
+            };
+            let names: BTreeSet<String> = servers.keys().cloned().collect();
+            for name in names {
+                let keep = config
+                    .servers
+                    .get(&name)
+                    .is_some_and(|spec| servers.get(&name).is_some_and(|s| s.spec() == *spec));
+                if !keep {
+                    if let Some(old) = servers.remove(&name) {
+                        stopped.push(old);
+                    }
+                }
+            }
+            for (name, spec) in &config.servers {
+                if !servers.contains_key(name) {
+                    let sup = Supervisor::new(spec.clone(), self.inner.ctx.clone(), self.inner.observer.clone());
+                    servers.insert(name.clone(), sup.clone());
+                    started.push(sup);
+                }
+            }
+        }
+        for old in &stopped {
+            // Removed or reconfigured: its cache file describes a server
+            // that no longer exists.
+            old.forget_cache();
+            let old = old.clone();
+            tokio::spawn(async move { old.stop().await });
+        }
+        for sup in &started {
+            sup.start();
+            self.inner.status_changed(sup.name());
+        }
+        for old in &stopped {
+            if let Ok(mut last) = self.inner.last_status.lock() {
+                last.remove(old.name());
+            }
+            self.inner.lists_changed(Some(old.name()));
+        }
+        // New filters or profiles change what agents see without a restart.
+        if self.inner.ctx.tools.set_policy(&config.tools) {
+            self.inner.lists_changed(None);
+        }
+    }
+
+    /// Stops every server (and its process group) within the deadline.
+    pub async fn shutdown(&self) {
+        let all: Vec<Arc<Supervisor>> = match self.inner.servers.write() {
+            Ok(mut s) => std::mem::take(&mut *s).into_values().collect(),
+            Err(_) => Vec::new(),
+        };
+        let stops = futures::future::join_all(all.iter().map(|s| s.stop()));
+        if tokio::time::timeout(SHUTDOWN_DEADLINE, stops).await.is_err() {
+            tracing::warn!("some servers did not stop within {SHUTDOWN_DEADLINE:?}");
+        }
+    }
+}
