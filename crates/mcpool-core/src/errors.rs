@@ -35,7 +35,7 @@ pub enum ConnectError {
     #[error("{0}")]
     Secret(crate::secrets::ResolveError),
     /// A local server that ended before `initialize` completed.
-    #[error("{}", crate::upstream::with_stderr(.reason, .stderr))]
+    #[error("{}", crate::stderr_tail::with_stderr(.reason, .stderr))]
     Exited { reason: String, stderr: Vec<String> },
     /// A legacy SSE stream whose `endpoint` event names another origin
     /// than the stream's own: the configured headers are never sent there.

@@ -38,7 +38,7 @@ impl Supervisor {
                 },
             };
             let tail = stderr.map(|s| s.tail()).unwrap_or_default();
-            this.dropped(generation, &upstream::with_stderr(&reason, &tail));
+            this.dropped(generation, &crate::stderr_tail::with_stderr(&reason, &tail));
         });
         let this = Arc::downgrade(self);
         tokio::spawn(async move {

@@ -188,16 +188,3 @@ where
         stderr: None,
     })
 }
-
-/// Joins a reason and a stderr tail into one error text.
-pub fn with_stderr(reason: &str, tail: &[String]) -> String {
-    if tail.is_empty() {
-        return reason.to_string();
-    }
-    let what = if tail.len() == 1 {
-        "last line".to_string()
-    } else {
-        format!("last {} lines", tail.len())
-    };
-    format!("{reason}; stderr ({what}):\n{}", tail.join("\n"))
-}
