@@ -1,0 +1,183 @@
+use super::*;
+
+#[test]
+fn max_message_bytes_defaults_and_is_checked() {
+    let c = parse_str(
+        r#"{"mcpServers": {
+            "plain": {"command": "srv"},
+            "raised": {"command": "srv", "maxMessageBytes": 67108864},
+            "tiny": {"command": "srv", "maxMessageBytes": 1000},
+            "text": {"command": "srv", "maxMessageBytes": "16MiB"}
+        }}"#,
+    );
+    assert_eq!(c.servers["plain"].max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+    assert_eq!(c.servers["raised"].max_message_bytes, 64 * 1024 * 1024);
+    let texts: Vec<String> = c.problems.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "/cfg/config.json: server 'tiny': field 'maxMessageBytes': expected a number of bytes from 65536 to 1073741824",
+            "/cfg/config.json: server 'text': field 'maxMessageBytes': expected a number of bytes",
+        ]
+    );
+}
+
+fn parse_str(text: &str) -> Config {
+    parse(Path::new("/cfg/config.json"), text).unwrap()
+}
+
+#[test]
+fn claude_desktop_shape() {
+    let c = parse_str(
+        r#"{"mcpServers": {
+            "fs": {"command": "npx", "args": ["-y", "srv", 3], "env": {"A": "1"}, "cwd": "work", "timeout": 5000},
+            "web": {"url": "https://example.test/mcp", "headers": {"X-Key": "v"}},
+            "old": {"url": "http://127.0.0.1:9/sse", "transport": "sse", "disabled": true}
+        }}"#,
+    );
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    let fs = &c.servers["fs"];
+    assert_eq!(fs.timeout, Duration::from_millis(5000));
+    assert_eq!(
+        fs.transport,
+        TransportSpec::Stdio {
+            command: "npx".into(),
+            args: vec!["-y".into(), "srv".into(), "3".into()],
+            env: BTreeMap::from([("A".into(), "1".into())]),
+            cwd: Some(PathBuf::from("/cfg/work")),
+        }
+    );
+    assert_eq!(c.servers["web"].transport.kind(), "http");
+    assert_eq!(c.servers["web"].timeout, DEFAULT_TIMEOUT);
+    assert!(c.servers["old"].disabled);
+    assert_eq!(c.servers["old"].transport.kind(), "sse");
+}
+
+#[test]
+fn vscode_shape() {
+    let c = parse_str(
+        r#"{"inputs": [], "servers": {
+            "gh": {"type": "http", "url": "https://api.example.test/mcp"},
+            "local": {"type": "stdio", "command": "srv"},
+            "legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"}
+        }}"#,
+    );
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert_eq!(c.servers.len(), 3);
+    assert_eq!(c.servers["legacy"].transport.kind(), "sse");
+}
+
+#[test]
+fn a_bad_entry_names_file_server_and_field_and_spares_the_others() {
+    let c = parse_str(
+        r#"{"mcpServers": {
+            "good": {"command": "srv"},
+            "badargs": {"command": "srv", "args": "oops"},
+            "badurl": {"url": "not a url"},
+            "none": {},
+            "badtimeout": {"command": "x", "timeout": -4},
+            "badenv": {"command": "x", "env": {"K": [1]}}
+        }}"#,
+    );
+    assert_eq!(c.servers.keys().collect::<Vec<_>>(), vec!["good"]);
+    let texts: Vec<String> = c.problems.iter().map(ToString::to_string).collect();
+    expect_test::expect![[r#"
+        [
+            "/cfg/config.json: server 'badargs': field 'args': expected an array of strings",
+            "/cfg/config.json: server 'badurl': field 'url': invalid URL: relative URL without a base",
+            "/cfg/config.json: server 'none': needs either 'command' (a local server) or 'url' (a remote server)",
+            "/cfg/config.json: server 'badtimeout': field 'timeout': expected a positive number of milliseconds",
+            "/cfg/config.json: server 'badenv': field 'env.K': expected a string",
+        ]
+    "#]]
+    .assert_debug_eq(&texts);
+}
+
+#[test]
+fn oauth_settings_are_parsed_and_checked() {
+    let c = parse_str(
+        r#"{"oauthClientMetadataUrl": "https://example.test/mcpool/client.json", "mcpServers": {
+            "full": {"url": "https://a.test/mcp", "oauth": {"clientId": "abc", "clientSecret": "${keyring:S}", "scopes": ["read", "write"], "redirectPort": 8765}},
+            "empty": {"url": "https://b.test/mcp", "oauth": {}},
+            "none": {"url": "https://c.test/mcp"},
+            "local": {"command": "x", "oauth": {}},
+            "lonesecret": {"url": "https://d.test/mcp", "oauth": {"clientSecret": "s"}},
+            "badport": {"url": "https://d.test/mcp", "oauth": {"redirectPort": 70000}},
+            "badscope": {"url": "https://d.test/mcp", "oauth": {"scopes": ["a b"]}},
+            "typo": {"url": "https://d.test/mcp", "oauth": {"clientID": "x"}}
+        }}"#,
+    );
+    assert_eq!(
+        c.oauth_client_metadata_url.as_deref(),
+        Some("https://example.test/mcpool/client.json")
+    );
+    assert_eq!(
+        c.servers["full"].oauth,
+        Some(OAuthSpec {
+            client_id: Some("abc".into()),
+            client_secret: Some("${keyring:S}".into()),
+            scopes: Some(vec!["read".into(), "write".into()]),
+            redirect_port: Some(8765),
+        })
+    );
+    assert_eq!(c.servers["empty"].oauth, Some(OAuthSpec::default()));
+    assert_eq!(c.servers["none"].oauth, None);
+    let texts: Vec<String> = c.problems.iter().map(ToString::to_string).collect();
+    expect_test::expect![[r#"
+        [
+            "/cfg/config.json: server 'local': field 'oauth': only a remote server (with 'url') signs in",
+            "/cfg/config.json: server 'lonesecret': field 'oauth.clientSecret': a client secret needs oauth.clientId",
+            "/cfg/config.json: server 'badport': field 'oauth.redirectPort': expected a port number (1-65535)",
+            "/cfg/config.json: server 'badscope': field 'oauth.scopes[0]': expected a scope (a string without spaces)",
+            "/cfg/config.json: server 'typo': field 'oauth.clientID': unknown field (expected clientId, clientSecret, scopes or redirectPort)",
+        ]
+    "#]]
+    .assert_debug_eq(&texts);
+    let bad = parse_str(r#"{"oauthClientMetadataUrl": "http://x.test/doc"}"#);
+    assert_eq!(
+        bad.problems[0].to_string(),
+        "/cfg/config.json: field 'oauthClientMetadataUrl': expected an https URL with a path (the client ID metadata document)"
+    );
+}
+
+#[test]
+fn invalid_json_names_the_position() {
+    let e = parse(Path::new("/x/c.json"), "{\"mcpServers\": {").unwrap_err();
+    assert!(e.to_string().starts_with("/x/c.json: invalid JSON at line 1"), "{e}");
+}
+
+#[test]
+fn absent_or_empty_file_is_an_empty_pool() {
+    let dir = std::env::temp_dir().join(format!("mcpool-cfg-{}", std::process::id()));
+    assert_eq!(load(&dir.join("missing.json")).unwrap(), Config::default());
+    assert_eq!(parse_str("  "), Config::default());
+}
+
+#[test]
+fn a_repeated_key_is_a_named_warning_and_the_later_value_is_used() {
+    let c = parse_str(
+        r#"{"mcpServers": {
+            "a": {"command": "first"},
+            "a": {"command": "second", "env": {"TOKEN": "1", "TOKEN": "2"}}
+        }}"#,
+    );
+    assert_eq!(c.servers.keys().collect::<Vec<_>>(), vec!["a"]);
+    let texts: Vec<(String, bool)> = c.problems.iter().map(|p| (p.to_string(), p.warning)).collect();
+    expect_test::expect![[r#"
+        [
+            (
+                "/cfg/config.json: server 'a': defined twice in 'mcpServers'; only the later entry is used",
+                true,
+            ),
+            (
+                "/cfg/config.json: server 'a': field 'env.TOKEN': appears twice; only the later value is used",
+                true,
+            ),
+        ]
+    "#]]
+    .assert_debug_eq(&texts);
+    let TransportSpec::Stdio { command, env, .. } = &c.servers["a"].transport else {
+        panic!("not stdio")
+    };
+    assert_eq!((command.as_str(), env["TOKEN"].as_str()), ("second", "2"));
+}
