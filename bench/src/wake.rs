@@ -1,5 +1,5 @@
 //! `mcpool-bench-wake`: how fast mcpool heals after a network gap, and how
-//! many MCP attempts it makes while the network is away (SPEC rule 11).
+//! many MCP attempts it makes while the network is away (behaviour.md rule 11).
 //!
 //! mcpool runs in a network namespace of its own and reaches our fault server
 //! in a second one through a veth pair, by a name from the namespace's hosts

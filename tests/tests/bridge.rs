@@ -1,4 +1,4 @@
-//! `mcpool stdio` (SPEC §2): a stdio MCP server that relays a whole session
+//! `mcpool stdio` (behaviour.md §2): a stdio MCP server that relays a whole session
 //! to the running instance, driven by the official Python SDK over stdio; and
 //! a clear refusal when no instance runs (after a bounded wait for one).
 

@@ -1,4 +1,4 @@
-//! SPEC §3 rule 8 against the real binary: the tool cache on disk is offered
+//! behaviour.md rule 8 against the real binary: the tool cache on disk is offered
 //! at start while a server is still starting, is keyed by the connection's
 //! identity, survives a transient start failure, is dropped by a permanent
 //! one, ignores bad files, and goes with the server.

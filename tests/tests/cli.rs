@@ -1,4 +1,4 @@
-//! The `mcpool` command line (SPEC §2): the commands that talk to a running
+//! The `mcpool` command line (behaviour.md §2): the commands that talk to a running
 //! instance, the token, the listen and auth rules, config problems, an absent
 //! config, following config edits, and a clean stop.
 

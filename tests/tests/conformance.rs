@@ -1,4 +1,4 @@
-//! SPEC rule 15 and §2 "sign-in (OAuth)" against the official MCP
+//! behaviour.md rule 15 and §2 "sign-in (OAuth)" against the official MCP
 //! conformance suite (npm `@modelcontextprotocol/conformance`, pinned in
 //! package.json, run by the Node 22 pinned next to it): every client auth
 //! scenario that the 2025-11-25 and 2026-07-28 requirement sets require

@@ -1,4 +1,4 @@
-//! `mcpool connect CLIENT` (SPEC §2): each client's snippet names the running
+//! `mcpool connect CLIENT` (behaviour.md §2): each client's snippet names the running
 //! instance's URL and token, in the shape that client reads, and what it
 //! names really connects.
 

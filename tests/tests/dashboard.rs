@@ -1,4 +1,4 @@
-//! SPEC §2 "web UI": the dashboard in a real headless Chromium against the
+//! behaviour.md §2 "web UI": the dashboard in a real headless Chromium against the
 //! real binary. `mcpool ui --no-open` gives a one-time link; the browser
 //! signs in with it, follows a crash of a stdio server live (failed, stderr
 //! tail, tools kept), reconnects it with the card's button, shows a config

@@ -1,4 +1,4 @@
-//! SPEC §3 rules 2, 3, 5 and 13 against the real binary and our
+//! behaviour.md rules 2, 3, 5 and 13 against the real binary and our
 //! fault-injecting server over stdio.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! SPEC §3 rules 1, 4, 6, 9 and 10 against the real binary and our
+//! behaviour.md rules 1, 4, 6, 9 and 10 against the real binary and our
 //! fault-injecting server as a remote (Streamable HTTP) upstream, plus the
 //! per-server endpoint and the output faults of a local server.
 

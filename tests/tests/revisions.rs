@@ -1,4 +1,4 @@
-//! SPEC rule 16, upstream side: each server is spoken to in the newest MCP
+//! behaviour.md rule 16, upstream side: each server is spoken to in the newest MCP
 //! revision both sides support, and `/api/servers` shows it as `protocol`.
 //! An ordinary session agent (rmcp, initialize) on `/mcp` lists and calls
 //! the tools of:

@@ -1,4 +1,4 @@
-//! SPEC §2 (secrets in config, `mcpool secret`) and §3 rules 8 and 14
+//! behaviour.md §2 (secrets in config, `mcpool secret`) and §3 rules 8 and 14
 //! against the real binary and the real Secret Service (a throwaway keyring
 //! on a private D-Bus session, see scripts/with-keyring.sh): secrets reach
 //! the child's env and the request's headers and nothing else.

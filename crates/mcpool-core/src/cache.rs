@@ -1,4 +1,4 @@
-//! The tool cache on disk (SPEC rule 8): each server's last live tool list
+//! The tool cache on disk (behaviour.md rule 8): each server's last live tool list
 //! in `<cache>/mcp/tools/<sha256>.json`, keyed by the server's connection
 //! identity. Secrets enter the identity only as HMAC fingerprints under a
 //! per-install key, so no file name or content reveals one.

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 
 use crate::backoff::Backoff;
 
-/// What a server shows (SPEC §1), exactly these strings.
+/// What a server shows (behaviour.md §1), exactly these strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
@@ -40,7 +40,7 @@ impl fmt::Display for Status {
     }
 }
 
-/// How an attempt failed (SPEC §3 rule 10).
+/// How an attempt failed (behaviour.md rule 10).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FailureKind {
     /// Worth another try later; a server's `Retry-After` is a floor.

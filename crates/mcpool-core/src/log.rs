@@ -1,5 +1,5 @@
 //! The log writer every mcpool process uses: stderr, redacted of every
-//! secret resolved so far (SPEC rule 14).
+//! secret resolved so far (behaviour.md rule 14).
 
 use std::io::Write;
 

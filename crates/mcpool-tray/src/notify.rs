@@ -4,7 +4,7 @@
 //! at [`Notifier::next_deadline`].
 //!
 //! Three kinds, all rate-limited, so a flaky network never floods the desktop:
-//! - a server enters `needs_auth` (SPEC §3 rule 6): once per episode (until
+//! - a server enters `needs_auth` (behaviour.md rule 6): once per episode (until
 //!   it connects or is disabled). Servers entering it within [`AUTH_BURST`]
 //!   of each other share one notification, e.g. when one sign-in provider
 //!   expires every token at once.

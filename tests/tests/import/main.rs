@@ -1,4 +1,4 @@
-//! `mcpool import` (SPEC §2): the configs of Claude Desktop, Claude Code,
+//! `mcpool import` (behaviour.md §2): the configs of Claude Desktop, Claude Code,
 //! Cursor, VS Code and opencode, written in each client's own format into a
 //! fake home, are found, planned, imported with their literal secrets moved
 //! into the real keyring, never modified, and the imported servers connect.

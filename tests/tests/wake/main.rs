@@ -1,4 +1,4 @@
-//! SPEC §3 rules 11 and 12 against the real binary: sleep and wake through a
+//! behaviour.md rules 11 and 12 against the real binary: sleep and wake through a
 //! fake logind on a private bus, a real network gap between two network
 //! namespaces the test makes, and keepalive pings of an idle connection.
 

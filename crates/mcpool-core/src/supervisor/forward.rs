@@ -194,8 +194,9 @@ fn agent_takes_input_requests(ctx: Option<&RequestContext<RoleServer>>) -> bool 
 }
 
 /// What an agent on a session revision reads when a 2026-07-28 server asks
-/// for input before it answers (SPEC rule 16 bridges this; until then the
-/// call fails with this sentence instead of an answer the agent cannot read).
+/// for input before it answers (behaviour.md rule 16 bridges this; until
+/// then the call fails with this sentence instead of an answer the agent
+/// cannot read).
 pub(crate) fn input_required_sentence(
     server: &str,
     input: &InputRequiredResult,

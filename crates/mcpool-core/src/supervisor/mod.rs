@@ -44,7 +44,7 @@ pub struct Context {
     pub tools: Arc<crate::toolctl::ToolControl>,
 }
 
-/// The exact end of a dropped server's error (SPEC §3 rule 2).
+/// The exact end of a dropped server's error (behaviour.md rule 2).
 pub const KEPT_SUFFIX: &str = "(tools kept; reconnects when next used)";
 
 /// How long after `initialize` the tools are listed once more: some servers

@@ -1,4 +1,4 @@
-//! Sleep, wake and network changes (SPEC rules 11 and 12). The OS sources
+//! Sleep, wake and network changes (behaviour.md rules 11 and 12). The OS sources
 //! (logind, netlink, a clock-jump detector) only produce [`PowerEvent`]s;
 //! the [`healer`] turns them into probes and reconnects. The pool never asks
 //! the OS directly.
