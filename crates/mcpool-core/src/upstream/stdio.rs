@@ -1,6 +1,7 @@
 //! Local servers: a child process in its own process group, stdin/stdout as
 //! the MCP transport, stderr drained into a bounded tail. Every stop takes
-//! the whole group down (TERM, then KILL after a grace).
+//! the whole group down (TERM, then KILL after a grace). Process groups and
+//! signals are Unix's; elsewhere a stop kills the child process itself.
 
 use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
@@ -21,6 +22,9 @@ pub struct ProcessGroup {
     pgid: i32,
     exit: watch::Receiver<Option<ExitStatus>>,
     stopped: bool,
+    /// Without process groups the reaper, which owns the child, kills it.
+    #[cfg(not(unix))]
+    kill: tokio_util::sync::CancellationToken,
 }
 
 pub struct Spawned {
@@ -46,8 +50,9 @@ pub fn spawn(spec: &TransportSpec) -> Result<Spawned, ConnectError> {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(false)
-        .process_group(0);
+        .kill_on_drop(false);
+    #[cfg(unix)]
+    cmd.process_group(0);
     if let Some(cwd) = cwd {
         cmd.current_dir(cwd);
     }
@@ -65,10 +70,23 @@ pub fn spawn(spec: &TransportSpec) -> Result<Spawned, ConnectError> {
     let stderr = StderrTail::default();
     tokio::spawn(stderr.clone().drain(stderr_pipe));
     let (tx, exit) = watch::channel(None);
+    #[cfg(not(unix))]
+    let kill = tokio_util::sync::CancellationToken::new();
+    #[cfg(not(unix))]
+    let killed = kill.clone();
     // The reaper owns the child so that its exit status is known at once and
     // no zombie is left behind.
     tokio::spawn(async move {
+        #[cfg(unix)]
         let status = child.wait().await.ok();
+        #[cfg(not(unix))]
+        let status = tokio::select! {
+            status = child.wait() => status.ok(),
+            _ = killed.cancelled() => {
+                let _ = child.start_kill();
+                child.wait().await.ok()
+            }
+        };
         let _ = tx.send(status);
     });
     Ok(Spawned {
@@ -76,6 +94,8 @@ pub fn spawn(spec: &TransportSpec) -> Result<Spawned, ConnectError> {
             pgid,
             exit,
             stopped: false,
+            #[cfg(not(unix))]
+            kill,
         },
         stdout,
         stdin,
@@ -106,9 +126,9 @@ impl ProcessGroup {
         if self.stopped || self.pgid <= 0 {
             return;
         }
-        signal_group(self.pgid, libc::SIGTERM);
+        self.signal(Stop::Term);
         self.wait_exit(grace).await;
-        signal_group(self.pgid, libc::SIGKILL);
+        self.signal(Stop::Kill);
         crate::guardian::forget(self.pgid);
         self.stopped = true;
     }
@@ -117,25 +137,49 @@ impl ProcessGroup {
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
         if !self.stopped && self.pgid > 0 {
-            signal_group(self.pgid, libc::SIGKILL);
+            self.signal(Stop::Kill);
             crate::guardian::forget(self.pgid);
         }
     }
 }
 
-fn signal_group(pgid: i32, signal: i32) {
-    // SAFETY: kill(2) with a negative pid signals the process group we
-    // created for this child; it touches no memory of ours.
-    unsafe {
-        libc::kill(-pgid, signal);
+/// How a stop asks: TERM lets the group clean up, KILL does not ask.
+#[derive(Clone, Copy)]
+enum Stop {
+    Term,
+    Kill,
+}
+
+impl ProcessGroup {
+    #[cfg(unix)]
+    fn signal(&self, stop: Stop) {
+        let signal = match stop {
+            Stop::Term => libc::SIGTERM,
+            Stop::Kill => libc::SIGKILL,
+        };
+        // SAFETY: kill(2) with a negative pid signals the process group we
+        // created for this child; it touches no memory of ours.
+        unsafe {
+            libc::kill(-self.pgid, signal);
+        }
+    }
+
+    /// No TERM here: both stops kill the child (its own children are not
+    /// reached without process groups).
+    #[cfg(not(unix))]
+    fn signal(&self, _stop: Stop) {
+        self.kill.cancel();
     }
 }
 
 /// "exited with status 3" / "was killed by signal 9".
 pub fn describe_exit(status: Option<ExitStatus>) -> String {
-    use std::os::unix::process::ExitStatusExt;
+    #[cfg(unix)]
+    let signal = |s: &ExitStatus| std::os::unix::process::ExitStatusExt::signal(s);
+    #[cfg(not(unix))]
+    let signal = |_: &ExitStatus| None::<i32>;
     match status {
-        Some(s) => match (s.code(), s.signal()) {
+        Some(s) => match (s.code(), signal(&s)) {
             (Some(code), _) => format!("the process exited with status {code}"),
             (None, Some(sig)) => format!("the process was killed by signal {sig}"),
             _ => "the process exited".into(),

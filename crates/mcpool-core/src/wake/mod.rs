@@ -7,7 +7,9 @@ pub mod clock;
 pub mod driver;
 pub mod gate;
 pub mod healer;
+#[cfg(target_os = "linux")]
 pub mod logind;
+#[cfg(target_os = "linux")]
 pub mod netlink;
 
 use tokio::sync::mpsc;

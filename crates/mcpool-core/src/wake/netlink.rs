@@ -1,5 +1,6 @@
 //! Address, link and route changes from the kernel (Linux rtnetlink), as
 //! [`PowerEvent::NetworkChanged`]. A burst of kernel messages is one event.
+//! Linux only (the module is compiled there alone).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,7 +16,6 @@ pub const DEBOUNCE: Duration = Duration::from_millis(300);
 
 pub struct Netlink;
 
-#[cfg(target_os = "linux")]
 mod socket {
     use futures::FutureExt;
     use netlink_sys::protocols::NETLINK_ROUTE;
@@ -60,7 +60,6 @@ impl PowerWatcher for Netlink {
         "netlink"
     }
 
-    #[cfg(target_os = "linux")]
     fn run(
         self: Box<Self>,
         tx: mpsc::Sender<PowerEvent>,
@@ -98,14 +97,5 @@ impl PowerWatcher for Netlink {
                 }
             }
         })
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn run(
-        self: Box<Self>,
-        _tx: mpsc::Sender<PowerEvent>,
-        _stop: CancellationToken,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        Box::pin(async {})
     }
 }
