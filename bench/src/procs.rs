@@ -7,16 +7,12 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{json, Map, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-pub(crate) fn repo_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
-}
+pub(crate) use mcpool_tests::repo_root;
 
 /// What the benchmark runs.
 pub(crate) struct Env {
@@ -193,19 +189,11 @@ impl Mcpool {
             .spawn()
             .with_context(|| format!("cannot start {}", env.mcpool.display()))?;
         let pid = child.id().context("mcpool has no pid")?;
-        let stdout = child.stdout.take().context("mcpool stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(STEP_LIMIT, lines.next_line())
+        let line = mcpool_tests::first_line(&mut child, STEP_LIMIT)
             .await
-            .map_err(|_| anyhow!("mcpool did not print its address within {STEP_LIMIT:?}"))??
-            .ok_or_else(|| anyhow!("mcpool exited before listening (see {})", dir.display()))?;
+            .with_context(|| format!("mcpool did not start listening (see {})", dir.display()))?;
         let listening_after = started.elapsed();
-        let port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
-            .ok_or_else(|| anyhow!("unexpected first line from mcpool: {line}"))?;
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let port = mcpool_tests::listening_port(&line)?;
         Ok(Mcpool {
             child,
             pid,

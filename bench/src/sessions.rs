@@ -25,8 +25,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
+use mcpool_tests::repo_root;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use stats::Summary;
@@ -263,18 +263,14 @@ impl Server {
             .spawn()
             .with_context(|| format!("cannot start {}", mcpool.display()))?;
         let pid = child.id().context("mcpool has no pid")?;
-        let stdout = child.stdout.take().context("mcpool stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(STEP_LIMIT, lines.next_line())
+        let line = mcpool_tests::first_line(&mut child, STEP_LIMIT)
             .await
-            .map_err(|_| anyhow!("mcpool did not print its address within {STEP_LIMIT:?}"))??
-            .ok_or_else(|| anyhow!("mcpool exited before listening (see {})", dir.display()))?;
+            .with_context(|| format!("mcpool did not start listening (see {})", dir.display()))?;
         let base = line
             .split_whitespace()
             .find(|w| w.starts_with("http://"))
             .map(|u| u.trim_end_matches("/mcp").to_string())
             .ok_or_else(|| anyhow!("unexpected first line from mcpool: {line}"))?;
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Ok(Server {
             child,
             pid,
@@ -536,11 +532,6 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
 
 fn fmt_ms(d: Duration) -> String {
     format!("{} ms", d.as_millis())
-}
-
-fn repo_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
-    manifest.parent().unwrap_or(manifest).to_path_buf()
 }
 
 fn date() -> String {

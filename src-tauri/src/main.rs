@@ -7,7 +7,6 @@ mod notices;
 mod render;
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -15,7 +14,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use mcpool_core::lifecycle::Status;
-use mcpool_core::log::RedactingStderr;
 use mcpool_core::pool::Pool;
 use mcpool_core::service::{self, ServeArgs, Service};
 use mcpool_core::supervisor::ToolState;
@@ -57,7 +55,7 @@ struct Cli {
 fn main() -> ExitCode {
     let cli = <Cli as clap::Parser>::parse();
     mcpool_core::guardian::start(); // first, before any thread: it forks
-    init_tracing();
+    mcpool_core::log::init();
     if let Some(why) = no_display() {
         eprintln!("mcpool: {why}; the tray app needs a desktop session. Run `mcpool serve` for the same pool and endpoint without one.");
         return ExitCode::from(2);
@@ -165,16 +163,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 /// `MCPOOL_DOWN_NOTICE_SECS`: how long a dropped server gets to come back
 /// before the tray says it is down (default 60 s).
 fn down_notice_grace() -> anyhow::Result<Duration> {
-    match std::env::var("MCPOOL_DOWN_NOTICE_SECS") {
-        Ok(v) => {
-            let secs: u64 = v
-                .trim()
-                .parse()
-                .with_context(|| format!("MCPOOL_DOWN_NOTICE_SECS={v:?} is not a whole number of seconds"))?;
-            Ok(Duration::from_secs(secs))
-        }
-        Err(_) => Ok(mcpool_tray::notify::DOWN_GRACE),
-    }
+    Ok(service::env_secs("MCPOOL_DOWN_NOTICE_SECS")?
+        .map(Duration::from_secs)
+        .unwrap_or(mcpool_tray::notify::DOWN_GRACE))
 }
 
 /// Starts the pool and its endpoint, as `mcpool serve` does.
@@ -432,17 +423,9 @@ async fn quit(app: AppHandle, shared: Arc<Shared>) {
 /// (Ctrl-C in a terminal) end the app as Quit does, so no child server is
 /// left behind without its parent.
 async fn quit_on_signal(app: AppHandle, shared: Arc<Shared>) {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (mut term, mut int) = match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-        (Ok(term), Ok(int)) => (term, int),
-        (Err(e), _) | (_, Err(e)) => {
-            tracing::warn!("cannot watch for SIGTERM/SIGINT: {e}");
-            return;
-        }
-    };
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
+    if let Err(e) = service::stop_requested().await {
+        tracing::warn!("cannot watch for SIGTERM/SIGINT: {e}");
+        return;
     }
     quit(app, shared).await;
 }
@@ -501,15 +484,4 @@ fn show_dashboard(app: &AppHandle, url: tauri::Url, server: Option<&str>) -> tau
         })
         .build()?;
     Ok(())
-}
-
-/// The same log as `mcpool serve`: stderr, redacted of every resolved secret.
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPOOL_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(RedactingStderr::default)
-        .try_init();
 }

@@ -13,16 +13,17 @@ use rmcp::service::ServiceExt;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 pub mod agent;
 pub mod netns;
+pub mod process;
 pub mod raw;
 pub mod sdk_agents;
 pub mod secrets;
 
 pub use agent::*;
+pub use process::{first_line, listening_port};
 
 /// The directory holding the workspace's built binaries.
 pub fn bin_dir() -> PathBuf {
@@ -337,24 +338,13 @@ impl Mcpool {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn()?;
-        let stdout = child.stdout.take().context("stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .map_err(|_| anyhow!("mcpool did not print its address within 20 s"))??
-            .ok_or_else(|| {
-                anyhow!(
-                    "mcpool exited before listening: {}",
-                    std::fs::read_to_string(&stderr_log).unwrap_or_default()
-                )
-            })?;
-        let port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
-            .ok_or_else(|| anyhow!("unexpected first line: {line}"))?;
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Ok((child, port))
+        let line = first_line(&mut child, Duration::from_secs(20)).await.with_context(|| {
+            format!(
+                "mcpool did not start listening: {}",
+                std::fs::read_to_string(&stderr_log).unwrap_or_default()
+            )
+        })?;
+        Ok((child, listening_port(&line)?))
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -460,11 +450,7 @@ pub async fn faulty_http(log: &Path, extra: &[&str]) -> anyhow::Result<(Child, S
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
-    let stdout = child.stdout.take().context("stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-        .await??
-        .context("no LISTENING line")?;
+    let line = first_line(&mut child, Duration::from_secs(20)).await?;
     let url = line
         .strip_prefix("LISTENING ")
         .context("unexpected first line")?

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// The name the client resolves to the server through its hosts file.
@@ -173,17 +172,11 @@ impl FaultServer {
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()?;
-        let stdout = child.stdout.take().context("stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await??
-            .context("no LISTENING line")?;
-        let port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
-            .ok_or_else(|| anyhow!("unexpected first line: {line}"))?;
-        Ok(FaultServer { child, port })
+        let line = crate::first_line(&mut child, Duration::from_secs(20)).await?;
+        Ok(FaultServer {
+            child,
+            port: crate::listening_port(&line)?,
+        })
     }
 
     /// The URL mcpool dials, by name.
@@ -253,23 +246,15 @@ impl NsMcpool {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn()?;
-        let stdout = child.stdout.take().context("stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        let line = crate::first_line(&mut child, Duration::from_secs(20))
             .await
-            .map_err(|_| anyhow!("mcpool did not print its address within 20 s"))??
-            .ok_or_else(|| {
-                anyhow!(
-                    "mcpool exited before listening: {}",
+            .with_context(|| {
+                format!(
+                    "mcpool did not start listening: {}",
                     std::fs::read_to_string(&stderr_log).unwrap_or_default()
                 )
             })?;
-        let port = line
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
-            .ok_or_else(|| anyhow!("unexpected first line: {line}"))?;
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let port = crate::listening_port(&line)?;
         Ok(NsMcpool {
             child,
             port,

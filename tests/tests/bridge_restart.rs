@@ -13,7 +13,6 @@ use rmcp::model::{ClientRequest, PingRequest};
 use rmcp::service::ServiceExt;
 use rmcp::transport::TokioChildProcess;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -77,11 +76,9 @@ impl Instance {
             cmd.env(k, v);
         }
         let mut child = cmd.spawn()?;
-        let stdout = child.stdout.take().context("stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let first = tokio::time::timeout(LIMIT, lines.next_line()).await??;
-        anyhow::ensure!(first.is_some(), "mcpool exited before listening: {}", self.logs());
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        first_line(&mut child, LIMIT)
+            .await
+            .with_context(|| format!("mcpool did not start listening: {}", self.logs()))?;
         self.child = Some(child);
         Ok(())
     }

@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -282,15 +281,8 @@ async fn a_non_loopback_listen_address_needs_the_flag() -> anyhow::Result<()> {
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
-    let out = child.stdout.take().ok_or_else(|| anyhow::anyhow!("stdout"))?;
-    let line = tokio::time::timeout(LIMIT, BufReader::new(out).lines().next_line())
-        .await??
-        .unwrap_or_default();
-    let port: u16 = line
-        .rsplit(':')
-        .next()
-        .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
-        .ok_or_else(|| anyhow::anyhow!("unexpected first line: {line}"))?;
+    let line = first_line(&mut child, LIMIT).await?;
+    let port = listening_port(&line)?;
     let r = reqwest::Client::new()
         .get(format!("http://127.0.0.1:{port}/api/servers"))
         .bearer_auth("t")

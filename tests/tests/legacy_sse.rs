@@ -7,7 +7,6 @@ use std::time::Duration;
 use anyhow::Context;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// Starts the Python SDK's SSE server on a free loopback port; returns it and its URL.
@@ -21,10 +20,8 @@ async fn sse_server(extra: &[&str]) -> anyhow::Result<(Child, String)> {
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
-    let stdout = child.stdout.take().context("stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
-        .await??
+    let line = first_line(&mut child, Duration::from_secs(30))
+        .await
         .context("sse_server.py printed no LISTENING line")?;
     let url = line
         .strip_prefix("LISTENING ")

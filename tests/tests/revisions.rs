@@ -27,7 +27,6 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -126,10 +125,8 @@ async fn python_http_server() -> anyhow::Result<(Child, String)> {
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
-    let stdout = child.stdout.take().context("stdout")?;
-    let mut lines = BufReader::new(stdout).lines();
-    let line = tokio::time::timeout(LIMIT, lines.next_line())
-        .await??
+    let line = first_line(&mut child, LIMIT)
+        .await
         .context("sse_server.py printed no LISTENING line")?;
     let url = line
         .strip_prefix("LISTENING ")

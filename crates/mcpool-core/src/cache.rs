@@ -4,8 +4,6 @@
 //! per-install key, so no file name or content reveals one.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use hmac::{Hmac, Mac};
@@ -100,7 +98,7 @@ fn file_key(data_dir: &Path, why: String) -> std::io::Result<(Fingerprinter, Opt
         Some(fp) => fp,
         None => {
             let fresh = Fingerprinter::generate_key();
-            crate::token::write_private(&path, &fresh)?;
+            crate::atomic_file::write_private(&path, fresh.as_bytes())?;
             Fingerprinter::from_hex(&fresh).unwrap_or_else(|| Fingerprinter::new(vec![0; 32]))
         }
     };
@@ -274,23 +272,12 @@ impl ToolCache {
         if tools.is_empty() {
             return Ok(());
         }
-        std::fs::create_dir_all(&self.dir)?;
         let body = serde_json::to_vec(&CacheFile {
             key: key.to_string(),
             server: server.to_string(),
             tools: tools.to_vec(),
         })?;
-        let tmp = self.dir.join(format!(".{key}.{}.tmp", std::process::id()));
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(&body)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, self.path(key))
+        crate::atomic_file::write_private(&self.path(key), &body)
     }
 
     pub fn remove(&self, key: &str) {

@@ -2,6 +2,7 @@
 //! that keeps them alive, and the local endpoint agents connect to.
 
 pub mod agent_config;
+pub mod atomic_file;
 pub mod backoff;
 pub mod cache;
 pub mod config;

@@ -1,7 +1,7 @@
 //! The log writer every mcpool process uses: stderr, redacted of every
 //! secret resolved so far (behaviour.md rule 14).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use crate::secrets;
 
@@ -32,4 +32,16 @@ impl Drop for RedactingStderr {
         let line = secrets::redact_resolved(&String::from_utf8_lossy(&self.0));
         let _ = std::io::stderr().lock().write_all(line.as_bytes());
     }
+}
+
+/// The log of `mcpool serve` and the tray app: stderr through
+/// [`RedactingStderr`], filtered by `MCPOOL_LOG` (default `info,rmcp=warn`).
+pub fn init() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MCPOOL_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_writer(RedactingStderr::default)
+        .try_init();
 }

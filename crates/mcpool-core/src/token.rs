@@ -2,8 +2,6 @@
 //! once and kept in the OS keyring; where no keyring is reachable, in a 0600
 //! file, with a warning that says so.
 
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use rand::RngCore;
@@ -81,7 +79,7 @@ pub fn resolve(
                 return Ok(None);
             }
             let value = generate();
-            write_private(&path, &value).map_err(|source| TokenError::Write {
+            crate::atomic_file::write_private(&path, value.as_bytes()).map_err(|source| TokenError::Write {
                 path: path.clone(),
                 source,
             })?;
@@ -113,24 +111,6 @@ pub fn generate() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     hex::encode(bytes)
-}
-
-/// Writes `contents` atomically with mode 0600.
-pub fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    f.write_all(contents.as_bytes())?;
-    f.sync_all()?;
-    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o600))?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]
@@ -167,7 +147,8 @@ mod tests {
         let store = MemoryStore::unavailable();
         let made = resolve(None, &store, &dir, true).unwrap().unwrap();
         assert!(made.warning.as_deref().unwrap_or("").contains("kept in"), "{made:?}");
-        let mode = std::fs::metadata(token_file(&dir)).unwrap().permissions().mode() & 0o777;
+        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(token_file(&dir)).unwrap().permissions())
+            & 0o777;
         assert_eq!(mode, 0o600);
         assert_eq!(resolve(None, &store, &dir, false).unwrap().unwrap().value, made.value);
         // Once a keyring is there, the file's token moves into it.

@@ -163,7 +163,11 @@ pub async fn ui(instance: &Instance, no_open: bool) -> anyhow::Result<ExitCode> 
 
 /// The token agents need: the instance's, made now if none exists yet.
 pub async fn token_or_create() -> anyhow::Result<String> {
-    load_token(true).await?.context("no token")
+    let (token, warning) = mcpool_core::service::token_or_create().await?;
+    if let Some(w) = warning {
+        eprintln!("mcpool: warning: {w}");
+    }
+    Ok(token)
 }
 
 pub async fn print_token() -> anyhow::Result<ExitCode> {

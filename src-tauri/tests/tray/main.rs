@@ -17,7 +17,6 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context as _};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 use zbus::zvariant::OwnedObjectPath;
 use zbus::Connection;
@@ -28,7 +27,7 @@ mod support;
 mod x11;
 
 use desktop::{MenuNode, Notifications, TrayMenu, Watcher};
-use mcpool_tests::{alive, control, faulty_http, faulty_stdio, spawned_pids};
+use mcpool_tests::{alive, control, faulty_http, faulty_stdio, first_line, spawned_pids};
 use support::*;
 
 pub const TOKEN: &str = "tray-test-token";
@@ -99,11 +98,9 @@ async fn drive(
     dir: &Path,
 ) -> anyhow::Result<()> {
     // "mcpool listening on http://127.0.0.1:PORT/mcp"
-    let stdout = app.stdout.take().context("stdout")?;
-    let line = tokio::time::timeout(Duration::from_secs(60), BufReader::new(stdout).lines().next_line())
+    let line = first_line(app, Duration::from_secs(60))
         .await
-        .context("the app printed nothing within 60 s")??
-        .context("the app exited before listening")?;
+        .context("the app did not start listening")?;
     let endpoint = line
         .strip_prefix("mcpool listening on ")
         .with_context(|| format!("unexpected first line {line:?}"))?;

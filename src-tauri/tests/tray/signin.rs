@@ -11,13 +11,12 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context as _};
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use zbus::zvariant::OwnedObjectPath;
 use zbus::Connection;
 
 use crate::desktop::{MenuNode, Notifications, TrayMenu, Watcher};
 use crate::support::*;
-use mcpool_tests::faulty_http;
+use mcpool_tests::{faulty_http, first_line};
 
 const SERVER: &str = "oauth";
 
@@ -54,11 +53,9 @@ pub async fn sign_in_from_the_tray(
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(dir.join("app.log"))?)
         .spawn()?;
-    let stdout = app.stdout.take().context("stdout")?;
-    let line = tokio::time::timeout(Duration::from_secs(60), BufReader::new(stdout).lines().next_line())
+    let line = first_line(&mut app, Duration::from_secs(60))
         .await
-        .context("the second app printed nothing within 60 s")??
-        .context("the second app exited before listening")?;
+        .context("the second app did not start listening")?;
     let endpoint = line
         .strip_prefix("mcpool listening on ")
         .with_context(|| format!("unexpected first line {line:?}"))?;

@@ -12,9 +12,7 @@ use tokio::process::Command;
 use crate::desktop::{Note, Notifications};
 use crate::TOKEN;
 
-pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+pub use mcpool_tests::repo_root;
 
 pub fn temp_dir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("mcpool-tray-test-{}", std::process::id()));

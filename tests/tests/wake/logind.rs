@@ -8,7 +8,6 @@ use std::time::Duration;
 use anyhow::Context;
 use mcpool_tests::*;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use super::{error_of, tools_kept};
@@ -46,10 +45,8 @@ impl FakeLogind {
             .kill_on_drop(true)
             .spawn()
             .context("cannot run dbus-daemon")?;
-        let stdout = daemon.stdout.take().context("stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let address = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
-            .await??
+        let address = mcpool_tests::first_line(&mut daemon, Duration::from_secs(10))
+            .await
             .context("dbus-daemon printed no address")?;
         let connection = zbus::connection::Builder::address(address.as_str())?
             .name("org.freedesktop.login1")?

@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -274,20 +273,14 @@ fn now_secs() -> u64 {
 /// rewritten on every session and a process crash keeps what was written; a
 /// torn file after a power loss reads as no sessions.
 fn write_private(path: &Path, disk: &Disk) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let tmp = path.with_extension("json.tmp");
+    let mut folder = std::fs::DirBuilder::new();
+    folder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
+    folder.create(dir)?;
     let bytes = serde_json::to_vec_pretty(disk).map_err(std::io::Error::other)?;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
-    file.write_all(&bytes)?;
-    drop(file);
-    std::fs::rename(&tmp, path)
+    crate::atomic_file::write_private_unsynced(path, &bytes)
 }
 
 /// The view of the session file that one endpoint (`/mcp` or

@@ -177,7 +177,7 @@ impl Approvals {
         };
         let written = serde_json::to_string_pretty(&file)
             .map_err(std::io::Error::other)
-            .and_then(|text| crate::token::write_private(path, &text));
+            .and_then(|text| crate::atomic_file::write_private(path, text.as_bytes()));
         if let Err(e) = written {
             tracing::warn!("cannot write the tool approvals file {}: {e}", path.display());
         }

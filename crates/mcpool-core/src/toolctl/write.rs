@@ -41,7 +41,7 @@ pub fn set_tool_enabled(path: &Path, server: &str, tool: &str, enabled: bool) ->
     let Some(edited) = edit(path, &text, server, tool, enabled)? else {
         return Ok(false);
     };
-    write_keeping_mode(path, &edited).map_err(|error| SwitchError::Write {
+    crate::atomic_file::replace_keeping_mode(path, edited.as_bytes()).map_err(|error| SwitchError::Write {
         path: path.to_path_buf(),
         error,
     })?;
@@ -124,28 +124,6 @@ fn remove_name(list: &CstArray, name: &str) -> bool {
         }
     }
     removed
-}
-
-/// Atomic (temp file, fsync, rename), with the mode the file had.
-fn write_keeping_mode(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let mode = std::fs::metadata(path)?.permissions().mode() & 0o7777;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(mode)
-        .open(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]
