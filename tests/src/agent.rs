@@ -26,6 +26,10 @@ pub struct AgentHandler {
     pub logs: Arc<std::sync::Mutex<Vec<Value>>>,
     /// The URI of every `notifications/resources/updated`.
     pub resource_updates: Arc<std::sync::Mutex<Vec<String>>>,
+    /// Declares elicitation and accepts every form with `{"answer": ...}`.
+    pub elicit_answer: Option<String>,
+    /// The message of every elicitation asked.
+    pub elicited: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl AgentHandler {
@@ -44,6 +48,9 @@ impl AgentHandler {
     pub fn logs(&self) -> Vec<Value> {
         self.logs.lock().map(|l| l.clone()).unwrap_or_default()
     }
+    pub fn elicited(&self) -> Vec<String> {
+        self.elicited.lock().map(|e| e.clone()).unwrap_or_default()
+    }
     pub fn resource_updates(&self) -> Vec<String> {
         self.resource_updates.lock().map(|r| r.clone()).unwrap_or_default()
     }
@@ -52,8 +59,32 @@ impl AgentHandler {
 impl ClientHandler for AgentHandler {
     fn get_info(&self) -> ClientConfig {
         #[allow(deprecated)]
-        let caps = ClientCapabilities::builder().enable_sampling().build();
+        let mut caps = ClientCapabilities::builder().enable_sampling().build();
+        if self.elicit_answer.is_some() {
+            caps.elicitation = Some(Default::default());
+        }
         ClientConfig::new(caps, Implementation::new("mcpool-test-agent", "0"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::model::ErrorData> {
+        let Some(answer) = &self.elicit_answer else {
+            return Err(rmcp::model::ErrorData::method_not_found::<
+                rmcp::model::ElicitationCreateRequestMethod,
+            >());
+        };
+        let message = serde_json::to_value(&request)
+            .ok()
+            .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_default();
+        if let Ok(mut e) = self.elicited.lock() {
+            e.push(message);
+        }
+        serde_json::from_value(json!({"action": "accept", "content": {"answer": answer}}))
+            .map_err(|e| rmcp::model::ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

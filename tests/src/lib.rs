@@ -21,6 +21,7 @@ pub mod process;
 pub mod raw;
 pub mod sdk_agents;
 pub mod secrets;
+pub mod stateless;
 
 pub use agent::*;
 pub use process::{first_line, listening_port};
@@ -408,7 +409,11 @@ impl Mcpool {
 
     /// Connects an rmcp client as an agent to `path` (`/mcp` or `/servers/NAME/mcp`).
     pub async fn agent(&self, path: &str) -> anyhow::Result<Agent> {
-        let handler = AgentHandler::default();
+        self.agent_with(path, AgentHandler::default()).await
+    }
+
+    /// [`Self::agent`] with a handler of the caller's (an elicitation answer).
+    pub async fn agent_with(&self, path: &str, handler: AgentHandler) -> anyhow::Result<Agent> {
         let counters = handler.clone();
         let config = StreamableHttpClientTransportConfig::with_uri(self.url(path)).auth_header(self.token.clone());
         let transport = StreamableHttpClientTransport::from_config(config);

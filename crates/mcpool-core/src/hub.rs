@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use rmcp::model::GetExtensions;
 use rmcp::model::{
-    ClientResult, ErrorData as McpError, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    RequestId, ResourceUpdatedNotificationParam, ServerNotification, ServerRequest,
+    ClientResult, ErrorData as McpError, LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam,
+    ProgressToken, RequestId, ResourceUpdatedNotificationParam, ServerNotification, ServerRequest,
 };
-use rmcp::service::{OriginatingRequestId, Peer, RoleServer};
+use rmcp::service::{OriginatingRequestId, Peer, RoleServer, SubscriptionSink};
 
 /// Which servers an agent session sees: all of them (`/mcp`), one
 /// (`/servers/NAME/mcp`), or a profile's subset (`/profiles/NAME/mcp`).
@@ -46,15 +46,32 @@ struct Agent {
     peer: Peer<RoleServer>,
     /// `(server, uri)` pairs this session subscribed to.
     subscriptions: BTreeSet<(String, String)>,
+    /// A 2026-07-28 agent's `subscriptions/listen` stream: list changes and
+    /// resource updates go through it (with its subscription id), nothing
+    /// else does (no logs, no requests).
+    listen: Option<SubscriptionSink>,
 }
 
 struct Call {
     server: String,
-    agent: u64,
     peer: Peer<RoleServer>,
     request_id: RequestId,
     upstream_token: Option<ProgressToken>,
     agent_token: Option<ProgressToken>,
+    /// The agent speaks 2026-07-28: its request has its own stream, which
+    /// carries its progress and (at `log_level` and above) the server's logs,
+    /// but no request from the server.
+    stateless: bool,
+    log_level: Option<LoggingLevel>,
+}
+
+/// Who an upstream's call is for, as `Hub::begin_call` records it.
+pub struct Caller {
+    pub peer: Peer<RoleServer>,
+    pub request_id: RequestId,
+    pub agent_token: Option<ProgressToken>,
+    pub stateless: bool,
+    pub log_level: Option<LoggingLevel>,
 }
 
 #[derive(Default)]
@@ -149,6 +166,26 @@ impl Drop for Registration {
 
 impl Hub {
     pub fn register(self: &Arc<Self>, scope: Scope, peer: Peer<RoleServer>) -> Registration {
+        self.insert(scope, peer, None)
+    }
+
+    /// A 2026-07-28 agent's `subscriptions/listen` stream, until the
+    /// registration is dropped (the stream ended).
+    pub fn register_listener(
+        self: &Arc<Self>,
+        scope: Scope,
+        peer: Peer<RoleServer>,
+        sink: SubscriptionSink,
+    ) -> Registration {
+        self.insert(scope, peer, Some(sink))
+    }
+
+    fn insert(
+        self: &Arc<Self>,
+        scope: Scope,
+        peer: Peer<RoleServer>,
+        listen: Option<SubscriptionSink>,
+    ) -> Registration {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut agents) = self.agents.lock() {
             agents.insert(
@@ -157,6 +194,7 @@ impl Hub {
                     scope,
                     peer,
                     subscriptions: BTreeSet::new(),
+                    listen,
                 },
             );
         }
@@ -191,7 +229,7 @@ impl Hub {
             .lock()
             .map(|c| c.values().any(|c| c.server == server))
             .unwrap_or(false);
-        calling || !self.peers(|scope, _| scope.sees(server)).is_empty()
+        calling || !self.targets(|scope, _| scope.sees(server)).is_empty()
     }
 
     pub fn subscribe(&self, agent: u64, server: &str, uri: &str, on: bool) {
@@ -238,8 +276,20 @@ impl Hub {
             .unwrap_or_default()
     }
 
-    /// Peers of the sessions matching `filter`, pruned of closed ones.
+    /// Peers of the sessions matching `filter` (no listen streams), pruned
+    /// of closed ones.
     fn peers(&self, filter: impl Fn(&Scope, &BTreeSet<(String, String)>) -> bool) -> Vec<Peer<RoleServer>> {
+        self.targets(filter)
+            .into_iter()
+            .filter_map(|t| match t {
+                Target::Session(peer) => Some(peer),
+                Target::Listen(_) => None,
+            })
+            .collect()
+    }
+
+    /// Sessions and listen streams matching `filter`, pruned of closed ones.
+    fn targets(&self, filter: impl Fn(&Scope, &BTreeSet<(String, String)>) -> bool) -> Vec<Target> {
         self.prune();
         self.agents
             .lock()
@@ -247,20 +297,23 @@ impl Hub {
                 agents
                     .values()
                     .filter(|a| filter(&a.scope, &a.subscriptions))
-                    .map(|a| a.peer.clone())
+                    .map(|a| match &a.listen {
+                        Some(sink) => Target::Listen(sink.clone()),
+                        None => Target::Session(a.peer.clone()),
+                    })
                     .collect()
             })
             .unwrap_or_default()
     }
 
-    pub fn begin_call(
-        &self,
-        server: &str,
-        agent: u64,
-        peer: Peer<RoleServer>,
-        request_id: RequestId,
-        agent_token: Option<ProgressToken>,
-    ) -> CallGuard<'_> {
+    pub fn begin_call(&self, server: &str, caller: Caller) -> CallGuard<'_> {
+        let Caller {
+            peer,
+            request_id,
+            agent_token,
+            stateless,
+            log_level,
+        } = caller;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut unrouted) = self.unrouted.lock() {
             *unrouted.entry(server.to_string()).or_default() += 1;
@@ -270,11 +323,12 @@ impl Hub {
                 id,
                 Call {
                     server: server.to_string(),
-                    agent,
                     peer,
                     request_id,
                     upstream_token: None,
                     agent_token,
+                    stateless,
+                    log_level,
                 },
             );
         }
@@ -297,14 +351,22 @@ impl Hub {
 
     /// Sends tools/prompts/resources `list_changed` to the sessions `scope_filter` picks.
     pub fn notify_list_changed(&self, kind: ListKind, scope_filter: impl Fn(&Scope) -> bool) {
-        for peer in self.peers(|scope, _| scope_filter(scope)) {
+        for target in self.targets(|scope, _| scope_filter(scope)) {
             let notification = match kind {
                 ListKind::Tools => ServerNotification::ToolListChangedNotification(Default::default()),
                 ListKind::Prompts => ServerNotification::PromptListChangedNotification(Default::default()),
                 ListKind::Resources => ServerNotification::ResourceListChangedNotification(Default::default()),
             };
             tokio::spawn(async move {
-                let _ = peer.send_notification(notification).await;
+                match target {
+                    Target::Session(peer) => {
+                        let _ = peer.send_notification(notification).await;
+                    }
+                    // The stream's filter drops what the agent did not ask for.
+                    Target::Listen(sink) => {
+                        let _ = sink.send(notification).await;
+                    }
+                }
             });
         }
     }
@@ -366,14 +428,41 @@ impl Hub {
                 let _ = peer.notify_logging_message(p).await;
             });
         }
+        // A 2026-07-28 agent hears a server's logs on the stream of its
+        // request to it, at the level its request named (behaviour.md rule 16).
+        for peer in self.stateless_log_peers(server, params.level) {
+            let p = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_logging_message(p).await;
+            });
+        }
+    }
+
+    fn stateless_log_peers(&self, server: &str, level: LoggingLevel) -> Vec<Peer<RoleServer>> {
+        let Ok(calls) = self.calls.lock() else {
+            return Vec::new();
+        };
+        calls
+            .values()
+            .filter(|c| c.stateless && c.server == server)
+            .filter(|c| c.log_level.is_some_and(|min| level_rank(level) >= level_rank(min)))
+            .map(|c| c.peer.clone())
+            .collect()
     }
 
     pub fn route_resource_updated(&self, server: &str, params: ResourceUpdatedNotificationParam) {
         let uri = params.uri.clone();
-        for peer in self.peers(|_, subs| subs.contains(&(server.to_string(), uri.clone()))) {
+        for target in self.targets(|_, subs| subs.contains(&(server.to_string(), uri.clone()))) {
             let p = params.clone();
             tokio::spawn(async move {
-                let _ = peer.notify_resource_updated(p).await;
+                match target {
+                    Target::Session(peer) => {
+                        let _ = peer.notify_resource_updated(p).await;
+                    }
+                    Target::Listen(sink) => {
+                        let _ = sink.notify_resource_updated(p.uri).await;
+                    }
+                }
             });
         }
     }
@@ -387,10 +476,20 @@ impl Hub {
                 .values()
                 .rev()
                 .find(|c| c.server == server)
-                .map(|c| (c.peer.clone(), Some(c.request_id.clone()), c.agent))
+                .map(|c| (c.peer.clone(), Some(c.request_id.clone()), c.stateless))
         });
         let (peer, origin) = match target {
-            Some((peer, origin, _)) => (peer, origin),
+            // A 2026-07-28 agent has no stream to answer a request on.
+            Some((_, _, true)) => {
+                return Err(McpError::internal_error(
+                    format!(
+                        "the agent calling server '{server}' through mcpool speaks MCP 2026-07-28, \
+                         which cannot answer a server's request during a call"
+                    ),
+                    None,
+                ))
+            }
+            Some((peer, origin, false)) => (peer, origin),
             None => match self.peers(|scope, _| scope.sees(server)).into_iter().next() {
                 Some(peer) => (peer, None),
                 None => {
@@ -413,6 +512,25 @@ impl Hub {
             rmcp::ServiceError::McpError(e) => e,
             other => McpError::internal_error(format!("the agent did not answer: {other}"), None),
         })
+    }
+}
+
+enum Target {
+    Session(Peer<RoleServer>),
+    Listen(SubscriptionSink),
+}
+
+/// Severity order of the syslog levels MCP uses (debug lowest).
+fn level_rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
     }
 }
 

@@ -150,6 +150,11 @@ impl ServerHandler for Faulty {
         let Some(name) = request.name.strip_prefix(self.shared.tools_prefix.as_str()) else {
             return Err(unknown());
         };
+        if name == "elicit" {
+            if let Some(response) = tools::elicit_by_input_required(&request, &context) {
+                return response;
+            }
+        }
         let is_subscribed = |uri: &str| self.subscriptions().contains(uri);
         let call = Call {
             shared: &self.shared,

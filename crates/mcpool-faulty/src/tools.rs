@@ -8,7 +8,8 @@ use std::{sync::Arc, time::Duration};
 
 use rmcp::{
     model::{
-        CallToolResult, ContentBlock, CreateMessageRequestParams, ElicitRequestParams, JsonObject, LoggingLevel,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CreateMessageRequestParams,
+        ElicitRequest, ElicitRequestParams, InputRequest, InputRequiredResult, JsonObject, LoggingLevel,
         LoggingMessageNotificationParam, ProgressNotificationParam, ResourceUpdatedNotification,
         ResourceUpdatedNotificationParam, SamplingMessage, ServerNotification, Tool, ToolListChangedNotification,
     },
@@ -367,7 +368,45 @@ async fn sample(context: &RequestContext<RoleServer>, prompt: String) -> Result<
     })
 }
 
-async fn elicit(context: &RequestContext<RoleServer>, message: String) -> Result<CallToolResult, McpError> {
+/// `elicit` on 2026-07-28, where a server cannot send requests: the first
+/// round answers `InputRequiredResult` with the elicitation (key `answer`)
+/// and `requestState` `faulty-elicit`; the next round (with the client's
+/// answer and that state) returns the answer as `elicit` does on a
+/// session. `None` on a session revision.
+pub fn elicit_by_input_required(
+    request: &CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> Option<Result<CallToolResponse, McpError>> {
+    if !stateless(context) {
+        return None;
+    }
+    let answer = request.input_responses.as_ref().and_then(|r| r.get("answer"));
+    if let Some(answer) = answer {
+        if request.request_state.as_deref() != Some(ELICIT_STATE) {
+            return Some(Err(McpError::invalid_params("elicit: requestState is missing", None)));
+        }
+        return Some(Ok(CallToolResponse::Complete(text(to_json(answer)))));
+    }
+    let message = request
+        .arguments
+        .as_ref()
+        .and_then(|a| a.get("message"))
+        .and_then(Value::as_str)
+        .unwrap_or("?");
+    let asked = match elicitation_params(message.to_string()) {
+        Ok(params) => InputRequest::Elicitation(ElicitRequest::new(params)),
+        Err(e) => return Some(Err(e)),
+    };
+    let input = InputRequiredResult::new(
+        Some([("answer".to_string(), asked)].into_iter().collect()),
+        Some(ELICIT_STATE.to_string()),
+    );
+    Some(Ok(CallToolResponse::InputRequired(input)))
+}
+
+const ELICIT_STATE: &str = "faulty-elicit";
+
+fn elicitation_params(message: String) -> Result<ElicitRequestParams, McpError> {
     let params = json!({
         "mode": "form",
         "message": message,
@@ -377,8 +416,11 @@ async fn elicit(context: &RequestContext<RoleServer>, message: String) -> Result
             "required": ["answer"],
         },
     });
-    let params: ElicitRequestParams = serde_json::from_value(params)
-        .map_err(|error| McpError::internal_error(format!("elicit schema: {error}"), None))?;
+    serde_json::from_value(params).map_err(|error| McpError::internal_error(format!("elicit schema: {error}"), None))
+}
+
+async fn elicit(context: &RequestContext<RoleServer>, message: String) -> Result<CallToolResult, McpError> {
+    let params = elicitation_params(message)?;
     Ok(match context.peer.create_elicitation(params).await {
         Ok(result) => text(to_json(&result)),
         Err(error) => failure(format!("elicitation failed: {error}")),

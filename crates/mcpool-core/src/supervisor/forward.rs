@@ -12,6 +12,7 @@ use rmcp::ServiceError;
 
 use super::{close, Link, RequestError, Supervisor, Unavailable, PROGRESS_SETTLE};
 use crate::errors::{chain_text, dropped_during_call_sentence};
+use crate::hub::Caller;
 use crate::lifecycle::Event;
 use crate::secrets::redact;
 
@@ -42,7 +43,9 @@ impl Supervisor {
                 self.lock().log_level = Some(level);
                 return Ok(ServerResult::empty(()));
             }
-            if let Some(level) = self.lock().log_level {
+            // A 2026-07-28 agent's own level (its request's `_meta`) first.
+            let agent_level = ctx.and_then(|(c, _)| c.meta.log_level());
+            if let Some(level) = agent_level.or(self.lock().log_level) {
                 request.get_meta_mut().set_log_level(level);
             }
         }
@@ -53,15 +56,77 @@ impl Supervisor {
                 _ => {}
             }
         }
-        let guard = ctx.map(|(ctx, agent)| {
+        let guard = ctx.map(|(ctx, _)| {
             self.hub.begin_call(
                 &self.name,
-                agent,
-                ctx.peer.clone(),
-                ctx.id.clone(),
-                ctx.meta.get_progress_token(),
+                Caller {
+                    peer: ctx.peer.clone(),
+                    request_id: ctx.id.clone(),
+                    agent_token: ctx.meta.get_progress_token(),
+                    stateless: agent_takes_input_requests(Some(ctx)),
+                    log_level: ctx.meta.log_level(),
+                },
             )
         });
+        let mut rounds = 0;
+        loop {
+            let response = self
+                .round(&peer, generation, &ledger, request.clone(), guard.as_ref(), ctx)
+                .await?;
+            match response {
+                Ok(ServerResult::InputRequiredResult(input)) if !agent_takes_input_requests(ctx.map(|(c, _)| c)) => {
+                    // A session agent: ask it the server's questions as
+                    // requests of its own, and send the answers as the next round.
+                    let asked = match ctx {
+                        Some((c, _)) if rounds < super::bridge::MAX_ROUNDS => super::bridge::ask_agent(c, &input).await,
+                        _ => None,
+                    };
+                    match asked.and_then(|answers| super::bridge::answered(&mut request, answers, &input)) {
+                        Some(()) => rounds += 1,
+                        None => {
+                            return Err(RequestError::Unavailable(Unavailable {
+                                sentence: input_required_sentence(
+                                    &self.name,
+                                    &input,
+                                    ctx.and_then(|(c, _)| c.protocol_version()),
+                                ),
+                            }))
+                        }
+                    }
+                }
+                Ok(result) => return Ok(result),
+                Err(ServiceError::McpError(mut e)) => {
+                    // A server's own error may quote its environment or request.
+                    let secrets = self.lock().secret_values.clone();
+                    e.message = redact(&e.message, &secrets).into();
+                    if let Some(data) = e.data.take() {
+                        let text = data.to_string();
+                        let clean = redact(&text, &secrets);
+                        e.data = if clean == text {
+                            Some(data)
+                        } else {
+                            serde_json::from_str(&clean).ok()
+                        };
+                    }
+                    return Err(RequestError::Mcp(e));
+                }
+                Err(e) => return Err(self.failed_request(generation, &e)),
+            }
+        }
+    }
+
+    /// One request to the server and its answer, cancelled upstream when
+    /// the agent cancels; progress sent before the answer reaches the agent
+    /// before it.
+    async fn round(
+        self: &Arc<Self>,
+        peer: &rmcp::service::Peer<rmcp::service::RoleClient>,
+        generation: u64,
+        ledger: &crate::upstream::ledger::ProgressLedger,
+        request: ClientRequest,
+        guard: Option<&crate::hub::CallGuard<'_>>,
+        ctx: Option<(&RequestContext<RoleServer>, u64)>,
+    ) -> Result<Result<ServerResult, ServiceError>, RequestError> {
         let handle = match peer
             .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
@@ -70,7 +135,7 @@ impl Supervisor {
             Err(e) => return Err(self.failed_request(generation, &e)),
         };
         let handle_token = handle.progress_token.clone();
-        if let Some(g) = &guard {
+        if let Some(g) = guard {
             g.route_progress(handle_token.clone());
         }
         let id = handle.id.clone();
@@ -83,32 +148,8 @@ impl Supervisor {
                 return Err(RequestError::Cancelled);
             }
         };
-        // Progress sent before the result reaches the agent before it.
         ledger.settle(&handle_token, PROGRESS_SETTLE).await;
-        match response {
-            Ok(ServerResult::InputRequiredResult(input)) if !agent_takes_input_requests(ctx.map(|(c, _)| c)) => {
-                Err(RequestError::Unavailable(Unavailable {
-                    sentence: input_required_sentence(&self.name, &input, ctx.and_then(|(c, _)| c.protocol_version())),
-                }))
-            }
-            Ok(result) => Ok(result),
-            Err(ServiceError::McpError(mut e)) => {
-                // A server's own error may quote its environment or request.
-                let secrets = self.lock().secret_values.clone();
-                e.message = redact(&e.message, &secrets).into();
-                if let Some(data) = e.data.take() {
-                    let text = data.to_string();
-                    let clean = redact(&text, &secrets);
-                    e.data = if clean == text {
-                        Some(data)
-                    } else {
-                        serde_json::from_str(&clean).ok()
-                    };
-                }
-                Err(RequestError::Mcp(e))
-            }
-            Err(e) => Err(self.failed_request(generation, &e)),
-        }
+        Ok(response)
     }
 
     fn failed_request(self: &Arc<Self>, generation: u64, err: &ServiceError) -> RequestError {

@@ -54,6 +54,7 @@ pub const RELIST_AFTER: Duration = Duration::from_millis(500);
 /// The longest a result waits for progress notifications sent before it.
 pub const PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 
+mod bridge;
 /// Where a server's listed tools come from.
 mod cache;
 mod forward;

@@ -1,0 +1,207 @@
+//! Requests that reach one server: tool calls (and the built-in tools),
+//! prompts, resource reads, completions and the logging level.
+
+#![allow(deprecated)] // SEP-2577: logging is still what agents and servers use.
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams, CompleteResult,
+    ContentBlock, ErrorData as McpError, GetPromptRequestParams, GetPromptResponse, ReadResourceRequestParams,
+    ReadResourceResponse, Reference, Request, ServerResult, SetLevelRequestParams,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+use super::{into_mcp, mark_complete, no_profile, not_in_profile, refused, unexpected, AgentSession};
+use crate::endpoint::builtin;
+use crate::hub::Scope;
+use crate::lifecycle::Status;
+use crate::supervisor::RequestError;
+
+impl AgentSession {
+    pub(super) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let profile = match &self.scope {
+            Scope::Profile(name) => Some((
+                name,
+                self.pool.tool_control().profile(name).ok_or_else(|| no_profile(name))?,
+            )),
+            _ => None,
+        };
+        let (sup, upstream_request) = match &self.scope {
+            Scope::All | Scope::Profile(_) => {
+                if builtin::is_builtin(&request.name) {
+                    if let Some((name, p)) = &profile {
+                        if !p.includes_tool(None, &request.name) {
+                            return Ok(refused(not_in_profile(&request.name, name)));
+                        }
+                    }
+                    let result = builtin::call(&self.pool, &request.name, request.arguments.as_ref()).await;
+                    return Ok(CallToolResponse::Complete(result));
+                }
+                let Some((sup, tool)) = self.route_tool(&request.name) else {
+                    return Err(McpError::invalid_params(
+                        format!("mcpool has no tool named '{}'.", request.name),
+                        None,
+                    ));
+                };
+                if let Some((name, p)) = &profile {
+                    if !p.includes_tool(Some(sup.name()), &request.name) {
+                        return Ok(refused(not_in_profile(&request.name, name)));
+                    }
+                }
+                let mut upstream = request.clone();
+                upstream.name = tool.into();
+                (sup, upstream)
+            }
+            Scope::One(_) => (self.single()?, request),
+        };
+        let current = sup.lists().tools.into_iter().find(|t| t.name == upstream_request.name);
+        let control = self.pool.tool_control();
+        if let Some(sentence) = control.refusal(sup.name(), &upstream_request.name, current.as_ref()) {
+            return Ok(refused(sentence));
+        }
+        let forwarded = sup
+            .forward(
+                ClientRequest::CallToolRequest(Request::new(upstream_request)),
+                Some((&context, self.agent_id())),
+            )
+            .await
+            .map(|mut r| {
+                mark_complete(&context, &mut r);
+                r
+            });
+        match forwarded {
+            Ok(ServerResult::CallToolResult(r)) => Ok(CallToolResponse::Complete(r)),
+            Ok(ServerResult::CreateTaskResult(t)) => Ok(CallToolResponse::Task(t)),
+            Ok(ServerResult::InputRequiredResult(i)) => Ok(CallToolResponse::InputRequired(i)),
+            Ok(_) => Err(unexpected()),
+            Err(RequestError::Unavailable(u)) => Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                ContentBlock::text(u.sentence),
+            ]))),
+            Err(e) => Err(into_mcp(e)),
+        }
+    }
+
+    pub(super) async fn prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let (sup, upstream) = match &self.scope {
+            Scope::All | Scope::Profile(_) => {
+                let view = self.pool.prompt_view();
+                let found = view.names.resolve(&request.name).filter(|(s, _)| self.in_scope(s));
+                let Some((server, prompt)) = found else {
+                    return Err(McpError::invalid_params(
+                        format!("mcpool has no prompt named '{}'.", request.name),
+                        None,
+                    ));
+                };
+                let sup = self
+                    .pool
+                    .server(server)
+                    .ok_or_else(|| McpError::invalid_params("unknown prompt", None))?;
+                let mut upstream = request.clone();
+                upstream.name = prompt.to_string();
+                (sup, upstream)
+            }
+            Scope::One(_) => (self.single()?, request),
+        };
+        match self
+            .forward(&sup, ClientRequest::GetPromptRequest(Request::new(upstream)), &context)
+            .await?
+        {
+            ServerResult::GetPromptResult(r) => Ok(GetPromptResponse::Complete(r)),
+            ServerResult::InputRequiredResult(i) => Ok(GetPromptResponse::InputRequired(i)),
+            _ => Err(unexpected()),
+        }
+    }
+
+    pub(super) async fn read(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let sup = self.owner_of_uri(&request.uri)?;
+        match self
+            .forward(
+                &sup,
+                ClientRequest::ReadResourceRequest(Request::new(request)),
+                &context,
+            )
+            .await?
+        {
+            ServerResult::ReadResourceResult(r) => Ok(ReadResourceResponse::Complete(r)),
+            ServerResult::InputRequiredResult(i) => Ok(ReadResourceResponse::InputRequired(i)),
+            _ => Err(unexpected()),
+        }
+    }
+
+    pub(super) async fn completion(
+        &self,
+        mut request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let sup = match (&self.scope, &mut request.r#ref) {
+            (Scope::One(_), _) => self.single()?,
+            (Scope::All | Scope::Profile(_), Reference::Prompt(prompt)) => {
+                let view = self.pool.prompt_view();
+                let found = view.names.resolve(&prompt.name).filter(|(s, _)| self.in_scope(s));
+                let Some((server, name)) = found else {
+                    return Err(McpError::invalid_params(
+                        format!("mcpool has no prompt named '{}'.", prompt.name),
+                        None,
+                    ));
+                };
+                let sup = self
+                    .pool
+                    .server(server)
+                    .ok_or_else(|| McpError::invalid_params("unknown prompt", None))?;
+                prompt.name = name.to_string();
+                sup
+            }
+            (Scope::All | Scope::Profile(_), Reference::Resource(resource)) => self.owner_of_uri(&resource.uri)?,
+            (Scope::All | Scope::Profile(_), _) => {
+                return Err(McpError::invalid_params(
+                    "mcpool cannot route this completion reference.",
+                    None,
+                ))
+            }
+        };
+        match self
+            .forward(&sup, ClientRequest::CompleteRequest(Request::new(request)), &context)
+            .await?
+        {
+            ServerResult::CompleteResult(r) => Ok(r),
+            _ => Err(unexpected()),
+        }
+    }
+
+    pub(super) async fn level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        match &self.scope {
+            Scope::One(_) => {
+                let sup = self.single()?;
+                self.forward(&sup, ClientRequest::SetLevelRequest(Request::new(request)), &context)
+                    .await?;
+            }
+            Scope::All | Scope::Profile(_) => {
+                // Only servers that are up and say they log; nothing is dialled for it.
+                for sup in self.pool.servers().into_iter().filter(|s| self.in_scope(s.name())) {
+                    let logs = sup.info().is_some_and(|i| i.capabilities.logging.is_some());
+                    if sup.status() == Status::Connected && logs {
+                        let _ = sup
+                            .forward(ClientRequest::SetLevelRequest(Request::new(request.clone())), None)
+                            .await;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,212 @@
+//! The lists an agent reads: on `/mcp` and `/profiles/NAME/mcp` the pool's
+//! aggregated lists from memory (never waiting for a server), on
+//! `/servers/NAME/mcp` the server's own, else the list kept from before
+//! (rule 2).
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CacheScope, ClientRequest, ErrorData as McpError, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, RequestOptionalParam, ServerResult,
+};
+use rmcp::service::{RequestContext, RoleServer};
+
+use super::{no_profile, speaks_2026, unexpected, AgentSession};
+use crate::hub::Scope;
+use crate::supervisor::{Lists, Supervisor};
+
+/// `ttlMs` of an aggregated list for a 2026-07-28 agent: mcpool answers
+/// from memory at once and a list changes whenever a server connects or
+/// re-lists, which `subscriptions/listen` announces, so it is not to be
+/// reused without asking (behaviour.md rule 16).
+pub(super) const AGGREGATED_TTL_MS: u64 = 0;
+
+/// Sets the cache hints of an aggregated list for a 2026-07-28 agent; the
+/// list depends on this user's config, so only this client may keep it.
+macro_rules! hinted {
+    ($ctx:expr, $result:expr) => {{
+        let mut result = $result;
+        if speaks_2026($ctx) {
+            result.ttl_ms = Some(AGGREGATED_TTL_MS);
+            result.cache_scope = Some(CacheScope::Private);
+        }
+        result
+    }};
+}
+
+fn non_empty<T>(items: Vec<T>) -> Option<Vec<T>> {
+    (!items.is_empty()).then_some(items)
+}
+
+impl AgentSession {
+    /// One server's list: forwarded, else what the pool kept of it (a
+    /// server that dropped keeps its lists, rule 2) when there is something.
+    async fn forward_or_kept<R>(
+        &self,
+        sup: &Arc<Supervisor>,
+        request: ClientRequest,
+        ctx: &RequestContext<RoleServer>,
+        take: impl FnOnce(ServerResult) -> Option<R>,
+        kept: impl FnOnce(Lists) -> Option<R>,
+    ) -> Result<R, McpError> {
+        match self.forward(sup, request, ctx).await {
+            Ok(result) => take(result).ok_or_else(unexpected),
+            Err(e) => kept(sup.lists()).ok_or(e),
+        }
+    }
+
+    pub(super) async fn tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        match &self.scope {
+            Scope::All => Ok(hinted!(
+                &ctx,
+                ListToolsResult::with_all_items(self.pool.tool_view().tools.clone())
+            )),
+            Scope::Profile(name) => Ok(hinted!(
+                &ctx,
+                ListToolsResult::with_all_items(self.pool.profile_tools(name).ok_or_else(|| no_profile(name))?)
+            )),
+            Scope::One(_) => {
+                let sup = self.single()?;
+                let control = self.pool.tool_control().clone();
+                let name = sup.name().to_string();
+                let request =
+                    ClientRequest::ListToolsRequest(RequestOptionalParam::with_param(request.unwrap_or_default()));
+                // Disabled and held-back tools are not listed here either.
+                self.forward_or_kept(
+                    &sup,
+                    request,
+                    &ctx,
+                    |r| match r {
+                        ServerResult::ListToolsResult(mut r) => {
+                            r.tools.retain(|t| control.visible(&name, t));
+                            Some(r)
+                        }
+                        _ => None,
+                    },
+                    |kept| {
+                        let mut tools = kept.tools;
+                        tools.retain(|t| control.visible(sup.name(), t));
+                        non_empty(tools).map(|t| hinted!(&ctx, ListToolsResult::with_all_items(t)))
+                    },
+                )
+                .await
+            }
+        }
+    }
+
+    pub(super) async fn prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        match &self.scope {
+            Scope::All | Scope::Profile(_) => {
+                let view = self.pool.prompt_view();
+                let prompts = view
+                    .prompts
+                    .iter()
+                    .filter(|p| {
+                        self.scope == Scope::All || view.names.resolve(&p.name).is_some_and(|(s, _)| self.in_scope(s))
+                    })
+                    .cloned()
+                    .collect();
+                Ok(hinted!(&ctx, ListPromptsResult::with_all_items(prompts)))
+            }
+            Scope::One(_) => {
+                let sup = self.single()?;
+                let request =
+                    ClientRequest::ListPromptsRequest(RequestOptionalParam::with_param(request.unwrap_or_default()));
+                self.forward_or_kept(
+                    &sup,
+                    request,
+                    &ctx,
+                    |r| match r {
+                        ServerResult::ListPromptsResult(r) => Some(r),
+                        _ => None,
+                    },
+                    |kept| non_empty(kept.prompts).map(|p| hinted!(&ctx, ListPromptsResult::with_all_items(p))),
+                )
+                .await
+            }
+        }
+    }
+
+    pub(super) async fn resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        match &self.scope {
+            Scope::All | Scope::Profile(_) => {
+                let mut seen = std::collections::BTreeSet::new();
+                let resources = self
+                    .pool
+                    .servers()
+                    .iter()
+                    .filter(|s| self.in_scope(s.name()))
+                    .flat_map(|s| s.lists().resources)
+                    .filter(|r| seen.insert(r.uri.clone()))
+                    .collect();
+                Ok(hinted!(&ctx, ListResourcesResult::with_all_items(resources)))
+            }
+            Scope::One(_) => {
+                let sup = self.single()?;
+                let request =
+                    ClientRequest::ListResourcesRequest(RequestOptionalParam::with_param(request.unwrap_or_default()));
+                self.forward_or_kept(
+                    &sup,
+                    request,
+                    &ctx,
+                    |r| match r {
+                        ServerResult::ListResourcesResult(r) => Some(r),
+                        _ => None,
+                    },
+                    |kept| non_empty(kept.resources).map(|r| hinted!(&ctx, ListResourcesResult::with_all_items(r))),
+                )
+                .await
+            }
+        }
+    }
+
+    pub(super) async fn templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        match &self.scope {
+            Scope::All | Scope::Profile(_) => {
+                let templates = self
+                    .pool
+                    .servers()
+                    .iter()
+                    .filter(|s| self.in_scope(s.name()))
+                    .flat_map(|s| s.lists().templates)
+                    .collect();
+                Ok(hinted!(&ctx, ListResourceTemplatesResult::with_all_items(templates)))
+            }
+            Scope::One(_) => {
+                let sup = self.single()?;
+                let request = ClientRequest::ListResourceTemplatesRequest(RequestOptionalParam::with_param(
+                    request.unwrap_or_default(),
+                ));
+                self.forward_or_kept(
+                    &sup,
+                    request,
+                    &ctx,
+                    |r| match r {
+                        ServerResult::ListResourceTemplatesResult(r) => Some(r),
+                        _ => None,
+                    },
+                    |kept| {
+                        non_empty(kept.templates).map(|t| hinted!(&ctx, ListResourceTemplatesResult::with_all_items(t)))
+                    },
+                )
+                .await
+            }
+        }
+    }
+}

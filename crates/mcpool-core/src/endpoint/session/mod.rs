@@ -1,0 +1,271 @@
+//! One agent on `/mcp` (every server, names prefixed), on
+//! `/servers/NAME/mcp` (one server, names unchanged) or on
+//! `/profiles/NAME/mcp` (a profile's subset). Requests go to the servers
+//! through their supervisors; listings on `/mcp` never wait.
+//!
+//! An agent speaks a session revision (`initialize`, then requests under a
+//! session id; the handler lives as long as the session) or 2026-07-28
+//! (stateless: rmcp builds a handler for each request, whose `_meta` says
+//! who is asking; list changes reach it only through `subscriptions/listen`).
+//! rmcp's Streamable HTTP service tells the two apart per request
+//! (behaviour.md rule 16).
+//!
+//! `info.rs`: `initialize` and `server/discover`; `lists.rs`: the lists;
+//! `calls.rs`: requests to one server; `listen.rs`: resource subscriptions
+//! and `subscriptions/listen`; `routing.rs`: names and URIs to servers.
+
+// Logging and subscriptions are deprecated by SEP-2577 but still used by the
+// agents and servers mcpool sits between, so it passes them through.
+#![allow(deprecated)]
+
+mod calls;
+mod info;
+mod listen;
+mod lists;
+mod routing;
+
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams, CompleteResult,
+    ContentBlock, DiscoverResult, ErrorData as McpError, GetPromptRequestParams, GetPromptResponse,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ResultType, ServerConfig, ServerResult, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter,
+    UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::ServerHandler;
+
+use crate::hub::{Registration, Scope};
+use crate::pool::Pool;
+use crate::supervisor::{RequestError, Supervisor};
+
+#[derive(Clone)]
+pub struct AgentSession {
+    pool: Pool,
+    scope: Scope,
+    /// Set once initialized; dropped with the last clone of the handler,
+    /// which is when rmcp ends the session. Never set for a 2026-07-28
+    /// agent, which has no session.
+    agent: Arc<OnceLock<Registration>>,
+}
+
+impl AgentSession {
+    pub fn new(pool: Pool, scope: Scope) -> Self {
+        AgentSession {
+            pool,
+            scope,
+            agent: Arc::new(OnceLock::new()),
+        }
+    }
+
+    fn agent_id(&self) -> u64 {
+        self.agent.get().map(Registration::id).unwrap_or(u64::MAX)
+    }
+
+    fn single(&self) -> Result<Arc<Supervisor>, McpError> {
+        let Scope::One(name) = &self.scope else {
+            return Err(McpError::internal_error("not a per-server session", None));
+        };
+        self.pool.server(name).ok_or_else(|| {
+            McpError::invalid_request(format!("Server '{name}' is no longer in the mcpool config."), None)
+        })
+    }
+
+    async fn forward(
+        &self,
+        sup: &Arc<Supervisor>,
+        request: ClientRequest,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let mut result = sup
+            .forward(request, Some((ctx, self.agent_id())))
+            .await
+            .map_err(into_mcp)?;
+        mark_complete(ctx, &mut result);
+        Ok(result)
+    }
+}
+
+/// A 2026-07-28 agent reads `resultType` on every result; a server on a
+/// session revision leaves it out, so mcpool says `complete` for it.
+fn mark_complete(ctx: &RequestContext<RoleServer>, result: &mut ServerResult) {
+    if !speaks_2026(ctx) {
+        return;
+    }
+    let result_type = match result {
+        ServerResult::CallToolResult(r) => &mut r.result_type,
+        ServerResult::GetPromptResult(r) => &mut r.result_type,
+        ServerResult::ReadResourceResult(r) => &mut r.result_type,
+        ServerResult::CompleteResult(r) => &mut r.result_type,
+        ServerResult::ListToolsResult(r) => &mut r.result_type,
+        ServerResult::ListPromptsResult(r) => &mut r.result_type,
+        ServerResult::ListResourcesResult(r) => &mut r.result_type,
+        ServerResult::ListResourceTemplatesResult(r) => &mut r.result_type,
+        _ => return,
+    };
+    result_type.get_or_insert(ResultType::COMPLETE);
+}
+
+/// Whether the request comes from a 2026-07-28 (stateless) agent.
+fn speaks_2026(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.protocol_version().is_some_and(|v| !v.has_initialize())
+}
+
+fn into_mcp(e: RequestError) -> McpError {
+    match e {
+        RequestError::Unavailable(u) => McpError::internal_error(u.sentence, None),
+        RequestError::Mcp(e) => e,
+        RequestError::Cancelled => McpError::internal_error("The request was cancelled.", None),
+    }
+}
+
+fn unexpected() -> McpError {
+    McpError::internal_error("the server answered with an unexpected result type", None)
+}
+
+impl ServerHandler for AgentSession {
+    fn get_info(&self) -> ServerConfig {
+        self.info()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        info::supported_versions()
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        if let Scope::One(_) = &self.scope {
+            // Connect first so the answer carries the server's own identity.
+            if let Ok(sup) = self.single() {
+                let _ = sup.peer().await;
+            }
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let registration = self.pool.hub().register(self.scope.clone(), context.peer);
+        let _ = self.agent.set(registration);
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        Ok(self.discovered().await)
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        self.tools(request, context).await
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        self.call(request, context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        self.prompts(request, context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        self.prompt(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.resources(request, context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.templates(request, context).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.read(request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribed(request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.unsubscribed(request, context).await
+    }
+
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        Some(listen::accepted(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.listening(context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        self.completion(request, context).await
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.level(request, context).await
+    }
+}
+
+fn no_profile(name: &str) -> McpError {
+    McpError::invalid_request(format!("mcpool has no profile named '{name}' any more."), None)
+}
+
+fn not_in_profile(tool: &str, profile: &str) -> String {
+    format!("Tool '{tool}' is not part of the mcpool profile '{profile}'.")
+}
+
+/// A call mcpool refuses itself: a tool result with the reason, so the
+/// model reads it.
+fn refused(sentence: String) -> CallToolResponse {
+    CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(sentence)]))
+}
