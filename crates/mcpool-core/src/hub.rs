@@ -428,13 +428,19 @@ impl Hub {
                 let _ = peer.notify_logging_message(p).await;
             });
         }
-        // A 2026-07-28 agent hears a server's logs on the stream of its
-        // request to it, at the level its request named (behaviour.md rule 16).
+    }
+
+    /// A 2026-07-28 agent hears a server's logs on the stream of its
+    /// request to it, at the level its request named (behaviour.md rule
+    /// 16); sent before this returns, as the request's stream ends with its
+    /// result.
+    pub async fn route_log_to_calls(&self, server: &str, mut params: LoggingMessageNotificationParam) {
+        params.logger = Some(match params.logger.take() {
+            Some(l) => format!("{server}/{l}"),
+            None => server.to_string(),
+        });
         for peer in self.stateless_log_peers(server, params.level) {
-            let p = params.clone();
-            tokio::spawn(async move {
-                let _ = peer.notify_logging_message(p).await;
-            });
+            let _ = peer.notify_logging_message(params.clone()).await;
         }
     }
 

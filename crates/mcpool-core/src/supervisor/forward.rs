@@ -149,6 +149,12 @@ impl Supervisor {
             }
         };
         ledger.settle(&handle_token, PROGRESS_SETTLE).await;
+        if ctx.is_some_and(|(c, _)| c.meta.log_level().is_some()) {
+            // Logs read just before the result are routed by tasks of their
+            // own: a moment for them, as a 2026-07-28 request's stream ends
+            // with its result.
+            tokio::time::sleep(LOG_SETTLE).await;
+        }
         Ok(response)
     }
 
@@ -192,6 +198,9 @@ impl Supervisor {
         RequestError::Unavailable(Unavailable { sentence })
     }
 }
+
+/// How long a 2026-07-28 agent's result waits for logs read before it.
+const LOG_SETTLE: Duration = Duration::from_millis(50);
 
 /// The `_meta` keys that say which revision, client and capabilities a
 /// request comes with (2026-07-28): they describe the agent, not mcpool,

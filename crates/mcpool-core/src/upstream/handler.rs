@@ -73,7 +73,10 @@ impl Service<RoleClient> for UpstreamHandler {
                 self.hub.route_progress(&self.server, n.params).await;
                 self.ledger.handled(&token);
             }
-            ServerNotification::LoggingMessageNotification(n) => self.hub.route_log(&self.server, true, n.params),
+            ServerNotification::LoggingMessageNotification(n) => {
+                self.hub.route_log(&self.server, true, n.params.clone());
+                self.hub.route_log_to_calls(&self.server, n.params).await;
+            }
             ServerNotification::ResourceUpdatedNotification(n) => {
                 self.hub.route_resource_updated(&self.server, n.params)
             }
