@@ -2,6 +2,8 @@
 // fetches that data (/api/servers, /api/connect), follows /api/events, and
 // posts the buttons' actions. No framework, no build step.
 
+import { addCall, countdown, renderCalls, since, tick } from './activity.js';
+
 const STATUS_TEXT = {
   connected: 'Connected',
   pending: 'Starting',
@@ -24,10 +26,6 @@ export function h(tag, attrs, ...children) {
     el.append(c instanceof Node ? c : String(c));
   }
   return el;
-}
-
-function clock(ms) {
-  return new Date(ms).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 }
 
 function plural(n, word) {
@@ -54,11 +52,13 @@ function facts(s, now) {
   if (s.auth && s.auth.login_error) items.push(h('li', { class: 'fact-bad', 'data-role': 'signin' }, s.auth.login_error));
   if (s.auth && s.auth.signed_in && !s.auth.stored) items.push(h('li', { class: 'fact-warn' }, 'Signed in until mcpool stops: no keyring to keep the sign-in'));
   if (s.waiting_for_network) items.push(h('li', { class: 'fact-warn', 'data-role': 'network' }, 'Waiting for the network'));
-  if (s.retry_in_ms) {
-    const at = now + s.retry_in_ms;
-    items.push(h('li', { class: 'fact-bad', 'data-role': 'retry' },
-      'Next retry allowed at ', h('time', { datetime: new Date(at).toISOString() }, clock(at)),
-      ` (in ${Math.ceil(s.retry_in_ms / 1000)} s)`));
+  // Backoff (rule 5): the next request may try again from this moment on.
+  if (s.retry_at) {
+    items.push(h('li', { class: 'fact-bad', 'data-role': 'retry' }, 'Retry in ', countdown(s.retry_at, now)));
+  }
+  if (s.last_connected) {
+    items.push(h('li', { class: 'fact-quiet', 'data-role': 'last-connected' },
+      s.status === 'connected' ? 'Connected ' : 'Last connected ', since(s.last_connected, now)));
   }
   return h('ul', { class: 'facts' }, items);
 }
@@ -70,6 +70,16 @@ function errorBlock(s, view) {
   return h('details', { class: 'error', 'data-key': key, open: view.open.has(key), ontoggle: view.onToggle },
     h('summary', {}, first || 'Error'),
     h('pre', { class: 'mono stderr' }, rest.length ? s.error : first));
+}
+
+/** A local server's last stderr lines, redacted by mcpool; folded. */
+function stderrBlock(s, view) {
+  const lines = s.stderr_tail || [];
+  if (!lines.length) return null;
+  const key = `stderr:${s.name}`;
+  return h('details', { class: 'stderr-tail', 'data-key': key, open: view.open.has(key), ontoggle: view.onToggle },
+    h('summary', {}, `Stderr (last ${lines.length === 1 ? 'line' : `${lines.length} lines`})`),
+    h('pre', { class: 'mono stderr-lines' }, lines.join('\n')));
 }
 
 /** A tool's switch: on means agents see it (written to the config file). */
@@ -183,6 +193,7 @@ export function card(s, view) {
     h('p', { class: 'meta' }, `${s.transport || 'server'}${s.protocol ? ` · MCP ${s.protocol}` : ''} · ${plural(s.tool_count ?? s.tools.length, 'tool')}`),
     facts(s, view.now),
     errorBlock(s, view),
+    stderrBlock(s, view),
     changedBlock(s, view),
     toolsBlock(s, view),
     actionError ? h('p', { class: 'action-error', role: 'alert' }, actionError) : null,
@@ -220,6 +231,7 @@ export function renderConfig(config) {
     config.file_error ? h('p', {}, 'mcpool keeps running the servers it had until the file is fixed.') : null,
     h('ul', {}, items.map((p) => h('li', { class: `problem ${p.severity}` },
       h('span', { class: 'severity' }, p.severity === 'error' ? 'Error' : 'Warning'), ' ',
+      p.file && p.file !== config.path ? [h('code', { class: 'problem-file' }, p.file), ' '] : null,
       p.server ? h('strong', {}, p.server) : null, p.server ? ' ' : null,
       p.field ? h('code', {}, p.field) : null, p.field ? ': ' : null,
       p.message))),
@@ -262,10 +274,11 @@ const state = {
   target: null,
   // The target card still has to be scrolled to (once, not on every update).
   reveal: false,
-  fetchedAt: Date.now(),
   open: new Set(),
   busy: new Set(),
   actionErrors: new Map(),
+  // The recent calls (GET /api/calls, then each `call` event), newest first.
+  calls: [],
 };
 let retryTimer = null;
 
@@ -300,7 +313,7 @@ function onToggle(event) {
 
 function paint() {
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
-  const view = { ...state, now: state.fetchedAt, onToggle, onAction, onToolAction };
+  const view = { ...state, now: Date.now(), onToggle, onAction, onToolAction };
   $('servers').replaceChildren(...render(view));
   const target = state.target && document.querySelector(`[data-server="${CSS.escape(state.target)}"]`);
   if (state.reveal && target) {
@@ -321,7 +334,6 @@ async function refresh() {
     const response = await api('/api/servers');
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     state.servers = await response.json();
-    state.fetchedAt = Date.now();
     paint();
     scheduleRetryRefresh();
   } catch (e) {
@@ -334,6 +346,21 @@ function scheduleRetryRefresh() {
   clearTimeout(retryTimer);
   const waits = state.servers.map((s) => s.retry_in_ms).filter((ms) => ms > 0);
   if (waits.length) retryTimer = setTimeout(refresh, Math.min(...waits) + 250);
+}
+
+function paintCalls() {
+  $('calls').replaceChildren(...renderCalls(state.calls, Date.now()));
+}
+
+async function refreshCalls() {
+  try {
+    const response = await api('/api/calls');
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    for (const call of await response.json()) state.calls = addCall(state.calls, call);
+    paintCalls();
+  } catch (e) {
+    if (e.message !== 'signed out') notice(`Cannot load the recent calls: ${e.message}`);
+  }
 }
 
 let pending = null;
@@ -464,6 +491,11 @@ function follow() {
     setLive('Live', false);
     refresh();
     refreshConfig();
+    refreshCalls();
+  });
+  events.addEventListener('call', (e) => {
+    state.calls = addCall(state.calls, JSON.parse(e.data));
+    paintCalls();
   });
   events.addEventListener('status', refreshSoon);
   events.addEventListener('tools', refreshSoon);
@@ -487,13 +519,15 @@ function start() {
   aim();
   window.addEventListener('hashchange', () => { aim(); paint(); });
   $('copy-token').addEventListener('click', copyToken);
+  // Countdowns and "ago" tick in place; a countdown that ran out refetches.
+  setInterval(() => { if (tick(document, Date.now())) refreshSoon(); }, 1000);
   refresh();
   loadConnect();
   follow();
 }
 
 // The tray window (or a test) can hand a snapshot to render it.
-window.mcpool = { render, card, renderSnippets, renderConfig, targetOf, state, paint };
+window.mcpool = { render, card, renderSnippets, renderConfig, renderCalls, targetOf, state, paint };
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
 else start();

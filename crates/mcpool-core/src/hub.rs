@@ -84,6 +84,8 @@ pub struct Hub {
     /// route is not known yet: their first progress can overtake the route.
     unrouted: Mutex<HashMap<String, usize>>,
     routed: tokio::sync::Notify,
+    /// The last tool calls agents made, names and timings only.
+    recent_calls: crate::calls::CallLog,
 }
 
 /// How long an upstream's progress waits for its call's route while a call
@@ -165,6 +167,10 @@ impl Drop for Registration {
 }
 
 impl Hub {
+    pub fn recent_calls(&self) -> &crate::calls::CallLog {
+        &self.recent_calls
+    }
+
     pub fn register(self: &Arc<Self>, scope: Scope, peer: Peer<RoleServer>) -> Registration {
         self.insert(scope, peer, None)
     }

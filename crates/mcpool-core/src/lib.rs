@@ -5,6 +5,7 @@ pub mod agent_config;
 pub mod atomic_file;
 pub mod backoff;
 pub mod cache;
+pub mod calls;
 pub mod config;
 pub mod endpoint;
 pub mod errors;

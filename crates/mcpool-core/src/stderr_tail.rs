@@ -44,6 +44,21 @@ impl StderrTail {
         }
     }
 
+    /// A finished tail of lines already kept by a tail (redacted and cut).
+    pub fn of_lines(lines: &[String]) -> Self {
+        let kept = lines
+            .iter()
+            .skip(lines.len().saturating_sub(MAX_LINES))
+            .cloned()
+            .collect();
+        let tail = StderrTail {
+            lines: Arc::new(Mutex::new(kept)),
+            ..StderrTail::default()
+        };
+        tail.closed.send_replace(true);
+        tail
+    }
+
     pub fn tail(&self) -> Vec<String> {
         self.lines
             .lock()

@@ -32,6 +32,9 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         tools,
         connecting: status == Status::Pending,
         retry_in_ms: None,
+        retry_at: None,
+        last_connected: None,
+        stderr_tail: Vec::new(),
         waiting_for_network: false,
         auth: None,
     }

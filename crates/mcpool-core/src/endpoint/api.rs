@@ -28,6 +28,12 @@ pub fn routes() -> Router<AppState> {
         .route("/api/events", get(events))
         .route("/api/config", get(config))
         .route("/api/sessions", get(sessions))
+        .route("/api/calls", get(calls))
+}
+
+/// The last tool calls agents made, newest first: names and timings only.
+async fn calls(State(state): State<AppState>) -> Response {
+    Json(state.pool.hub().recent_calls().recent()).into_response()
 }
 
 /// Agent sessions on the HTTP endpoint: how many are open, the limit, how
@@ -181,6 +187,7 @@ async fn enable(State(state): State<AppState>, Path(name): Path<String>) -> Resp
 async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut rx = state.pool.subscribe();
     let mut held = state.pool.subscribe_held();
+    let mut calls = state.pool.hub().recent_calls().subscribe();
     let mut config = state.pool.config_state();
     config.mark_unchanged();
     let stream = async_stream(move |tx| async move {
@@ -194,6 +201,19 @@ async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<
                     let data = config_view(&config.borrow_and_update()).to_string();
                     if tx.send(Ok(Event::default().event("config").data(data))).await.is_err() {
                         break;
+                    }
+                    continue;
+                }
+                call = calls.recv() => {
+                    match call {
+                        Ok(call) => {
+                            let data = serde_json::to_string(&call).unwrap_or_default();
+                            if tx.send(Ok(Event::default().event("call").data(data))).await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(RecvError::Lagged(_)) => {}
+                        Err(RecvError::Closed) => break,
                     }
                     continue;
                 }

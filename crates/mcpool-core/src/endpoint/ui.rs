@@ -16,6 +16,7 @@ use super::{connect, AppState, Auth};
 const INDEX_HTML: &str = include_str!("../../../../ui/index.html");
 const SIGNIN_HTML: &str = include_str!("../../../../ui/signin.html");
 const APP_JS: &str = include_str!("../../../../ui/app.js");
+const ACTIVITY_JS: &str = include_str!("../../../../ui/activity.js");
 const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
 const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
 
@@ -32,6 +33,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/ui/app.js",
             get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            "/ui/activity.js",
+            get(|| async { asset("text/javascript; charset=utf-8", ACTIVITY_JS) }),
         )
         .route(
             "/ui/style.css",

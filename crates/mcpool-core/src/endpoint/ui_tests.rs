@@ -232,6 +232,7 @@ async fn files_are_embedded_with_their_types_and_the_csp() {
     let cookie = sign_in(&app).await;
     for (path, ty) in [
         ("/ui/app.js", "text/javascript; charset=utf-8"),
+        ("/ui/activity.js", "text/javascript; charset=utf-8"),
         ("/ui/style.css", "text/css; charset=utf-8"),
         ("/ui/icon.svg", "image/svg+xml"),
     ] {

@@ -164,6 +164,7 @@ struct Inner {
     /// server gets in each request's `_meta` instead.
     #[allow(deprecated)] // SEP-2577; agents in use still set levels.
     log_level: Option<rmcp::model::LoggingLevel>,
+    recent: snapshot::Recent,
 }
 
 pub struct Supervisor {
@@ -199,6 +200,7 @@ impl Supervisor {
                 cache_key: None,
                 secret_values: Vec::new(),
                 log_level: None,
+                recent: Default::default(),
             }),
             attempt_lock: tokio::sync::Mutex::new(()),
         })
@@ -452,6 +454,7 @@ impl Supervisor {
                 inner.lists = lists;
                 inner.tool_state = Some(ToolState::Live);
                 inner.last_failure = None;
+                inner.recent.connected(established.stderr.clone());
                 self.apply(&mut inner, Event::AttemptSucceeded);
                 drop(inner);
                 self.watch(generation, established.running, exit, established.stderr, signals_rx);
@@ -465,6 +468,7 @@ impl Supervisor {
             }
             Some(Err(err)) => {
                 let error = redact(&err.to_string(), &secret_values);
+                inner.recent.failed(&err);
                 let kind_event = Event::AttemptFailed {
                     kind: err.kind(),
                     error: error.clone(),

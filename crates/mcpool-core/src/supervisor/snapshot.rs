@@ -1,10 +1,16 @@
 //! What `/api/servers` shows of one server.
 
+use std::time::SystemTime;
+
 use serde::Serialize;
 use tokio::time::Instant;
 
 use super::{Supervisor, ToolState};
+use crate::calls::rfc3339;
+use crate::errors::ConnectError;
 use crate::lifecycle::Status;
+use crate::secrets::redact;
+use crate::stderr_tail::StderrTail;
 use crate::toolctl::{Definition, Verdict};
 
 #[derive(Debug, Clone, Serialize)]
@@ -21,6 +27,16 @@ pub struct ServerSnapshot {
     pub connecting: bool,
     /// Milliseconds until the next attempt is allowed, during a backoff.
     pub retry_in_ms: Option<u64>,
+    /// The same moment as RFC 3339 (UTC), for a countdown that ticks on
+    /// its own; `None` outside a backoff.
+    pub retry_at: Option<String>,
+    /// When the last connection was made (RFC 3339, UTC); `None` before
+    /// the first.
+    pub last_connected: Option<String>,
+    /// A local server's last stderr lines (at most 20, each cut at 400
+    /// bytes), of the running process or else the last one; redacted of
+    /// every secret like the error (rule 14). Empty for a remote server.
+    pub stderr_tail: Vec<String>,
     /// After a wake or network change: the network cannot reach it yet.
     pub waiting_for_network: bool,
     /// The sign-in (OAuth), when it is signed in or needs it; never a token.
@@ -42,11 +58,33 @@ pub struct ToolSnapshot {
     pub current: Option<crate::toolctl::Definition>,
 }
 
+/// What a server did last that its status does not keep.
+#[derive(Default)]
+pub(super) struct Recent {
+    last_connected: Option<SystemTime>,
+    stderr: Option<StderrTail>,
+}
+
+impl Recent {
+    pub(super) fn connected(&mut self, stderr: Option<StderrTail>) {
+        self.last_connected = Some(SystemTime::now());
+        self.stderr = stderr;
+    }
+
+    /// A process that ended while connecting leaves its last words.
+    pub(super) fn failed(&mut self, err: &ConnectError) {
+        if let ConnectError::Exited { stderr, .. } = err {
+            self.stderr = Some(StderrTail::of_lines(stderr));
+        }
+    }
+}
+
 impl Supervisor {
     pub fn snapshot(&self) -> ServerSnapshot {
         let auth = self.auth_snapshot(self.status());
         let inner = self.lock();
         let now = Instant::now();
+        let retry_in = inner.machine.retry_at().filter(|at| *at > now).map(|at| at - now);
         let tools: Vec<ToolSnapshot> = match inner.tool_state {
             Some(state) => inner
                 .lists
@@ -90,11 +128,17 @@ impl Supervisor {
                     .machine
                     .error()
                     .is_some_and(|e| e.starts_with(super::WAITING_PREFIX)),
-            retry_in_ms: inner
-                .machine
-                .retry_at()
-                .filter(|at| *at > now)
-                .map(|at| (at - now).as_millis() as u64),
+            retry_in_ms: retry_in.map(|d| d.as_millis() as u64),
+            retry_at: retry_in.map(|d| rfc3339(SystemTime::now() + d)),
+            last_connected: inner.recent.last_connected.map(rfc3339),
+            // Each line was redacted as it was read; again with this
+            // connection's own values, as every error is.
+            stderr_tail: inner
+                .recent
+                .stderr
+                .as_ref()
+                .map(|t| t.tail().iter().map(|l| redact(l, &inner.secret_values)).collect())
+                .unwrap_or_default(),
         }
     }
 }
