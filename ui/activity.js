@@ -16,6 +16,12 @@ export function span(ms) {
   return `${Math.floor(hours / 24)} d`;
 }
 
+/** A countdown's text: seconds while under ten minutes, so it visibly ticks. */
+export function left(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  return s < 600 ? `${s} s` : span(ms);
+}
+
 /** "just now" or "3 min ago". */
 export function ago(ms) {
   return ms < 5000 ? 'just now' : `${span(ms)} ago`;
@@ -23,8 +29,7 @@ export function ago(ms) {
 
 /** A countdown to `iso` (RFC 3339) that the ticker keeps current. */
 export function countdown(iso, now) {
-  const left = Date.parse(iso) - now;
-  return h('time', { class: 'countdown', datetime: iso, 'data-until': iso }, span(Math.max(0, left)));
+  return h('time', { class: 'countdown', datetime: iso, 'data-until': iso }, left(Date.parse(iso) - now));
 }
 
 /** A time since `iso` that the ticker keeps current. */
@@ -39,10 +44,10 @@ export function since(iso, now) {
 export function tick(root, now) {
   let ranOut = false;
   for (const el of root.querySelectorAll('[data-until]')) {
-    const left = Date.parse(el.dataset.until) - now;
-    const text = span(Math.max(0, left));
+    const ms = Date.parse(el.dataset.until) - now;
+    const text = left(ms);
     if (el.textContent !== text) el.textContent = text;
-    if (left <= 0 && !el.dataset.done) {
+    if (ms <= 0 && !el.dataset.done) {
       el.dataset.done = '1';
       ranOut = true;
     }
