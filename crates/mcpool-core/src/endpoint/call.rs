@@ -11,10 +11,10 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::builtin;
+use super::builtin::BUILTIN_SERVER;
 use super::session::{into_mcp, no_profile, not_in_profile, refused, unexpected, AgentSession};
 use crate::calls::{Outcome, Recording};
 use crate::hub::Scope;
-use crate::pool::BUILTIN_SERVER;
 use crate::supervisor::{RequestError, Supervisor};
 
 impl AgentSession {
