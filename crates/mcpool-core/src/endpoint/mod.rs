@@ -7,7 +7,6 @@
 pub mod api;
 pub mod browser;
 pub mod builtin;
-mod call;
 pub mod connect;
 pub mod session;
 pub mod session_store;
