@@ -1,4 +1,5 @@
 use super::*;
+use std::time::UNIX_EPOCH;
 
 fn conn() -> Connection {
     Connection {
