@@ -42,4 +42,4 @@ MCPOOL_TEST_DEB="$(bash scripts/package.sh deb </dev/null)"
 export MCPOOL_TEST_DEB
 
 step "cargo test --workspace (virtual X display, private D-Bus session, unlocked throwaway keyring)"
-exec bash scripts/desktop.sh cargo test --workspace
+exec bash scripts/desktop.sh cargo test --workspace --no-fail-fast
