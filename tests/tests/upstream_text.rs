@@ -8,46 +8,12 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
+use mcpool_tests::events::Events;
 use mcpool_tests::secrets::*;
 use mcpool_tests::*;
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-/// Collects `/api/events` in the background until dropped.
-struct Events {
-    seen: std::sync::Arc<std::sync::Mutex<String>>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Events {
-    async fn follow(pool: &Mcpool) -> anyhow::Result<Events> {
-        let mut response = reqwest::Client::new()
-            .get(pool.url("/api/events"))
-            .bearer_auth(&pool.token)
-            .send()
-            .await?;
-        anyhow::ensure!(response.status() == 200, "/api/events: {}", response.status());
-        let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let sink = seen.clone();
-        let task = tokio::spawn(async move {
-            while let Ok(Some(chunk)) = response.chunk().await {
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&chunk));
-            }
-        });
-        Ok(Events { seen, task })
-    }
-
-    fn text(&self) -> String {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Events {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
 
 /// What an agent reads from a call: the result's text, or the error.
 async fn outcome(agent: &Agent, tool: &str, args: Value) -> String {
