@@ -5,13 +5,14 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use anyhow::bail;
 use zbus::message::Header;
 use zbus::object_server::SignalEmitter;
 use zbus::zvariant::{OwnedObjectPath, OwnedValue, Value as Variant};
 use zbus::{interface, Connection};
+
+use crate::support::{eventually, PATIENCE};
 
 /// Items registered with the watcher: (bus name of the app, object path).
 #[derive(Default, Clone)]
@@ -242,17 +243,15 @@ impl TrayMenu<'_> {
 
     /// The menu once `ready` holds for it (the app rebuilds it on status changes).
     pub async fn wait_for(&self, what: &str, ready: impl Fn(&MenuNode) -> bool) -> anyhow::Result<MenuNode> {
-        let mut last = String::new();
-        for _ in 0..150 {
-            if let Ok(menu) = self.layout().await {
-                if ready(&menu) {
-                    return Ok(menu);
-                }
-                last.clear();
-                menu.render(0, &mut last);
+        eventually(&format!("the tray menu showing {what}"), PATIENCE, || async {
+            let menu = self.layout().await?;
+            if ready(&menu) {
+                return Ok(Some(menu));
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        bail!("the tray menu never showed {what}; last seen:\n{last}")
+            let mut shown = String::new();
+            menu.render(0, &mut shown);
+            bail!("\n{shown}")
+        })
+        .await
     }
 }

@@ -26,7 +26,7 @@ mod signin;
 mod support;
 mod x11;
 
-use desktop::{MenuNode, Notifications, TrayMenu, Watcher};
+use desktop::{MenuNode, Note, Notifications, TrayMenu, Watcher};
 use mcpool_tests::{alive, control, faulty_http, faulty_stdio, first_line, spawned_pids};
 use support::*;
 
@@ -34,6 +34,7 @@ pub const TOKEN: &str = "tray-test-token";
 /// Servers that will all ask for sign-in at once.
 const AUTH_SERVERS: [&str; 3] = ["auth-a", "auth-b", "auth-c"];
 const LOCAL: &str = "local";
+const ALL: [&str; 4] = [LOCAL, "auth-a", "auth-b", "auth-c"];
 
 // ---------------------------------------------------------------- the test
 
@@ -88,6 +89,26 @@ async fn tray_menu_clicks_notifications_window_and_sigterm() -> anyhow::Result<(
     result
 }
 
+/// What the steps share: the app, its API, its tray item and the desktop.
+struct Run<'a> {
+    app: &'a mut Child,
+    desktop: &'a Connection,
+    notes: &'a Notifications,
+    remotes: &'a [(Child, String)],
+    local_log: &'a Path,
+    dir: &'a Path,
+    api: Api,
+    endpoint: String,
+    tray: zbus::Proxy<'a>,
+    menu: TrayMenu<'a>,
+}
+
+/// One named step: its name is printed as it starts and heads its failure.
+async fn step<T>(name: &str, work: impl std::future::Future<Output = anyhow::Result<T>>) -> anyhow::Result<T> {
+    eprintln!("step: {name}");
+    work.await.with_context(|| format!("step {name:?} failed"))
+}
+
 async fn drive(
     app: &mut Child,
     desktop: &Connection,
@@ -97,64 +118,118 @@ async fn drive(
     local_log: &Path,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    // "mcpool listening on http://127.0.0.1:PORT/mcp"
+    let mut run = step(
+        "the app starts and its tray item registers",
+        start(app, desktop, watcher, notes, remotes, local_log, dir),
+    )
+    .await?;
+    let run = &mut run;
+    step("the menu lists every server, connected", every_server_in_the_menu(run)).await?;
+    step(
+        "Open at login writes the login item, a second click removes it",
+        open_at_login(run),
+    )
+    .await?;
+    step("a second launch hands over to the first and exits", second_launch(run)).await?;
+    let local = step("Reconnect in local's menu starts one new process", reconnect_local(run)).await?;
+    step("the dashboard window draws", dashboard_draws(run)).await?;
+    let note = step(
+        "three servers needing sign-in give one notification",
+        sign_in_burst(run),
+    )
+    .await?;
+    step(
+        "activating the notification shows the dashboard at the first server",
+        activate_burst_note(run, note.id),
+    )
+    .await?;
+    step("closing the window destroys it and keeps the app", close_window(run)).await?;
+    step("Open dashboard and Copy endpoint URL", open_and_copy(run)).await?;
+    step(
+        "a dead local server gives one down notice; Reconnect all failed heals it",
+        local_down(run, local),
+    )
+    .await?;
+    step("SIGTERM ends the app and its servers", sigterm(run)).await?;
+    step(
+        "a second app signs in from the notification and the tray",
+        signin::sign_in_from_the_tray(desktop, watcher, notes, dir),
+    )
+    .await
+}
+
+/// The first line ("mcpool listening on http://127.0.0.1:PORT/mcp"), every
+/// server connected, and the tray item the app registered with the watcher.
+async fn start<'a>(
+    app: &'a mut Child,
+    desktop: &'a Connection,
+    watcher: &Watcher,
+    notes: &'a Notifications,
+    remotes: &'a [(Child, String)],
+    local_log: &'a Path,
+    dir: &'a Path,
+) -> anyhow::Result<Run<'a>> {
     let line = first_line(app, Duration::from_secs(60))
         .await
         .context("the app did not start listening")?;
     let endpoint = line
         .strip_prefix("mcpool listening on ")
-        .with_context(|| format!("unexpected first line {line:?}"))?;
+        .with_context(|| format!("unexpected first line {line:?}"))?
+        .to_string();
     let api = Api {
         base: endpoint.trim_end_matches("/mcp").to_string(),
         http: reqwest::Client::new(),
     };
-    let all: Vec<&str> = std::iter::once(LOCAL).chain(AUTH_SERVERS).collect();
-    api.wait_status(&all, "connected").await?;
-
-    // (a) The tray item registered with the watcher and exports its menu.
-    let (dest, item_path) = {
-        let mut found = None;
-        for _ in 0..100 {
-            found = watcher.items.lock().ok().and_then(|i| i.first().cloned());
-            if found.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        found.context("the app never registered a StatusNotifierItem")?
-    };
+    api.wait_status(&ALL, "connected").await?;
+    let (dest, item_path) = eventually("a StatusNotifierItem registered", PATIENCE, || async {
+        Ok(watcher.items.lock().ok().and_then(|i| i.first().cloned()))
+    })
+    .await?;
     // Uncached: AppIndicator announces a new icon with its own NewIcon
     // signal, not PropertiesChanged, so a cache would go stale.
     let tray: zbus::Proxy = zbus::proxy::Builder::new(desktop)
-        .destination(dest.as_str())?
-        .path(item_path.as_str())?
+        .destination(dest.clone())?
+        .path(item_path)?
         .interface("org.kde.StatusNotifierItem")?
         .cache_properties(zbus::proxy::CacheProperties::No)
         .build()
         .await?;
-    let item = &tray;
-    let menu_path: OwnedObjectPath = item
+    let menu_path: OwnedObjectPath = tray
         .get_property("Menu")
         .await
         .context("the tray item has no Menu property")?;
     let menu = TrayMenu {
         conn: desktop,
-        dest: dest.clone(),
+        dest,
         path: menu_path,
     };
+    Ok(Run {
+        app,
+        desktop,
+        notes,
+        remotes,
+        local_log,
+        dir,
+        api,
+        endpoint,
+        tray,
+        menu,
+    })
+}
 
+async fn every_server_in_the_menu(run: &mut Run<'_>) -> anyhow::Result<()> {
     let connected = |m: &MenuNode| {
-        all.iter().all(|n| {
+        ALL.iter().all(|n| {
             m.child(&format!("{n}: connected"))
                 .is_some_and(|c| !c.children.is_empty())
         })
     };
-    let shown = menu.wait_for("every server connected", connected).await?;
+    let shown = run.menu.wait_for("every server connected", connected).await?;
     let mut text = String::new();
     shown.render(0, &mut text);
     eprintln!("tray menu:\n{text}");
     // The icon says "all connected".
-    wait_icon(item, "connected.png").await?;
+    wait_icon(&run.tray, "connected.png").await?;
     let labels: Vec<&str> = shown
         .children
         .iter()
@@ -163,7 +238,7 @@ async fn drive(
         .collect();
     assert_eq!(
         labels.len(),
-        all.len() + 6,
+        ALL.len() + 6,
         "the summary, one line per server, then the fixed entries:\n{text}"
     );
     // The summary heads the menu (an AppIndicator shows no tooltip).
@@ -180,15 +255,19 @@ async fn drive(
         "nothing failed:\n{text}"
     );
     assert_eq!(top[5], "Open dashboard", "{text}");
-    assert_eq!(top[6], format!("Copy endpoint URL ({endpoint})"), "{text}");
+    assert_eq!(top[6], format!("Copy endpoint URL ({})", run.endpoint), "{text}");
     assert_eq!(top[7], "Open at login", "{text}");
     assert_eq!(top[8], "Quit mcpool", "{text}");
+    Ok(())
+}
 
-    // "Open at login": a click writes the login item, a second removes it.
+async fn open_at_login(run: &mut Run<'_>) -> anyhow::Result<()> {
+    let dir = run.dir;
     assert!(autostart_entries(dir).is_empty(), "no login item before the click");
+    let shown = run.menu.layout().await?;
     let item = shown.child("Open at login").context("no Open at login")?;
-    assert_eq!(item.checked, Some(false), "Open at login starts unchecked:\n{text}");
-    menu.click(item.id).await?;
+    assert_eq!(item.checked, Some(false), "Open at login starts unchecked");
+    run.menu.click(item.id).await?;
     let entries = wait_autostart(dir, true).await;
     assert_eq!(entries.len(), 1, "one .desktop file after the click: {entries:?}");
     let desktop_entry = std::fs::read_to_string(&entries[0])?;
@@ -210,29 +289,33 @@ async fn drive(
         "the login item is named {product:?}:\n{desktop_entry}"
     );
     eprintln!("login item {}:\n{desktop_entry}", entries[0].display());
-    let shown = menu
+    // Each click rebuilds the menu (new dbusmenu ids): read it afresh.
+    let shown = run
+        .menu
         .wait_for("Open at login checked", |m| {
             m.child("Open at login").is_some_and(|c| c.checked == Some(true))
         })
         .await?;
     let item = shown.child("Open at login").context("no Open at login")?;
-    menu.click(item.id).await?;
+    run.menu.click(item.id).await?;
     let entries = wait_autostart(dir, false).await;
     assert!(
         entries.is_empty(),
         "the second click removed the login item: {entries:?}"
     );
-    // Each click rebuilt the menu (new dbusmenu ids): read it afresh.
-    let shown = menu
+    run.menu
         .wait_for("Open at login unchecked", |m| {
             m.child("Open at login").is_some_and(|c| c.checked == Some(false))
         })
         .await?;
+    Ok(())
+}
 
-    // A second launch with the same environment hands over to this one
-    // and exits 0 at once, without starting a pool of its own.
-    let second_log = dir.join("second.log");
-    let second = app_command(dir)?
+/// A second launch with the same environment hands over to this one and
+/// exits 0 at once, without starting a pool of its own.
+async fn second_launch(run: &mut Run<'_>) -> anyhow::Result<()> {
+    let second_log = run.dir.join("second.log");
+    let second = app_command(run.dir)?
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&second_log)?)
         .spawn()?;
@@ -251,79 +334,81 @@ async fn drive(
         !printed.contains("listening"),
         "the second launch started a pool: {printed:?}"
     );
-    assert!(app.try_wait()?.is_none(), "the first instance exited");
-    api.wait_status(&all, "connected").await?;
-    let mut handed_over = false;
-    for _ in 0..50 {
-        let log = std::fs::read_to_string(dir.join("app.log"))?;
-        if log.contains("another launch: showing the dashboard") {
-            handed_over = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(handed_over, "the first instance was told of the second launch");
+    assert!(run.app.try_wait()?.is_none(), "the first instance exited");
+    run.api.wait_status(&ALL, "connected").await?;
+    let app_log = run.dir.join("app.log");
+    eventually("the first instance told of the second launch", PATIENCE, || async {
+        let log = std::fs::read_to_string(&app_log)?;
+        Ok(log.contains("another launch: showing the dashboard").then_some(()))
+    })
+    .await
+}
 
-    // Click local's Reconnect as a panel would: a new process serves it.
-    let before = spawned_pids(local_log);
+/// Clicks local's Reconnect as a panel would: a new process serves it and
+/// the old one is stopped. Gives both pids.
+async fn reconnect_local(run: &mut Run<'_>) -> anyhow::Result<Vec<i32>> {
+    let before = spawned_pids(run.local_log);
     assert_eq!(before.len(), 1, "one local process so far: {before:?}");
+    let shown = run.menu.layout().await?;
     let reconnect = shown
         .child("local: ")
         .and_then(|s| s.child("Reconnect"))
-        .with_context(|| format!("no Reconnect under local:\n{text}"))?;
-    menu.click(reconnect.id).await?;
-    let mut after = spawned_pids(local_log);
-    for _ in 0..100 {
-        if after.len() >= 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        after = spawned_pids(local_log);
-    }
+        .context("no Reconnect under local")?;
+    run.menu.click(reconnect.id).await?;
+    let after = eventually("a second local process", PATIENCE, || async {
+        let pids = spawned_pids(run.local_log);
+        Ok((pids.len() >= 2).then_some(pids))
+    })
+    .await?;
     assert_eq!(after.len(), 2, "clicking Reconnect started one new process: {after:?}");
-    api.wait_status(&[LOCAL], "connected").await?;
-    assert_eq!(api.status(LOCAL).await?, "connected");
-    for _ in 0..50 {
-        if !alive(after[0]) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(!alive(after[0]), "the old local process {} was stopped", after[0]);
+    run.api.wait_status(&[LOCAL], "connected").await?;
+    eventually(
+        &format!("the old local process {} stopped", after[0]),
+        PATIENCE,
+        || async { Ok((!alive(after[0])).then_some(())) },
+    )
+    .await?;
+    Ok(after)
+}
 
-    // (c) The dashboard window (opened by --dashboard) is on the screen.
-    let png = dir.join("screen.png");
-    let mut colours = 0;
-    for _ in 0..60 {
-        colours = screenshot_colours(&png)?;
-        if colours > 16 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    assert!(
-        colours > 16,
-        "the screenshot {} has {colours} colours: no window drew",
-        png.display()
-    );
+/// The dashboard window (opened by --dashboard) is on the screen.
+async fn dashboard_draws(run: &mut Run<'_>) -> anyhow::Result<()> {
+    let png = run.dir.join("screen.png");
+    let colours = eventually(
+        "a screenshot with more than 16 colours",
+        Duration::from_secs(60),
+        || async {
+            let colours = screenshot_colours(&png)?;
+            if colours > 16 {
+                return Ok(Some(colours));
+            }
+            bail!("{} has {colours} colours: no window drew", png.display())
+        },
+    )
+    .await?;
     eprintln!("screenshot {}: {colours} colours", png.display());
+    Ok(())
+}
 
-    // (b) Three servers lose their sign-in at once: one notification.
+/// Three servers lose their sign-in at once: one notification for the
+/// burst, the menu and the icon say so. Gives the notification.
+async fn sign_in_burst(run: &mut Run<'_>) -> anyhow::Result<Note> {
+    let notes = run.notes;
     assert!(
         notes.recorded().is_empty(),
         "no notification before: {:?}",
         notes.recorded()
     );
-    for (_, url) in remotes {
+    for (_, url) in run.remotes {
         control(url, json!({"mode": "401"})).await?;
     }
     let reconnects = AUTH_SERVERS.map(|name| {
-        let http = api.http.clone();
-        let url = format!("{}/api/servers/{name}/reconnect", api.base);
+        let http = run.api.http.clone();
+        let url = format!("{}/api/servers/{name}/reconnect", run.api.base);
         async move { http.post(url).bearer_auth(TOKEN).send().await }
     });
     let _answers = futures_join(reconnects).await;
-    api.wait_status(&AUTH_SERVERS, "needs_auth").await?;
+    run.api.wait_status(&AUTH_SERVERS, "needs_auth").await?;
     let got = wait_notes(notes, 1, Duration::from_secs(15)).await;
     assert!(!got.is_empty(), "no notification for three servers needing sign-in");
     // Longer than the burst window: nothing else arrives for the same burst.
@@ -334,126 +419,119 @@ async fn drive(
     for name in AUTH_SERVERS {
         assert!(got[0].body.contains(name), "{name} named in {:?}", got[0].body);
     }
-    menu.wait_for("three servers needing sign-in", |m| {
-        AUTH_SERVERS
-            .iter()
-            .all(|n| m.child(&format!("{n}: needs sign-in")).is_some())
-            && m.children
-                .first()
-                .is_some_and(|c| c.label == "mcpool: 1 of 4 servers connected, 3 need sign-in")
-    })
-    .await?;
-    wait_icon(&tray, "needs-sign-in.png").await?;
-
-    // Activating the notification opens the dashboard at the first server.
-    let note = &got[0];
+    run.menu
+        .wait_for("three servers needing sign-in", |m| {
+            AUTH_SERVERS
+                .iter()
+                .all(|n| m.child(&format!("{n}: needs sign-in")).is_some())
+                && m.children
+                    .first()
+                    .is_some_and(|c| c.label == "mcpool: 1 of 4 servers connected, 3 need sign-in")
+        })
+        .await?;
+    wait_icon(&run.tray, "needs-sign-in.png").await?;
+    let note = got[0].clone();
     assert!(
         note.actions.iter().any(|(key, _)| key == "default"),
         "the notification can be activated: {note:?}"
     );
+    Ok(note)
+}
+
+async fn activate_burst_note(run: &mut Run<'_>, id: u32) -> anyhow::Result<()> {
     let display = x11::Display::open()?;
     assert!(
         display.shown("mcpool")?,
         "the dashboard window (from --dashboard) is shown"
     );
     assert!(display.find("mcpool — auth-a")?.is_none(), "no window at auth-a yet");
-    let iface = desktop
-        .object_server()
-        .interface::<_, Notifications>("/org/freedesktop/Notifications")
-        .await?;
-    Notifications::action_invoked(iface.signal_emitter(), note.id, "default").await?;
-    display
-        .wait_shown("mcpool — auth-a", true)
-        .await
-        .context("activating the notification shows the dashboard at auth-a")?;
+    activate(run.desktop, id, "the window at auth-a shown", || async {
+        Ok(display.shown("mcpool — auth-a")?.then_some(()))
+    })
+    .await
+}
 
-    // Closing the window (as its close button does) closes it for real, so
-    // WebKit's memory goes with it, and keeps the app, its pool and the
-    // tray; "Open dashboard" opens it again.
+/// Closing the window (as its close button does) closes it for real, so
+/// WebKit's memory goes with it, and keeps the app, its pool and the tray.
+async fn close_window(run: &mut Run<'_>) -> anyhow::Result<()> {
+    let display = x11::Display::open()?;
     display.close("mcpool — auth-a")?;
     display.wait_shown("mcpool — auth-a", false).await?;
-    let mut destroyed = false;
-    for _ in 0..50 {
-        destroyed = display.find("mcpool — auth-a")?.is_none();
-        if destroyed {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(destroyed, "the closed window was destroyed, not kept hidden");
-    assert!(app.try_wait()?.is_none(), "closing the window ended the app");
-    assert_eq!(api.status(LOCAL).await?, "connected", "the pool still serves");
-    let open = menu.layout().await?;
-    let open = open.child("Open dashboard").context("no Open dashboard")?;
-    menu.click(open.id).await?;
+    eventually("the closed window destroyed, not kept hidden", PATIENCE, || async {
+        Ok(display.find("mcpool — auth-a")?.is_none().then_some(()))
+    })
+    .await?;
+    assert!(run.app.try_wait()?.is_none(), "closing the window ended the app");
+    assert_eq!(run.api.status(LOCAL).await?, "connected", "the pool still serves");
+    Ok(())
+}
 
-    // "Copy endpoint URL" puts the endpoint on the clipboard.
-    let copy = menu.layout().await?;
+/// "Open dashboard" opens the closed window again; "Copy endpoint URL"
+/// puts the endpoint on the clipboard.
+async fn open_and_copy(run: &mut Run<'_>) -> anyhow::Result<()> {
+    let open = run.menu.layout().await?;
+    let open = open.child("Open dashboard").context("no Open dashboard")?;
+    run.menu.click(open.id).await?;
+    let copy = run.menu.layout().await?;
     let copy = copy.child("Copy endpoint URL").context("no Copy endpoint URL")?;
-    menu.click(copy.id).await?;
-    let mut pasted = None;
-    for _ in 0..50 {
-        pasted = display.clipboard_text().await?;
-        if pasted.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(
-        pasted.as_deref(),
-        Some(endpoint),
-        "the clipboard after Copy endpoint URL"
-    );
+    run.menu.click(copy.id).await?;
+    let display = x11::Display::open()?;
+    let pasted = eventually("text on the clipboard", PATIENCE, || display.clipboard_text()).await?;
+    assert_eq!(pasted, run.endpoint, "the clipboard after Copy endpoint URL");
     display
         .wait_shown("mcpool", true)
         .await
-        .context("\"Open dashboard\" shows the closed window again")?;
+        .context("\"Open dashboard\" shows the closed window again")
+}
 
-    // local's process dies and nothing brings it back within the grace
-    // (3 s here): one short "down" notice.
-    let dead = *after.last().context("local pid")?;
+/// local's process dies and nothing brings it back within the grace (3 s
+/// here): one short "down" notice. "Reconnect all failed" (enabled now)
+/// brings local back; the servers waiting for sign-in are left alone.
+async fn local_down(run: &mut Run<'_>, pids: Vec<i32>) -> anyhow::Result<()> {
+    let dead = *pids.last().context("local pid")?;
     std::process::Command::new("kill")
         .args(["-KILL", &dead.to_string()])
         .status()?;
-    api.wait_status(&[LOCAL], "failed").await?;
-    let got = wait_notes(notes, 2, Duration::from_secs(20)).await;
+    run.api.wait_status(&[LOCAL], "failed").await?;
+    let got = wait_notes(run.notes, 2, Duration::from_secs(20)).await;
     assert_eq!(got.len(), 2, "one down notice after the sign-in one: {got:?}");
     assert_eq!(got[1].summary, "local is down", "{got:?}");
     // Three wait for sign-in and the fourth is down: nothing answers.
-    wait_icon(&tray, "unreachable.png").await?;
-    // "Reconnect all failed" (enabled now) brings local back; the servers
-    // waiting for sign-in are not failed and are left alone.
-    let shown = menu
+    wait_icon(&run.tray, "unreachable.png").await?;
+    let shown = run
+        .menu
         .wait_for("Reconnect all failed enabled", |m| {
             m.child("Reconnect all failed").is_some_and(|c| c.enabled)
         })
         .await?;
     let all_failed = shown.child("Reconnect all failed").context("no Reconnect all failed")?;
-    menu.click(all_failed.id).await?;
-    api.wait_status(&[LOCAL], "connected").await?;
-    assert_eq!(spawned_pids(local_log).len(), 3, "one new local process");
+    run.menu.click(all_failed.id).await?;
+    run.api.wait_status(&[LOCAL], "connected").await?;
+    assert_eq!(spawned_pids(run.local_log).len(), 3, "one new local process");
     for name in AUTH_SERVERS {
-        assert_eq!(api.status(name).await?, "needs_auth", "{name} left alone");
+        assert_eq!(run.api.status(name).await?, "needs_auth", "{name} left alone");
     }
+    Ok(())
+}
 
-    // SIGTERM ends the app as Quit does: children stopped, exit code 0.
-    let pid = app.id().context("app pid")?;
-    let local_pid = *spawned_pids(local_log).last().context("local pid")?;
+/// SIGTERM ends the app as Quit does: children stopped, exit code 0.
+async fn sigterm(run: &mut Run<'_>) -> anyhow::Result<()> {
+    let pid = run.app.id().context("app pid")?;
+    let local_pid = *spawned_pids(run.local_log).last().context("local pid")?;
     assert!(alive(local_pid), "local runs before SIGTERM");
     let kill = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
         .status()?;
     assert!(kill.success());
-    let status = tokio::time::timeout(Duration::from_secs(20), app.wait())
+    let status = tokio::time::timeout(Duration::from_secs(20), run.app.wait())
         .await
         .map_err(|_| anyhow!("the app did not exit within 20 s of SIGTERM"))??;
     assert_eq!(status.code(), Some(0), "exit status after SIGTERM: {status:?}");
     assert!(!alive(local_pid), "the local server {local_pid} outlived the app");
-    let log = std::fs::read_to_string(dir.join("app.log"))?;
+    let log = std::fs::read_to_string(run.dir.join("app.log"))?;
     assert!(log.contains("stopping"), "the app logged its shutdown:\n{log}");
     assert!(!log.contains(TOKEN), "the token never reaches the log");
-
-    signin::sign_in_from_the_tray(desktop, watcher, notes, dir).await
+    Ok(())
 }
 
 /// Runs the futures concurrently (no `futures` crate needed for three posts).

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context as _};
+use anyhow::{anyhow, bail, Context as _};
 use serde_json::{json, Value};
 use zbus::zvariant::OwnedObjectPath;
 use zbus::Connection;
@@ -75,35 +75,36 @@ pub async fn sign_in_from_the_tray(
             .any(|(key, label)| key == "default" && label == "Sign in"),
         "the notification's action says Sign in: {note:?}"
     );
-    let iface = desktop
-        .object_server()
-        .interface::<_, Notifications>("/org/freedesktop/Notifications")
-        .await?;
-    Notifications::action_invoked(iface.signal_emitter(), note.id, "default").await?;
+    activate(desktop, note.id, "a sign-in started", || async {
+        let servers = api.servers().await?;
+        let login = servers
+            .iter()
+            .find(|s| s["name"] == SERVER)
+            .map(|s| s["auth"]["login"].clone())
+            .unwrap_or_default();
+        if login == "idle" {
+            bail!("login {login}");
+        }
+        Ok(Some(()))
+    })
+    .await?;
     api.wait_status(&[SERVER], "connected")
         .await
         .context("activating the notification signs the server in")?;
     assert_eq!(exchanges(&oauth_stats(&url).await?), 1);
 
     // Its menu: Sign out, then Sign in to NAME… again.
-    let (dest, item_path) = {
-        let mut found = None;
-        for _ in 0..100 {
-            found = watcher
-                .items
-                .lock()
-                .ok()
-                .and_then(|i| i.get(items_before..).and_then(|new| new.first().cloned()));
-            if found.is_some() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        found.context("the second app never registered a StatusNotifierItem")?
-    };
+    let (dest, item_path) = eventually("the second app's StatusNotifierItem", PATIENCE, || async {
+        Ok(watcher
+            .items
+            .lock()
+            .ok()
+            .and_then(|i| i.get(items_before..).and_then(|new| new.first().cloned())))
+    })
+    .await?;
     let item: zbus::Proxy = zbus::proxy::Builder::new(desktop)
-        .destination(dest.as_str())?
-        .path(item_path.as_str())?
+        .destination(dest.clone())?
+        .path(item_path)?
         .interface("org.kde.StatusNotifierItem")?
         .cache_properties(zbus::proxy::CacheProperties::No)
         .build()

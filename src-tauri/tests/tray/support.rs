@@ -1,6 +1,7 @@
 //! The tray test's helpers: the app and its servers as processes, the
 //! app's HTTP API, and what the X display and the tray item show.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -8,11 +9,70 @@ use std::time::Duration;
 use anyhow::{bail, Context as _};
 use serde_json::Value;
 use tokio::process::Command;
+use tokio::time::Instant;
 
 use crate::desktop::{Note, Notifications};
 use crate::TOKEN;
 
 pub use mcpool_tests::repo_root;
+
+/// How long a step waits for the app by default: generous, because CI
+/// machines run this next to a whole test suite.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+/// How often `eventually` looks again.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Looks until `check` finds what it waits for (`Ok(Some(_))`), for at most
+/// `within`; then fails naming `what` and the last thing seen. An error from
+/// `check` counts as "not yet" (the app may still be starting), and the last
+/// one is what the failure reports, so checks `bail!` with what they saw.
+pub async fn eventually<T, F, Fut>(what: &str, within: Duration, mut check: F) -> anyhow::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<T>>>,
+{
+    let end = Instant::now() + within;
+    loop {
+        let last = match check().await {
+            Ok(Some(found)) => return Ok(found),
+            Ok(None) => None,
+            Err(e) => Some(e),
+        };
+        if Instant::now() >= end {
+            match last {
+                Some(e) => bail!("{what}: not within {within:?}; last seen: {e:#}"),
+                None => bail!("{what}: not within {within:?}"),
+            }
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Activates notification `id` as a click on it would, until `acted` sees
+/// the app act on it. The app starts listening for the activation just
+/// after the desktop has shown the notification, so a test that clicks
+/// within a millisecond (no person can) may click before anyone listens:
+/// the click is repeated until it takes, which is harmless because the app
+/// acts on a notification's first activation only.
+pub async fn activate<F, Fut>(desktop: &zbus::Connection, id: u32, what: &str, mut acted: F) -> anyhow::Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = anyhow::Result<Option<()>>>,
+{
+    let iface = desktop
+        .object_server()
+        .interface::<_, Notifications>("/org/freedesktop/Notifications")
+        .await?;
+    let mut last = None;
+    for _ in 0..6 {
+        Notifications::action_invoked(iface.signal_emitter(), id, "default").await?;
+        match eventually(what, Duration::from_secs(5), &mut acted).await {
+            Ok(()) => return Ok(()),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| anyhow::anyhow!("{what}: never activated")))
+}
 
 pub fn temp_dir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("mcpool-tray-test-{}", std::process::id()));
@@ -49,19 +109,19 @@ impl Api {
     }
 
     pub async fn wait_status(&self, names: &[&str], want: &str) -> anyhow::Result<()> {
-        for _ in 0..150 {
+        eventually(&format!("{names:?} all {want}"), PATIENCE, || async {
             let servers = self.servers().await?;
             let ok = names.iter().all(|n| {
                 servers
                     .iter()
                     .any(|s| s["name"] == *n && s["status"].as_str() == Some(want))
             });
-            if ok {
-                return Ok(());
+            if !ok {
+                bail!("{:#}", Value::from(servers));
             }
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
-        bail!("{names:?} never all {want}: {:#}", Value::from(self.servers().await?))
+            Ok(Some(()))
+        })
+        .await
     }
 }
 
@@ -128,12 +188,11 @@ pub fn autostart_entries(dir: &Path) -> Vec<PathBuf> {
 }
 
 pub async fn wait_autostart(dir: &Path, present: bool) -> Vec<PathBuf> {
-    for _ in 0..100 {
-        if autostart_entries(dir).is_empty() != present {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let what = if present { "a login item" } else { "no login item" };
+    let _ = eventually(what, Duration::from_secs(10), || async {
+        Ok((autostart_entries(dir).is_empty() != present).then_some(()))
+    })
+    .await;
     autostart_entries(dir)
 }
 
@@ -171,23 +230,21 @@ pub async fn shown_icon(item: &zbus::Proxy<'_>) -> anyhow::Result<Vec<u8>> {
 /// Waits until the tray item shows `icons/tray/<file>`.
 pub async fn wait_icon(item: &zbus::Proxy<'_>, file: &str) -> anyhow::Result<()> {
     let want = rgba(&repo_root().join("icons/tray").join(file))?;
-    for _ in 0..100 {
-        if shown_icon(item).await.is_ok_and(|got| got == want) {
-            return Ok(());
+    eventually(&format!("the tray icon {file}"), PATIENCE, || async {
+        if shown_icon(item).await? == want {
+            return Ok(Some(()));
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let name: String = item.get_property("IconName").await.unwrap_or_default();
-    bail!("the tray icon never became {file} (IconName {name:?})")
+        let name: String = item.get_property("IconName").await?;
+        bail!("IconName {name:?}")
+    })
+    .await
 }
 
+/// The notifications so far, once there are `n` (or after `within`).
 pub async fn wait_notes(notes: &Notifications, n: usize, within: Duration) -> Vec<Note> {
-    let end = tokio::time::Instant::now() + within;
-    while tokio::time::Instant::now() < end {
-        if notes.recorded().len() >= n {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let _ = eventually("notifications", within, || async {
+        Ok((notes.recorded().len() >= n).then_some(()))
+    })
+    .await;
     notes.recorded()
 }

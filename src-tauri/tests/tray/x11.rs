@@ -11,6 +11,8 @@ use x11rb::protocol::xproto::{
 use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 
+use crate::support::{eventually, PATIENCE};
+
 pub struct Display {
     conn: RustConnection,
     root: Window,
@@ -97,16 +99,13 @@ impl Display {
         Ok(())
     }
 
-    /// Waits up to 10 s for the window titled `title` to be shown (or not).
+    /// Waits (PATIENCE) for the window titled `title` to be shown (or not).
     pub async fn wait_shown(&self, title: &str, shown: bool) -> anyhow::Result<()> {
-        for _ in 0..100 {
-            if self.shown(title)? == shown {
-                return Ok(());
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-        }
         let state = if shown { "shown" } else { "hidden" };
-        anyhow::bail!("the window {title:?} was never {state}")
+        eventually(&format!("the window {title:?} {state}"), PATIENCE, || async {
+            Ok((self.shown(title)? == shown).then_some(()))
+        })
+        .await
     }
 
     /// The text on the CLIPBOARD, asked of its owner as a paste would ask.
