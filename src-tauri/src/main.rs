@@ -50,6 +50,10 @@ struct Cli {
     /// Open the dashboard window at launch.
     #[arg(long)]
     dashboard: bool,
+    /// Seconds a dropped server gets to come back before the tray says it
+    /// is down.
+    #[arg(long, env = "MCPOOL_DOWN_NOTICE_SECS", value_name = "SECS")]
+    down_notice_secs: Option<u64>,
 }
 
 fn main() -> ExitCode {
@@ -92,8 +96,14 @@ fn no_display() -> Option<String> {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let down_grace = down_notice_grace()?;
-    let Cli { serve, dashboard } = cli;
+    let Cli {
+        serve,
+        dashboard,
+        down_notice_secs,
+    } = cli;
+    let down_grace = down_notice_secs
+        .map(Duration::from_secs)
+        .unwrap_or(mcpool_tray::notify::DOWN_GRACE);
     // Refused before anything starts, as `mcpool serve` refuses it.
     serve.check_listen()?;
 
@@ -160,18 +170,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `MCPOOL_DOWN_NOTICE_SECS`: how long a dropped server gets to come back
-/// before the tray says it is down (default 60 s).
-fn down_notice_grace() -> anyhow::Result<Duration> {
-    Ok(service::env_secs("MCPOOL_DOWN_NOTICE_SECS")?
-        .map(Duration::from_secs)
-        .unwrap_or(mcpool_tray::notify::DOWN_GRACE))
-}
-
 /// Starts the pool and its endpoint, as `mcpool serve` does.
 fn start_service(serve: ServeArgs) -> anyhow::Result<Arc<Shared>> {
     let service = tauri::async_runtime::block_on(async {
-        let (token, warning) = service::token_or_create().await?;
+        let (token, warning) = service::token_or_create(&serve.setup).await?;
         if let Some(w) = warning {
             eprintln!("mcpool: warning: {w}");
         }

@@ -179,6 +179,22 @@ async fn token_prints_the_env_token_or_one_kept_in_the_keyring() -> anyhow::Resu
     assert!(!file.exists(), "a keyring token must not be written to disk");
     let o = mcpool(&["token"], &[], dir.path()).await?;
     assert_eq!(stdout(&o).trim(), made, "the token changed between runs");
+
+    // `--profile` is `MCPOOL_PROFILE`: another profile has a token of its own.
+    let other = format!("{}-other", profile_for(dir.path()));
+    let flag = mcpool(&["token", "--profile", &other], &[], dir.path()).await?;
+    assert!(flag.status.success(), "{}", stderr(&flag));
+    assert_ne!(
+        stdout(&flag).trim(),
+        made,
+        "a second profile shares the first one's token"
+    );
+    let env = mcpool(&["token"], &[("MCPOOL_PROFILE", &other)], dir.path()).await?;
+    assert_eq!(
+        stdout(&env).trim(),
+        stdout(&flag).trim(),
+        "--profile and MCPOOL_PROFILE differ"
+    );
     Ok(())
 }
 

@@ -1,6 +1,9 @@
 //! Opens a URL for the person at the machine: the command in `BROWSER`
 //! when set (the URL as its one argument), else the desktop's default
 //! browser. Shared by `mcpool ui`, `mcpool login` and the tray app.
+//! `BROWSER` is the desktop's setting, not one of mcpool's (those are all
+//! read once, in `service::ServeArgs` and `service::Setup`): it is read when
+//! a browser is opened, as `xdg-open` reads it.
 
 use std::ffi::OsString;
 use std::process::{Command, Stdio};

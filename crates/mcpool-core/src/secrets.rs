@@ -100,20 +100,8 @@ pub struct Keyring {
     service: String,
 }
 
-impl Default for Keyring {
-    fn default() -> Self {
-        Keyring::for_profile(&profile())
-    }
-}
-
-/// `MCPOOL_PROFILE`, else `default`: separates keyring entries (and cache
-/// identities) of independent mcpool setups on one machine.
-pub fn profile() -> String {
-    std::env::var("MCPOOL_PROFILE")
-        .ok()
-        .filter(|p| !p.trim().is_empty())
-        .unwrap_or_else(|| "default".into())
-}
+/// The profile of a setup that names none.
+pub const DEFAULT_PROFILE: &str = "default";
 
 fn keyring_error(e: keyring::Error) -> SecretError {
     match e {

@@ -12,6 +12,7 @@ use axum::serve::ListenerExt;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent_config::Dirs;
 use crate::cache::{self, ToolCache};
 use crate::endpoint::session_store::{self, SessionFile};
 use crate::endpoint::{self, EndpointOptions, SessionOptions};
@@ -47,6 +48,15 @@ pub struct ServeArgs {
     /// idle is closed.
     #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_MAX_SESSIONS", default_value_t = crate::endpoint::sessions::DEFAULT_MAX_SESSIONS as u32, value_parser = clap::value_parser!(u32).range(1..)))]
     pub max_sessions: u32,
+    /// Seconds between keep-alive pings of idle remote connections (0: none).
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_KEEPALIVE_SECS", value_name = "SECS"))]
+    pub keepalive_secs: Option<u64>,
+    /// Seconds after a wake during which a failed server is retried as soon
+    /// as its address resolves and its port answers.
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_WAKE_WINDOW_SECS", value_name = "SECS"))]
+    pub wake_window_secs: Option<u64>,
+    #[cfg_attr(feature = "cli", command(flatten))]
+    pub setup: Setup,
 }
 
 impl ServeArgs {
@@ -59,8 +69,10 @@ impl ServeArgs {
         Ok(())
     }
 
-    /// The service these flags ask for, serving `token`.
+    /// The service these flags ask for, serving `token`: every setting of
+    /// the pool and its endpoint, read here once.
     pub fn options(self, token: String) -> Result<ServiceOptions, ServiceError> {
+        let setup = &self.setup;
         self.check_listen()?;
         Ok(ServiceOptions {
             config_path: self.config.unwrap_or_else(crate::paths::default_config),
@@ -69,7 +81,67 @@ impl ServeArgs {
             cache_dir: self.cache_dir,
             max_sessions: self.max_sessions as usize,
             token,
+            token_fixed: setup.fixed_token().is_some(),
+            profile: setup.profile().to_string(),
+            keepalive: match self.keepalive_secs {
+                Some(0) => None,
+                Some(s) => Some(Duration::from_secs(s)),
+                None => Some(crate::pool::DEFAULT_KEEPALIVE),
+            },
+            wake_window: self.wake_window_secs.map(Duration::from_secs),
+            client_dirs: Dirs::from_env(),
         })
+    }
+}
+
+/// Which mcpool setup this is, from flags or the environment, for every
+/// command: the profile (`--profile`, `MCPOOL_PROFILE`) separates keyring
+/// entries, tool cache identities and saved agent sessions of independent
+/// setups on one machine; `MCPOOL_TOKEN` fixes the endpoint's token.
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct Setup {
+    /// Keeps this setup's keyring entries, tool cache identities and saved
+    /// agent sessions apart from other mcpool setups on this machine.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "profile", env = "MCPOOL_PROFILE", value_name = "NAME", global = true)
+    )]
+    profile: Option<String>,
+    /// The endpoint's bearer token, instead of the one kept in the keyring
+    /// (from the environment: a flag would show it to every process).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "token", env = token::ENV, hide = true, hide_env_values = true, global = true)
+    )]
+    token: Option<String>,
+}
+
+impl Setup {
+    pub fn new(profile: Option<&str>, token: Option<&str>) -> Setup {
+        Setup {
+            profile: profile.map(str::to_string),
+            token: token.map(str::to_string),
+        }
+    }
+
+    /// The profile given, else `default` (a blank one counts as none).
+    pub fn profile(&self) -> &str {
+        self.profile
+            .as_deref()
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .unwrap_or(secrets::DEFAULT_PROFILE)
+    }
+
+    /// This profile's keyring.
+    pub fn keyring(&self) -> Keyring {
+        Keyring::for_profile(self.profile())
+    }
+
+    /// `MCPOOL_TOKEN`, unless unset or blank.
+    pub fn fixed_token(&self) -> Option<&str> {
+        self.token.as_deref().map(str::trim).filter(|t| !t.is_empty())
     }
 }
 
@@ -83,6 +155,18 @@ pub struct ServiceOptions {
     /// Agent sessions open at once on the HTTP endpoint.
     pub max_sessions: usize,
     pub token: String,
+    /// Whether the token came from `MCPOOL_TOKEN` (so a stdio bridge needs
+    /// it in its environment too).
+    pub token_fixed: bool,
+    /// The setup's profile (see [`Setup`]).
+    pub profile: String,
+    /// Keep-alive pings of idle remote connections; `None`: none.
+    pub keepalive: Option<Duration>,
+    /// How long after a wake failed servers are retried as soon as they
+    /// can be reached; `None`: the default.
+    pub wake_window: Option<Duration>,
+    /// Where the agents' own configs live (for `mcpool connect` in the dashboard).
+    pub client_dirs: Dirs,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -93,8 +177,6 @@ pub enum ServiceError {
     Listen { addr: SocketAddr, error: std::io::Error },
     #[error("cannot set up the tool cache key: {0}")]
     CacheKey(std::io::Error),
-    #[error("{name}={value:?} is not a whole number of seconds")]
-    EnvSeconds { name: &'static str, value: String },
     #[error(transparent)]
     Token(#[from] TokenError),
     #[error("the endpoint stopped: {0}")]
@@ -140,11 +222,11 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         .await
         .map_err(listen_error)?;
     let local_addr = listener.local_addr().map_err(listen_error)?;
-    let pool_options = pool_options(options.cache_dir).await?;
+    let pool_options = pool_options(options.cache_dir, options.profile, options.keepalive).await?;
     let session_file = session_file(&pool_options, options.max_sessions).await?;
     let pool = Pool::new(pool_options);
     let shutdown = CancellationToken::new();
-    start_healing(&pool, &shutdown)?;
+    start_healing(&pool, options.wake_window, &shutdown);
 
     let config_path = options.config_path;
     // Stamped before reading, so a change made while loading is seen.
@@ -165,6 +247,8 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         pool.clone(),
         EndpointOptions {
             token: options.token.clone(),
+            token_fixed: options.token_fixed,
+            client_dirs: Arc::new(options.client_dirs),
             any_host: options.allow_non_loopback,
             shutdown: shutdown.clone(),
         },
@@ -221,14 +305,14 @@ impl Service {
     }
 }
 
-/// The token agents need: `MCPOOL_TOKEN`, else the stored one, made now if
-/// none exists yet. The second value is a warning to show once (no keyring).
-pub async fn token_or_create() -> Result<(String, Option<String>), ServiceError> {
-    let env = std::env::var(token::ENV).ok();
-    let resolved = tokio::task::spawn_blocking(move || {
-        token::resolve(env, &secrets::Keyring::default(), &paths::data_dir(), true)
-    })
-    .await??;
+/// The token agents need: `MCPOOL_TOKEN`, else the profile's stored one,
+/// made now if none exists yet. The second value is a warning to show once
+/// (no keyring).
+pub async fn token_or_create(setup: &Setup) -> Result<(String, Option<String>), ServiceError> {
+    let fixed = setup.fixed_token().map(str::to_string);
+    let keyring = setup.keyring();
+    let resolved =
+        tokio::task::spawn_blocking(move || token::resolve(fixed, &keyring, &paths::data_dir(), true)).await??;
     let t = resolved.ok_or(ServiceError::Token(TokenError::Empty {
         path: token::token_file(&paths::data_dir()),
     }))?;
@@ -237,8 +321,11 @@ pub async fn token_or_create() -> Result<(String, Option<String>), ServiceError>
 
 /// The keyring of this profile, and the tool cache with its fingerprint key
 /// (from the keyring, or a 0600 file with a warning where there is none).
-async fn pool_options(cache_dir: Option<PathBuf>) -> Result<PoolOptions, ServiceError> {
-    let profile = secrets::profile();
+async fn pool_options(
+    cache_dir: Option<PathBuf>,
+    profile: String,
+    keepalive: Option<Duration>,
+) -> Result<PoolOptions, ServiceError> {
     let keyring = Keyring::for_profile(&profile);
     let cache_dir = cache_dir.unwrap_or_else(paths::default_cache_dir);
     let store = keyring.clone();
@@ -256,11 +343,7 @@ async fn pool_options(cache_dir: Option<PathBuf>) -> Result<PoolOptions, Service
         secrets: Arc::new(keyring),
         cache: Some((ToolCache::new(&cache_dir), fingerprinter)),
         profile,
-        keepalive: match env_secs("MCPOOL_KEEPALIVE_SECS")? {
-            Some(0) => None,
-            Some(s) => Some(Duration::from_secs(s)),
-            None => Some(crate::pool::DEFAULT_KEEPALIVE),
-        },
+        keepalive,
         builtin_tools: crate::endpoint::builtin::tools(),
     })
 }
@@ -296,23 +379,11 @@ pub async fn stop_requested() -> std::io::Result<()> {
     tokio::signal::ctrl_c().await
 }
 
-/// A whole number of seconds from the environment, with an error naming it.
-pub fn env_secs(name: &'static str) -> Result<Option<u64>, ServiceError> {
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| ServiceError::EnvSeconds { name, value: v }),
-        Err(_) => Ok(None),
-    }
-}
-
 /// Sleep, wake and network changes heal the pool by themselves (rule 11).
-fn start_healing(pool: &Pool, stop: &CancellationToken) -> Result<(), ServiceError> {
+fn start_healing(pool: &Pool, window: Option<Duration>, stop: &CancellationToken) {
     let mut config = HealConfig::default();
-    if let Some(secs) = env_secs("MCPOOL_WAKE_WINDOW_SECS")? {
-        config.window = Duration::from_secs(secs);
+    if let Some(window) = window {
+        config.window = window;
     }
     let events = wake::spawn(wake::platform_watchers(), stop.clone());
     tokio::spawn(wake::driver::run(
@@ -322,7 +393,6 @@ fn start_healing(pool: &Pool, stop: &CancellationToken) -> Result<(), ServiceErr
         config,
         stop.clone(),
     ));
-    Ok(())
 }
 
 /// Applies the config file whenever it changes, until `stop`.
@@ -356,4 +426,62 @@ fn reload(pool: &Pool, path: &Path) {
 fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok()?, meta.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(keepalive_secs: Option<u64>, wake_window_secs: Option<u64>, setup: Setup) -> ServeArgs {
+        ServeArgs {
+            config: None,
+            listen: "127.0.0.1:0".parse().unwrap(),
+            allow_non_loopback: false,
+            cache_dir: None,
+            max_sessions: 8,
+            keepalive_secs,
+            wake_window_secs,
+            setup,
+        }
+    }
+
+    #[test]
+    fn a_blank_or_missing_profile_is_the_default_one() {
+        assert_eq!(Setup::default().profile(), "default");
+        assert_eq!(Setup::new(Some("  "), None).profile(), "default");
+        assert_eq!(Setup::new(Some("work"), None).profile(), "work");
+    }
+
+    #[test]
+    fn a_blank_token_is_no_fixed_token() {
+        assert_eq!(Setup::new(None, Some(" ")).fixed_token(), None);
+        assert_eq!(Setup::new(None, Some(" t0k ")).fixed_token(), Some("t0k"));
+    }
+
+    #[test]
+    fn the_flags_become_the_service_settings() {
+        let o = args(None, None, Setup::default()).options("T".into()).unwrap();
+        assert_eq!(o.keepalive, Some(crate::pool::DEFAULT_KEEPALIVE));
+        assert_eq!(o.wake_window, None);
+        assert_eq!(o.profile, "default");
+        assert!(!o.token_fixed);
+
+        let o = args(Some(0), Some(7), Setup::new(Some("work"), Some("T")))
+            .options("T".into())
+            .unwrap();
+        assert_eq!(o.keepalive, None, "0 turns the keep-alive off");
+        assert_eq!(o.wake_window, Some(Duration::from_secs(7)));
+        assert_eq!(o.profile, "work");
+        assert!(o.token_fixed);
+
+        let o = args(Some(30), None, Setup::default()).options("T".into()).unwrap();
+        assert_eq!(o.keepalive, Some(Duration::from_secs(30)));
+    }
+
+    #[test]
+    fn a_non_loopback_address_needs_its_flag() {
+        let mut a = args(None, None, Setup::default());
+        a.listen = "0.0.0.0:0".parse().unwrap();
+        assert!(matches!(a.options("T".into()), Err(ServiceError::NonLoopback(_))));
+    }
 }

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
+use mcpool_core::service::Setup;
 use mcpool_core::{paths, token};
 use serde::Deserialize;
 
@@ -18,19 +19,14 @@ struct ServerRow {
     retry_in_ms: Option<u64>,
 }
 
-/// The token, from `MCPOOL_TOKEN` or the keyring (or its fallback file);
-/// `create` makes one when none exists. A fallback warning goes to stderr.
-pub async fn load_token(create: bool) -> anyhow::Result<Option<String>> {
-    let env = std::env::var(token::ENV).ok();
-    let resolved = tokio::task::spawn_blocking(move || {
-        token::resolve(
-            env,
-            &mcpool_core::secrets::Keyring::default(),
-            &paths::data_dir(),
-            create,
-        )
-    })
-    .await??;
+/// The token, from `MCPOOL_TOKEN` or the profile's keyring (or its fallback
+/// file); `create` makes one when none exists. A fallback warning goes to
+/// stderr.
+pub async fn load_token(setup: &Setup, create: bool) -> anyhow::Result<Option<String>> {
+    let fixed = setup.fixed_token().map(str::to_string);
+    let keyring = setup.keyring();
+    let resolved =
+        tokio::task::spawn_blocking(move || token::resolve(fixed, &keyring, &paths::data_dir(), create)).await??;
     Ok(resolved.map(|t| {
         if let Some(w) = t.warning {
             eprintln!("mcpool: warning: {w}");
@@ -39,8 +35,8 @@ pub async fn load_token(create: bool) -> anyhow::Result<Option<String>> {
     }))
 }
 
-async fn instance_token() -> anyhow::Result<String> {
-    load_token(false)
+async fn instance_token(setup: &Setup) -> anyhow::Result<String> {
+    load_token(setup, false)
         .await?
         .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))
 }
@@ -51,7 +47,7 @@ pub(crate) async fn send(
     path: &str,
 ) -> anyhow::Result<reqwest::Response> {
     let url = format!("http://{}{path}", instance.listen);
-    let token = instance_token().await?;
+    let token = instance_token(&instance.setup).await?;
     reqwest::Client::new()
         .request(method, &url)
         .bearer_auth(token)
@@ -162,16 +158,16 @@ pub async fn ui(instance: &Instance, no_open: bool) -> anyhow::Result<ExitCode> 
 }
 
 /// The token agents need: the instance's, made now if none exists yet.
-pub async fn token_or_create() -> anyhow::Result<String> {
-    let (token, warning) = mcpool_core::service::token_or_create().await?;
+pub async fn token_or_create(setup: &Setup) -> anyhow::Result<String> {
+    let (token, warning) = mcpool_core::service::token_or_create(setup).await?;
     if let Some(w) = warning {
         eprintln!("mcpool: warning: {w}");
     }
     Ok(token)
 }
 
-pub async fn print_token() -> anyhow::Result<ExitCode> {
-    println!("{}", token_or_create().await?);
+pub async fn print_token(setup: &Setup) -> anyhow::Result<ExitCode> {
+    println!("{}", token_or_create(setup).await?);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -62,7 +62,9 @@ pub struct ConnectArgs {
 }
 
 /// How a client reaches the instance at `listen`.
-pub fn connection(listen: SocketAddr, token: String) -> Connection {
+/// `token_fixed`: the token came from `MCPOOL_TOKEN`, which a client does
+/// not pass on to the stdio bridge it starts.
+pub fn connection(listen: SocketAddr, token: String, token_fixed: bool) -> Connection {
     let mut stdio = vec![agents::mcpool_exe(), "stdio".to_string()];
     if listen.to_string() != mcpool_core::paths::DEFAULT_LISTEN {
         stdio.extend(["--listen".to_string(), listen.to_string()]);
@@ -71,13 +73,14 @@ pub fn connection(listen: SocketAddr, token: String) -> Connection {
         url: format!("http://{listen}/mcp"),
         token,
         stdio,
-        stdio_token: std::env::var(mcpool_core::token::ENV).is_ok_and(|t| !t.trim().is_empty()),
+        stdio_token: token_fixed,
     }
 }
 
 pub async fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
-    let token = crate::client::token_or_create().await?;
-    let conn = connection(args.instance.listen, token);
+    let setup = &args.instance.setup;
+    let token = crate::client::token_or_create(setup).await?;
+    let conn = connection(args.instance.listen, token, setup.fixed_token().is_some());
     let client = Client::from(args.client);
     let dirs = Dirs::from_env();
     if !args.write && !args.dry_run {
@@ -151,7 +154,7 @@ mod tests {
     #[test]
     fn snippets_carry_url_and_header() {
         let addr: SocketAddr = "127.0.0.1:7410".parse().unwrap();
-        let conn = connection(addr, "T0K".into());
+        let conn = connection(addr, "T0K".into(), false);
         for client in Client::ALL {
             let s = agents::snippet(client, &conn);
             if client == Client::ClaudeDesktop {
@@ -162,7 +165,7 @@ mod tests {
             assert!(s.contains("http://127.0.0.1:7410/mcp"), "{s}");
             assert!(s.contains("Bearer T0K"), "{s}");
         }
-        let other = connection("127.0.0.1:9".parse().unwrap(), "T".into());
+        let other = connection("127.0.0.1:9".parse().unwrap(), "T".into(), false);
         assert_eq!(other.stdio[1..], ["stdio", "--listen", "127.0.0.1:9"]);
     }
 }

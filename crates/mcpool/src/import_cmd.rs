@@ -7,8 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
+use mcpool_core::agent_config::Dirs;
 use mcpool_core::import::{self, Plan, Step};
-use mcpool_core::secrets::{Keyring, SecretStore, Secrets};
+use mcpool_core::secrets::{SecretStore, Secrets};
+use mcpool_core::service::Setup;
 use serde_json::Value;
 
 #[derive(clap::Args)]
@@ -24,6 +26,8 @@ pub struct ImportArgs {
     /// Only show the plan.
     #[arg(long)]
     dry_run: bool,
+    #[command(flatten)]
+    setup: Setup,
 }
 
 fn read_json(path: &Path) -> anyhow::Result<Value> {
@@ -35,7 +39,8 @@ fn read_json(path: &Path) -> anyhow::Result<Value> {
 }
 
 pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
-    run_with(args, Arc::new(Keyring::default())).await
+    let keyring = args.setup.keyring();
+    run_with(args, Arc::new(keyring)).await
 }
 
 pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::Result<ExitCode> {
@@ -51,8 +56,8 @@ pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::
             vec![(import::detect(file, &root), file.clone(), root)]
         }
         None => {
-            let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
-            let config_dir = dirs_config_dir(&home);
+            let dirs = Dirs::from_env();
+            let (home, config_dir) = (dirs.home, dirs.xdg_config);
             let mut found = Vec::new();
             for (client, path) in import::standard_files(&home, &config_dir) {
                 if path.exists() && path != target {
@@ -157,11 +162,4 @@ fn write_config(path: &Path, value: &Value) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
-}
-
-fn dirs_config_dir(home: &Path) -> PathBuf {
-    std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .unwrap_or_else(|| home.join(".config"))
 }

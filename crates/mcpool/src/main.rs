@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use mcpool_core::service::Setup;
 
 #[derive(Parser)]
 #[command(
@@ -31,6 +32,8 @@ pub struct Instance {
     /// Address of the endpoint (loopback).
     #[arg(long, env = "MCPOOL_LISTEN", default_value = mcpool_core::paths::DEFAULT_LISTEN, global = true)]
     pub listen: SocketAddr,
+    #[command(flatten)]
+    pub setup: Setup,
 }
 
 #[derive(Subcommand)]
@@ -70,12 +73,14 @@ enum Command {
         instance: Instance,
     },
     /// Print the endpoint's bearer token.
-    Token,
+    Token {
+        #[command(flatten)]
+        setup: Setup,
+    },
     /// Add the servers of a Claude Desktop, Claude Code, Cursor, VS Code or opencode config.
     Import(import_cmd::ImportArgs),
     /// Manage secrets in the OS keyring, used in the config as ${keyring:NAME}.
-    #[command(subcommand)]
-    Secret(secret::SecretCommand),
+    Secret(secret::SecretArgs),
     /// Print what to add to an agent so it uses mcpool, or with --write add it
     /// to the agent's user config in place.
     Connect(connect::ConnectArgs),
@@ -112,9 +117,9 @@ fn main() -> ExitCode {
             Command::Disconnect { name, instance } => client::action(&instance, &name, "disconnect").await,
             Command::Login { name, instance } => login::login(&instance, &name).await,
             Command::Logout { name, instance } => login::logout(&instance, &name).await,
-            Command::Token => client::print_token().await,
+            Command::Token { setup } => client::print_token(&setup).await,
             Command::Import(args) => import_cmd::run(args).await,
-            Command::Secret(command) => secret::run(command).await,
+            Command::Secret(args) => secret::run(args).await,
             Command::Connect(args) => connect::run(args).await,
             Command::Ui { instance, no_open } => client::ui(&instance, no_open).await,
             Command::Stdio(args) => bridge::run(args).await,

@@ -6,7 +6,16 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
-use mcpool_core::secrets::{Keyring, Secrets};
+use mcpool_core::secrets::Secrets;
+use mcpool_core::service::Setup;
+
+#[derive(clap::Args)]
+pub struct SecretArgs {
+    #[command(subcommand)]
+    command: SecretCommand,
+    #[command(flatten)]
+    setup: Setup,
+}
 
 #[derive(clap::Subcommand)]
 pub enum SecretCommand {
@@ -18,9 +27,9 @@ pub enum SecretCommand {
     Rm { name: String },
 }
 
-pub async fn run(command: SecretCommand) -> anyhow::Result<ExitCode> {
-    let secrets = Secrets::new(Arc::new(Keyring::default()));
-    match command {
+pub async fn run(args: SecretArgs) -> anyhow::Result<ExitCode> {
+    let secrets = Secrets::new(Arc::new(args.setup.keyring()));
+    match args.command {
         SecretCommand::Set { name } => {
             let value = read_value(&name)?;
             if value.is_empty() {

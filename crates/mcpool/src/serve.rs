@@ -9,7 +9,7 @@ pub use mcpool_core::service::ServeArgs;
 pub async fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     mcpool_core::log::init();
     args.check_listen()?;
-    let token = crate::client::token_or_create().await?;
+    let token = crate::client::token_or_create(&args.setup).await?;
     let mut service = service::start(args.options(token)?).await?;
     println!("mcpool listening on {}", service.endpoint_url());
 

@@ -69,7 +69,8 @@ impl Client {
 }
 
 /// The folders the config files live in, read from the environment (HOME,
-/// XDG_CONFIG_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME) so tests can move them.
+/// XDG_CONFIG_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME: the agents' own
+/// settings) once at start-up, so tests can move them.
 #[derive(Debug, Clone)]
 pub struct Dirs {
     pub home: PathBuf,

@@ -31,7 +31,9 @@ pub struct Snippet {
 }
 
 /// How an agent reaches this endpoint, seen from a request's `Host`.
-pub fn connection(host: &str, token: &str) -> Connection {
+/// `token_fixed`: the token came from `MCPOOL_TOKEN`, which a client does
+/// not pass on to the stdio bridge it starts.
+pub fn connection(host: &str, token: &str, token_fixed: bool) -> Connection {
     let listen = host
         .parse::<std::net::SocketAddr>()
         .ok()
@@ -48,7 +50,7 @@ pub fn connection(host: &str, token: &str) -> Connection {
         url: format!("http://{host}/mcp"),
         token: token.to_string(),
         stdio,
-        stdio_token: std::env::var(crate::token::ENV).is_ok_and(|t| !t.trim().is_empty()),
+        stdio_token: token_fixed,
     }
 }
 
@@ -84,9 +86,10 @@ fn host(headers: &HeaderMap) -> String {
 
 /// `GET /api/connect`: the endpoint URL and every client's snippet.
 pub async fn get_snippets(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let conn = connection(&host(&headers), &state.options.token);
+    let conn = connection(&host(&headers), &state.options.token, state.options.token_fixed);
+    let dirs = state.options.client_dirs.clone();
     let url = conn.url.clone();
-    let snippets = tokio::task::spawn_blocking(move || snippets(&conn, &Dirs::from_env()))
+    let snippets = tokio::task::spawn_blocking(move || snippets(&conn, &dirs))
         .await
         .unwrap_or_default();
     (
@@ -108,9 +111,10 @@ pub async fn write(State(state): State<AppState>, Path(name): Path<String>, head
         )
             .into_response();
     };
-    let conn = connection(&host(&headers), &state.options.token);
+    let conn = connection(&host(&headers), &state.options.token, state.options.token_fixed);
+    let dirs = state.options.client_dirs.clone();
     let done = tokio::task::spawn_blocking(move || {
-        let plan = agents::plan(client, &Dirs::from_env(), &conn, &[], false, SystemTime::now())?;
+        let plan = agents::plan(client, &dirs, &conn, &[], false, SystemTime::now())?;
         let text = agents::describe(&plan, &conn);
         let written = agents::apply(&plan)?;
         Ok::<_, WriteError>((plan, text, written))
@@ -160,7 +164,7 @@ mod tests {
             claude_config_dir: None,
             codex_home: None,
         };
-        let all = snippets(&connection("127.0.0.1:7410", "T0K"), &dirs);
+        let all = snippets(&connection("127.0.0.1:7410", "T0K", false), &dirs);
         let names: Vec<_> = all.iter().map(|s| s.client).collect();
         assert_eq!(
             names,
@@ -182,7 +186,7 @@ mod tests {
         let json_part: String = all[3].text.lines().skip(1).collect();
         let v: serde_json::Value = serde_json::from_str(&json_part).unwrap();
         assert_eq!(v["servers"]["mcpool"]["type"], "http");
-        let desktop = connection("localhost:9000", "T");
+        let desktop = connection("localhost:9000", "T", false);
         assert_eq!(desktop.stdio[1..], ["stdio", "--listen", "127.0.0.1:9000"]);
     }
 }

@@ -27,6 +27,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent_config::Dirs;
 use crate::hub::Scope;
 use crate::pool::Pool;
 use session::AgentSession;
@@ -38,6 +39,10 @@ type McpService = StreamableHttpService<AgentSession, PoolSessionManager>;
 #[derive(Clone)]
 pub struct EndpointOptions {
     pub token: String,
+    /// The token came from `MCPOOL_TOKEN` (see [`ServiceOptions`](crate::service::ServiceOptions)).
+    pub token_fixed: bool,
+    /// Where the agents' own configs live.
+    pub client_dirs: Arc<Dirs>,
     /// Accept any `Host` header (only with `--allow-non-loopback`).
     pub any_host: bool,
     /// Cancelled at shutdown: closes every agent session.
@@ -304,6 +309,8 @@ mod tests {
             Pool::default(),
             EndpointOptions {
                 token: token.into(),
+                token_fixed: false,
+                client_dirs: Arc::new(Dirs::from_env()),
                 any_host: false,
                 shutdown: CancellationToken::new(),
             },

@@ -7,8 +7,10 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use super::CSP;
+use crate::agent_config::Dirs;
 use crate::endpoint::{router, EndpointOptions};
 use crate::pool::Pool;
+use std::sync::Arc;
 
 const TOKEN: &str = "s3cret-token";
 const HOST: &str = "127.0.0.1:7410";
@@ -18,6 +20,8 @@ fn new_app() -> Router {
         Pool::default(),
         EndpointOptions {
             token: TOKEN.into(),
+            token_fixed: false,
+            client_dirs: Arc::new(Dirs::from_env()),
             any_host: false,
             shutdown: CancellationToken::new(),
         },

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcpool_core::backoff::Backoff;
+use mcpool_core::service::Setup;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -80,8 +81,8 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
     let addr = args.instance.listen;
     // A token from the environment is fixed; one from the keyring is read
     // again when the instance refuses it (it may have been renewed).
-    let from_env = std::env::var(mcpool_core::token::ENV).is_ok_and(|t| !t.trim().is_empty());
-    let mut token = client::token_or_create().await?;
+    let setup = args.instance.setup.clone();
+    let mut token = client::token_or_create(&setup).await?;
     let policy = Policy {
         backoff: Backoff::new(FIRST_RETRY, MAX_RETRY)?,
         wait: Duration::from_secs(args.wait),
@@ -110,7 +111,7 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
                 }
                 Effect::Connect(connect) => {
                     let token = token.clone();
-                    attempts.spawn(attempt(addr, token, from_env, connect));
+                    attempts.spawn(attempt(addr, token, setup.clone(), connect));
                 }
                 Effect::Log(line) => eprintln!("mcpool stdio: {line}"),
                 Effect::Exit(line) => {
@@ -207,7 +208,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 
 /// One attempt, bounded; a refused token is read again once (unless it
 /// came from the environment).
-async fn attempt(addr: SocketAddr, mut token: String, from_env: bool, connect: Connect) -> Done {
+async fn attempt(addr: SocketAddr, mut token: String, setup: Setup, connect: Connect) -> Done {
     let once = |token: String| {
         let connect = connect.clone();
         async move {
@@ -220,8 +221,8 @@ async fn attempt(addr: SocketAddr, mut token: String, from_env: bool, connect: C
         }
     };
     let (mut outcome, mut upstream) = once(token.clone()).await;
-    if outcome == Attempt::Failed(Failure::Unauthorized) && !from_env {
-        if let Ok(Some(fresh)) = client::load_token(false).await {
+    if outcome == Attempt::Failed(Failure::Unauthorized) && setup.fixed_token().is_none() {
+        if let Ok(Some(fresh)) = client::load_token(&setup, false).await {
             if fresh != token {
                 token = fresh;
                 (outcome, upstream) = once(token.clone()).await;
