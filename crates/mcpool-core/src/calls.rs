@@ -13,6 +13,8 @@ use serde::Serialize;
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 
+use crate::sync::lock;
+
 /// How many calls are kept, the oldest going first.
 pub const KEPT: usize = 100;
 
@@ -89,7 +91,8 @@ impl CallLog {
             ok: outcome.ok(),
             outcome,
         };
-        if let Ok(mut kept) = self.kept.lock() {
+        {
+            let mut kept = lock(&self.kept);
             if kept.len() == KEPT {
                 kept.pop_front();
             }
@@ -101,10 +104,7 @@ impl CallLog {
 
     /// The calls kept, newest first.
     pub fn recent(&self) -> Vec<CallRecord> {
-        self.kept
-            .lock()
-            .map(|k| k.iter().rev().cloned().collect())
-            .unwrap_or_default()
+        lock(&self.kept).iter().rev().cloned().collect()
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<CallRecord> {

@@ -24,6 +24,7 @@ pub mod secrets;
 pub mod service;
 pub mod stderr_tail;
 pub mod supervisor;
+pub mod sync;
 pub mod token;
 pub mod toolctl;
 pub mod upstream;

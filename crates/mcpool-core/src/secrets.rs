@@ -5,6 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use crate::sync::lock;
+
 /// The keyring service every mcpool entry lives under.
 pub const SERVICE: &str = "mcpool";
 /// Entry names that mcpool uses itself and `secret list` does not show.
@@ -166,7 +168,7 @@ impl MemoryStore {
     }
 
     pub fn dump(&self) -> BTreeMap<String, String> {
-        self.entries.lock().map(|e| e.clone()).unwrap_or_default()
+        lock(&self.entries).clone()
     }
 }
 
@@ -175,22 +177,14 @@ impl SecretStore for MemoryStore {
         if self.unavailable {
             return Err(SecretError::Unavailable("no keyring in this test".into()));
         }
-        Ok(self
-            .entries
-            .lock()
-            .map_err(|e| SecretError::Failed(e.to_string()))?
-            .get(name)
-            .cloned())
+        Ok(lock(&self.entries).get(name).cloned())
     }
 
     fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
         if self.unavailable {
             return Err(SecretError::Unavailable("no keyring in this test".into()));
         }
-        self.entries
-            .lock()
-            .map_err(|e| SecretError::Failed(e.to_string()))?
-            .insert(name.to_string(), value.to_string());
+        lock(&self.entries).insert(name.to_string(), value.to_string());
         Ok(())
     }
 
@@ -198,12 +192,7 @@ impl SecretStore for MemoryStore {
         if self.unavailable {
             return Err(SecretError::Unavailable("no keyring in this test".into()));
         }
-        Ok(self
-            .entries
-            .lock()
-            .map_err(|e| SecretError::Failed(e.to_string()))?
-            .remove(name)
-            .is_some())
+        Ok(lock(&self.entries).remove(name).is_some())
     }
 }
 
@@ -398,7 +387,7 @@ pub fn remember_secrets(values: &[String]) {
 }
 
 fn remember_resolved(values: &[String]) {
-    let Ok(mut known) = RESOLVED.lock() else { return };
+    let mut known = lock(&RESOLVED);
     let mut added = false;
     for v in values {
         if !known.contains(v) {
@@ -415,9 +404,11 @@ fn remember_resolved(values: &[String]) {
 /// [`redact`] with every value resolved so far in this process; for log
 /// output, where the connection a line belongs to is unknown.
 pub fn redact_resolved(text: &str) -> String {
-    match RESOLVED.lock() {
-        Ok(known) if !known.is_empty() => redact(text, &known),
-        _ => text.to_string(),
+    let known = lock(&RESOLVED);
+    if known.is_empty() {
+        text.to_string()
+    } else {
+        redact(text, &known)
     }
 }
 

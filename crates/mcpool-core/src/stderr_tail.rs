@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
+use crate::sync::lock;
+
 /// Lines kept, and the longest line kept (longer lines are cut).
 pub const MAX_LINES: usize = 20;
 pub const MAX_LINE_BYTES: usize = 400;
@@ -36,7 +38,8 @@ impl StderrTail {
             line.truncate(cut);
             line.push('…');
         }
-        if let Ok(mut lines) = self.lines.lock() {
+        {
+            let mut lines = lock(&self.lines);
             if lines.len() == MAX_LINES {
                 lines.pop_front();
             }
@@ -60,10 +63,7 @@ impl StderrTail {
     }
 
     pub fn tail(&self) -> Vec<String> {
-        self.lines
-            .lock()
-            .map(|l| l.iter().cloned().collect())
-            .unwrap_or_default()
+        lock(&self.lines).iter().cloned().collect()
     }
 
     /// Reads `stream` line by line until it ends, keeping the last lines.

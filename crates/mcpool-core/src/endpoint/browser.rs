@@ -13,6 +13,8 @@ use axum::http::{header, HeaderMap};
 use rand::RngCore;
 use tokio::time::Instant;
 
+use crate::sync::lock;
+
 /// How long a one-time link stays valid.
 pub const CODE_TTL: Duration = Duration::from_secs(120);
 /// How long a browser session lasts.
@@ -39,7 +41,8 @@ impl BrowserAuth {
     /// A new one-time code.
     pub fn issue_code(&self) -> String {
         let code = random_hex();
-        if let Ok(mut inner) = self.inner.lock() {
+        {
+            let mut inner = lock(&self.inner);
             let now = Instant::now();
             prune(&mut inner.codes, now);
             inner.codes.insert(code.clone(), now + CODE_TTL);
@@ -49,7 +52,7 @@ impl BrowserAuth {
 
     /// Spends `code`: a new session id if it was issued, unused and fresh.
     pub fn redeem(&self, code: &str) -> Option<String> {
-        let mut inner = self.inner.lock().ok()?;
+        let mut inner = lock(&self.inner);
         let now = Instant::now();
         // Removed whatever the outcome: a code is never good twice.
         let expires = inner.codes.remove(code)?;
@@ -64,7 +67,7 @@ impl BrowserAuth {
 
     /// Whether any `mcpool_session*` cookie in `headers` is a live session.
     pub fn has_session(&self, headers: &HeaderMap) -> bool {
-        let Ok(inner) = self.inner.lock() else { return false };
+        let inner = lock(&self.inner);
         let now = Instant::now();
         session_cookies(headers).any(|value| inner.sessions.get(value).is_some_and(|exp| *exp > now))
     }

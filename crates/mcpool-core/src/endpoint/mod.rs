@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::agent_config::Dirs;
 use crate::hub::Scope;
 use crate::pool::Pool;
+use crate::sync::lock;
 use session::AgentSession;
 use session_store::{ScopedStore, SessionFile};
 use sessions::{PoolSessionManager, SessionBook};
@@ -185,9 +186,7 @@ async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>,
         return (StatusCode::NOT_FOUND, format!("mcpool has no server named '{name}'\n")).into_response();
     }
     let service = {
-        let Ok(mut map) = state.per_server.lock() else {
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-        };
+        let mut map = lock(&state.per_server);
         map.entry(name.clone())
             .or_insert_with(|| {
                 mcp_service(
@@ -210,9 +209,7 @@ async fn per_profile_mcp(State(state): State<AppState>, Path(name): Path<String>
         return (StatusCode::NOT_FOUND, format!("mcpool has no profile named '{name}'\n")).into_response();
     }
     let service = {
-        let Ok(mut map) = state.per_profile.lock() else {
-            return StatusCode::INTERNAL_SERVER_ERROR.into_response();
-        };
+        let mut map = lock(&state.per_profile);
         map.entry(name.clone())
             .or_insert_with(|| {
                 mcp_service(

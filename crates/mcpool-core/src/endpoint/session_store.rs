@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_server::session::{SessionState, SessionStor
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Fingerprinter;
+use crate::sync::lock;
 
 const VERSION: u32 = 1;
 
@@ -162,22 +163,20 @@ impl SessionFile {
 
     /// The saved `initialize` of session `id` opened on `endpoint`.
     pub fn load(&self, id: &str, endpoint: &str) -> Option<InitializeRequestParams> {
-        let state = self.state.lock().ok()?;
+        let state = lock(&self.state);
         let entry = state.sessions.get(id)?;
         (entry.endpoint == endpoint).then(|| entry.initialize.clone())
     }
 
     /// Marks a session restored from the file as open in this process.
     pub fn mark_live(&self, id: &str) {
-        if let Ok(mut state) = self.state.lock() {
-            if let Some(e) = state.sessions.get_mut(id) {
-                e.live = true;
-            }
+        if let Some(e) = lock(&self.state).sessions.get_mut(id) {
+            e.live = true;
         }
     }
 
     pub fn len(&self) -> usize {
-        self.state.lock().map(|s| s.sessions.len()).unwrap_or(0)
+        lock(&self.state).sessions.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -188,7 +187,7 @@ impl SessionFile {
     pub fn save(&self, id: &str, endpoint: &str, mut initialize: InitializeRequestParams) {
         // Only what the session needs: `_meta` may carry anything.
         initialize.meta = None;
-        let Ok(mut state) = self.state.lock() else { return };
+        let mut state = lock(&self.state);
         let seq = state.next_seq;
         state.next_seq += 1;
         state.sessions.insert(
@@ -207,7 +206,7 @@ impl SessionFile {
 
     /// Forgets a session (blocking: call from a blocking thread).
     pub fn remove(&self, id: &str) {
-        let Ok(mut state) = self.state.lock() else { return };
+        let mut state = lock(&self.state);
         if state.sessions.remove(id).is_some() {
             self.write(&mut state);
         }

@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::AbortOnDropHandle;
 
 use super::session_store::ScopedStore;
+use crate::sync::lock;
 
 /// Open sessions allowed when nothing else is set (`MCPOOL_MAX_SESSIONS`).
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
@@ -76,20 +77,18 @@ impl SessionBook {
     }
 
     pub fn open_count(&self) -> usize {
-        self.state.lock().map(|s| s.open.len()).unwrap_or(0)
+        lock(&self.state).open.len()
     }
 
     /// Sessions closed so far to stay within the limit.
     pub fn closed_for_limit(&self) -> u64 {
-        self.state.lock().map(|s| s.closed_for_limit).unwrap_or(0)
+        lock(&self.state).closed_for_limit
     }
 
     /// Records a new (or restored) session and picks the sessions to close
     /// so that at most `max` stay open.
     fn admit(&self, id: &SessionId, owner: Weak<PoolSessionManager>) -> Vec<(SessionId, Weak<PoolSessionManager>)> {
-        let Ok(mut state) = self.state.lock() else {
-            return Vec::new();
-        };
+        let mut state = lock(&self.state);
         let now = Instant::now();
         state.open.insert(
             id.clone(),
@@ -131,19 +130,15 @@ impl SessionBook {
     }
 
     fn touch(&self, id: &SessionId) {
-        if let Ok(mut state) = self.state.lock() {
-            if let Some(o) = state.open.get_mut(id) {
-                o.last_used = Instant::now();
-            }
+        if let Some(o) = lock(&self.state).open.get_mut(id) {
+            o.last_used = Instant::now();
         }
     }
 
     fn busy(self: &Arc<Self>, id: &SessionId) -> BusyGuard {
-        if let Ok(mut state) = self.state.lock() {
-            if let Some(o) = state.open.get_mut(id) {
-                o.busy += 1;
-                o.last_used = Instant::now();
-            }
+        if let Some(o) = lock(&self.state).open.get_mut(id) {
+            o.busy += 1;
+            o.last_used = Instant::now();
         }
         BusyGuard {
             book: self.clone(),
@@ -153,7 +148,7 @@ impl SessionBook {
 
     /// Forgets a session; once enough have ended, schedules a trim.
     fn remove(&self, id: &SessionId) {
-        let Ok(mut state) = self.state.lock() else { return };
+        let mut state = lock(&self.state);
         if state.open.remove(id).is_some() {
             state.ended(1);
         }
@@ -201,11 +196,9 @@ struct BusyGuard {
 
 impl Drop for BusyGuard {
     fn drop(&mut self) {
-        if let Ok(mut state) = self.book.state.lock() {
-            if let Some(o) = state.open.get_mut(&self.id) {
-                o.busy = o.busy.saturating_sub(1);
-                o.last_used = Instant::now();
-            }
+        if let Some(o) = lock(&self.book.state).open.get_mut(&self.id) {
+            o.busy = o.busy.saturating_sub(1);
+            o.last_used = Instant::now();
         }
     }
 }

@@ -13,6 +13,7 @@ use super::callback::{self, check_iss, CALLBACK_PATH};
 use super::refresh::short;
 use super::signin::{LoginState, RecordStore, Signin};
 use super::tokens::{ClientCreds, ClientKind};
+use crate::sync::lock;
 
 /// How long the browser has to come back with the redirect.
 pub const BROWSER_WAIT: Duration = Duration::from_secs(300);
@@ -33,14 +34,9 @@ pub struct Begin {
 /// redirect is awaited on a task the sign-in owns (a new sign-in replaces it).
 pub async fn begin(signin: &Arc<Signin>, begin: Begin) -> Result<String, String> {
     signin.load().await;
-    let spec = signin
-        .spec
-        .lock()
-        .map(|s| s.clone())
-        .unwrap_or_default()
-        .unwrap_or_default();
+    let spec = lock(&signin.spec).clone().unwrap_or_default();
     let url = signin.url.clone();
-    let noted = signin.challenge.lock().ok().and_then(|mut c| c.take());
+    let noted = lock(&signin.challenge).take();
     let challenge = match noted {
         Some(c) => Some(c),
         None => probe(&url, &begin.headers).await?,
@@ -88,7 +84,7 @@ pub async fn begin(signin: &Arc<Signin>, begin: Begin) -> Result<String, String>
 
     // Scopes: configured, else the step-up union, else the challenge's,
     // else the resource's `scopes_supported`, else none.
-    let step_up = signin.step_up.lock().map(|s| s.scopes.clone()).unwrap_or_default();
+    let step_up = lock(&signin.step_up).scopes.clone();
     let scopes = match (&spec.scopes, step_up.is_empty()) {
         (Some(configured), _) => configured.clone(),
         (None, false) => step_up,
@@ -177,10 +173,8 @@ pub async fn begin(signin: &Arc<Signin>, begin: Begin) -> Result<String, String>
         }
     };
     signin.set_login(LoginState::Waiting, None);
-    if let Ok(mut flow) = signin.flow.lock() {
-        if let Some(previous) = flow.replace(tokio::spawn(task)) {
-            previous.abort();
-        }
+    if let Some(previous) = lock(&signin.flow).replace(tokio::spawn(task)) {
+        previous.abort();
     }
     Ok(authorize_url)
 }

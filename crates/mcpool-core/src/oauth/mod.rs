@@ -26,6 +26,7 @@ pub use tokens::{token_state, TokenState};
 
 use crate::config::{ServerSpec, TransportSpec};
 use crate::secrets::SecretStore;
+use crate::sync::lock;
 
 /// The keyring entry of a server identity; internal (`__` names are not
 /// user secrets and `secret list` does not show them).
@@ -63,13 +64,11 @@ impl OAuth {
     /// so it must be one the user controls; without it, dynamic
     /// registration is used.
     pub fn set_client_metadata_url(&self, url: Option<String>) {
-        if let Ok(mut u) = self.client_metadata_url.lock() {
-            *u = url;
-        }
+        *lock(&self.client_metadata_url) = url;
     }
 
     pub fn client_metadata_url(&self) -> Option<String> {
-        self.client_metadata_url.lock().ok().and_then(|u| u.clone())
+        lock(&self.client_metadata_url).clone()
     }
 
     /// The sign-in of a remote server, or `None` for a local server or one
@@ -86,7 +85,7 @@ impl OAuth {
             TransportSpec::Stdio { .. } => return None,
         };
         let entry = entry_name(&spec.name, url);
-        let mut signins = self.signins.lock().ok()?;
+        let mut signins = lock(&self.signins);
         let signin = signins
             .entry(entry.clone())
             .or_insert_with(|| {
@@ -99,9 +98,7 @@ impl OAuth {
                 )
             })
             .clone();
-        if let Ok(mut s) = signin.spec.lock() {
-            s.clone_from(&spec.oauth);
-        }
+        lock(&signin.spec).clone_from(&spec.oauth);
         Some(signin)
     }
 }

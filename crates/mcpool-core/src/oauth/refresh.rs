@@ -10,6 +10,7 @@ use rmcp::transport::auth::{AuthError, AuthorizationManager, OAuthClientConfig};
 
 use super::signin::{RecordStore, Refresher, Signin};
 use super::tokens::RefreshError;
+use crate::sync::lock;
 
 /// The production [`Refresher`]: the manager from the last sign-in, or one
 /// set up again by discovery after a restart.
@@ -21,14 +22,12 @@ pub struct ManagerRefresher {
 impl Refresher for ManagerRefresher {
     fn refresh<'a>(&'a self, signin: &'a Arc<Signin>) -> BoxFuture<'a, Result<(), RefreshError>> {
         async move {
-            let kept = self.manager.lock().ok().and_then(|m| m.clone());
+            let kept = lock(&self.manager).clone();
             let manager = match kept {
                 Some(m) => m,
                 None => {
                     let m = Arc::new(rebuild(signin).await?);
-                    if let Ok(mut slot) = self.manager.lock() {
-                        *slot = Some(m.clone());
-                    }
+                    *lock(&self.manager) = Some(m.clone());
                     m
                 }
             };
@@ -38,9 +37,7 @@ impl Refresher for ManagerRefresher {
                 Err(AuthError::AuthorizationRequired) => Err(RefreshError::Rejected("no refresh token".into())),
                 Err(e) => {
                     // Discover again next time: the server may have moved.
-                    if let Ok(mut slot) = self.manager.lock() {
-                        *slot = None;
-                    }
+                    *lock(&self.manager) = None;
                     Err(RefreshError::Failed(short(&e.to_string())))
                 }
             }
@@ -49,9 +46,7 @@ impl Refresher for ManagerRefresher {
     }
 
     fn adopt(&self, manager: AuthorizationManager) {
-        if let Ok(mut slot) = self.manager.lock() {
-            *slot = Some(Arc::new(manager));
-        }
+        *lock(&self.manager) = Some(Arc::new(manager));
     }
 }
 

@@ -2,7 +2,7 @@
 //! bearer token for each request, and refreshes one at a time.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use futures::future::BoxFuture;
 use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::tokens::{now_epoch_secs, token_state, Record, RefreshError, TokenState};
 use crate::config::OAuthSpec;
 use crate::secrets::{remember_secrets, SecretError, SecretStore};
+use crate::sync::lock;
 
 /// Gets a new access token for a signed-in server; the result lands in the
 /// server's record through [`RecordStore`] or [`Signin::set_tokens`].
@@ -94,10 +95,6 @@ impl Drop for Signin {
             flow.abort();
         }
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Signin {

@@ -14,6 +14,7 @@ use super::PoolInner;
 use crate::hub::{ListKind, Scope};
 use crate::lifecycle::Status;
 use crate::supervisor::{Lists, Supervisor};
+use crate::sync::{lock, read};
 use crate::toolctl::Verdict;
 
 /// One status change, as `/api/events` sends it.
@@ -34,16 +35,12 @@ pub struct HeldEvent {
 
 impl PoolInner {
     pub(super) fn status_changed(&self, server: &str) {
-        let Some(sup) = self.servers.read().ok().and_then(|s| s.get(server).cloned()) else {
+        let Some(sup) = read(&self.servers).get(server).cloned() else {
             return;
         };
         let snap = sup.snapshot();
         let current = (snap.status, snap.error.clone());
-        let changed = self
-            .last_status
-            .lock()
-            .map(|mut last| last.insert(server.to_string(), current.clone()) != Some(current))
-            .unwrap_or(true);
+        let changed = lock(&self.last_status).insert(server.to_string(), current.clone()) != Some(current);
         if changed {
             let _ = self.events.send(StatusEvent {
                 server: server.to_string(),
@@ -57,18 +54,15 @@ impl PoolInner {
     /// back), then sends `list_changed` to the sessions whose visible lists
     /// really changed. `None`: every server (the policy changed).
     pub(super) fn lists_changed(&self, server: Option<&str>) {
-        if let Ok(mut v) = self.views.lock() {
+        {
+            let mut v = lock(&self.views);
             *v = Views {
                 generation: v.generation + 1,
                 tools: None,
                 prompts: None,
             };
         }
-        let servers: Vec<Arc<Supervisor>> = self
-            .servers
-            .read()
-            .map(|s| s.values().cloned().collect())
-            .unwrap_or_default();
+        let servers: Vec<Arc<Supervisor>> = read(&self.servers).values().cloned().collect();
         let lists: Vec<(String, Lists)> = servers.iter().map(|s| (s.name().to_string(), s.lists())).collect();
         let control = &self.ctx.tools;
         let mode = control.mode();
@@ -137,7 +131,8 @@ impl PoolInner {
             .filter(|t| self.ctx.tools.approvals.verdict(server, t) != Verdict::Approved)
             .map(|t| t.name.to_string())
             .collect();
-        let changed = self.held.lock().is_ok_and(|mut all| {
+        let changed = {
+            let mut all = lock(&self.held);
             let before = all.get(server).cloned().unwrap_or_default();
             if held.is_empty() {
                 all.remove(server);
@@ -145,7 +140,7 @@ impl PoolInner {
                 all.insert(server.to_string(), held.clone());
             }
             before != held
-        });
+        };
         if changed {
             if !held.is_empty() {
                 tracing::warn!(
@@ -162,10 +157,7 @@ impl PoolInner {
     }
 
     fn update_signature(&self, kind: ListKind, scope: SigScope, sig: u64) -> bool {
-        let Ok(mut sigs) = self.signatures.lock() else {
-            return false;
-        };
-        sigs.insert((kind, scope), sig) != Some(sig)
+        lock(&self.signatures).insert((kind, scope), sig) != Some(sig)
     }
 }
 

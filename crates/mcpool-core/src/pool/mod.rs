@@ -18,6 +18,7 @@ use crate::hub::{Hub, ListKind};
 use crate::lifecycle::Status;
 use crate::secrets::{MemoryStore, SecretStore};
 use crate::supervisor::{Context, Observer, ServerSnapshot, Supervisor};
+use crate::sync::{lock, read, write};
 use crate::toolctl::{Approvals, ToolControl};
 use changes::SigScope;
 pub use changes::{HeldEvent, StatusEvent};
@@ -179,15 +180,11 @@ impl Pool {
     }
 
     pub fn server(&self, name: &str) -> Option<Arc<Supervisor>> {
-        self.inner.servers.read().ok()?.get(name).cloned()
+        read(&self.inner.servers).get(name).cloned()
     }
 
     pub fn servers(&self) -> Vec<Arc<Supervisor>> {
-        self.inner
-            .servers
-            .read()
-            .map(|s| s.values().cloned().collect())
-            .unwrap_or_default()
+        read(&self.inner.servers).values().cloned().collect()
     }
 
     /// Between a sleep and the next wake, keepalive probes stop.
@@ -258,9 +255,7 @@ impl Pool {
         let mut started = Vec::new();
         let mut stopped = Vec::new();
         {
-            let Ok(mut servers) = self.inner.servers.write() else {
-                return;
-            };
+            let mut servers = write(&self.inner.servers);
             let names: BTreeSet<String> = servers.keys().cloned().collect();
             for name in names {
                 let keep = config
@@ -293,9 +288,7 @@ impl Pool {
             self.inner.status_changed(sup.name());
         }
         for old in &stopped {
-            if let Ok(mut last) = self.inner.last_status.lock() {
-                last.remove(old.name());
-            }
+            lock(&self.inner.last_status).remove(old.name());
             self.inner.lists_changed(Some(old.name()));
         }
         // New filters or profiles change what agents see without a restart.
@@ -306,10 +299,7 @@ impl Pool {
 
     /// Stops every server (and its process group) within the deadline.
     pub async fn shutdown(&self) {
-        let all: Vec<Arc<Supervisor>> = match self.inner.servers.write() {
-            Ok(mut s) => std::mem::take(&mut *s).into_values().collect(),
-            Err(_) => Vec::new(),
-        };
+        let all: Vec<Arc<Supervisor>> = std::mem::take(&mut *write(&self.inner.servers)).into_values().collect();
         let stops = futures::future::join_all(all.iter().map(|s| s.stop()));
         if tokio::time::timeout(SHUTDOWN_DEADLINE, stops).await.is_err() {
             tracing::warn!("some servers did not stop within {SHUTDOWN_DEADLINE:?}");

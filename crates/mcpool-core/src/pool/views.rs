@@ -9,6 +9,7 @@ use rmcp::model::{Prompt, Tool};
 use super::Pool;
 use crate::names::NameTable;
 use crate::supervisor::Lists;
+use crate::sync::lock;
 
 /// Aggregated tools with the table that maps their public names back.
 pub struct ToolView {
@@ -50,19 +51,18 @@ impl Pool {
     }
 
     fn cached_view<T>(&self, slot: impl Fn(&mut Views) -> &mut Option<Arc<T>>, build: impl FnOnce() -> T) -> Arc<T> {
-        let (generation, cached) = match self.inner.views.lock() {
-            Ok(mut v) => (v.generation, slot(&mut v).clone()),
-            Err(_) => (0, None),
+        let (generation, cached) = {
+            let mut v = lock(&self.inner.views);
+            (v.generation, slot(&mut v).clone())
         };
         if let Some(view) = cached {
             return view;
         }
         let view = Arc::new(build());
-        if let Ok(mut v) = self.inner.views.lock() {
-            // A change that landed while building makes this view stale.
-            if v.generation == generation {
-                *slot(&mut v) = Some(view.clone());
-            }
+        let mut v = lock(&self.inner.views);
+        // A change that landed while building makes this view stale.
+        if v.generation == generation {
+            *slot(&mut v) = Some(view.clone());
         }
         view
     }

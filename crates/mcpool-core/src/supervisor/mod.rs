@@ -211,9 +211,7 @@ impl Supervisor {
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
-        // A panic while holding this lock leaves plain data behind; the
-        // state machine stays consistent, so keep going.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.inner)
     }
 
     pub fn spec(&self) -> ServerSpec {

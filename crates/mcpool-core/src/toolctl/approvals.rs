@@ -129,7 +129,7 @@ impl Approvals {
     }
 
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, ServerApprovals>> {
-        self.servers.lock().unwrap_or_else(|e| e.into_inner())
+        crate::sync::lock(&self.servers)
     }
 
     /// Takes in a list just seen from `server`: approves what the mode

@@ -15,6 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use crate::sync::{read, write};
+
 pub use approvals::{Approvals, Definition, Verdict};
 
 /// A server entry's `disabledTools` / `enabledTools` (the server's own tool
@@ -102,29 +104,27 @@ impl ToolControl {
     }
 
     pub fn policy(&self) -> ToolPolicy {
-        self.policy.read().map(|p| p.clone()).unwrap_or_default()
+        read(&self.policy).clone()
     }
 
     /// Answers whether the policy changed.
     pub fn set_policy(&self, policy: &ToolPolicy) -> bool {
-        let Ok(mut current) = self.policy.write() else {
-            return false;
-        };
+        let mut current = write(&self.policy);
         let changed = *current != *policy;
         current.clone_from(policy);
         changed
     }
 
     pub fn mode(&self) -> ApproveMode {
-        self.policy.read().map(|p| p.approve).unwrap_or(ApproveMode::Ask)
+        read(&self.policy).approve
     }
 
     pub fn enabled(&self, server: &str, tool: &str) -> bool {
-        self.policy.read().is_ok_and(|p| p.allows(server, tool))
+        read(&self.policy).allows(server, tool)
     }
 
     pub fn profile(&self, name: &str) -> Option<Profile> {
-        self.policy.read().ok()?.profiles.get(name).cloned()
+        read(&self.policy).profiles.get(name).cloned()
     }
 
     /// Whether agents see `tool` of `server`: enabled and approved as it is.

@@ -33,7 +33,7 @@ static SWITCHING: Mutex<()> = Mutex::new(());
 /// Enables or disables `tool` of `server` in the config file at `path`;
 /// answers whether the file changed.
 pub fn set_tool_enabled(path: &Path, server: &str, tool: &str, enabled: bool) -> Result<bool, SwitchError> {
-    let _turn = SWITCHING.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = crate::sync::lock(&SWITCHING);
     let text = std::fs::read_to_string(path).map_err(|error| SwitchError::Read {
         path: path.to_path_buf(),
         error,

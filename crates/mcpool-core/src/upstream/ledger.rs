@@ -13,6 +13,8 @@ use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::Notify;
 
+use crate::sync::lock;
+
 #[derive(Default)]
 pub struct ProgressLedger {
     counts: Mutex<HashMap<ProgressToken, (u64, u64)>>,
@@ -21,16 +23,12 @@ pub struct ProgressLedger {
 
 impl ProgressLedger {
     fn received(&self, token: &ProgressToken) {
-        if let Ok(mut c) = self.counts.lock() {
-            c.entry(token.clone()).or_default().0 += 1;
-        }
+        lock(&self.counts).entry(token.clone()).or_default().0 += 1;
     }
 
     /// Marks one progress notification for `token` as handled (sent on or dropped).
     pub fn handled(&self, token: &ProgressToken) {
-        if let Ok(mut c) = self.counts.lock() {
-            c.entry(token.clone()).or_default().1 += 1;
-        }
+        lock(&self.counts).entry(token.clone()).or_default().1 += 1;
         self.changed.notify_waiters();
     }
 
@@ -40,11 +38,7 @@ impl ProgressLedger {
         let wait = async {
             loop {
                 let notified = self.changed.notified();
-                let done = self
-                    .counts
-                    .lock()
-                    .map(|c| c.get(token).is_none_or(|(r, h)| h >= r))
-                    .unwrap_or(true);
+                let done = lock(&self.counts).get(token).is_none_or(|(r, h)| h >= r);
                 if done {
                     return;
                 }
@@ -52,9 +46,7 @@ impl ProgressLedger {
             }
         };
         let _ = tokio::time::timeout(limit, wait).await;
-        if let Ok(mut c) = self.counts.lock() {
-            c.remove(token);
-        }
+        lock(&self.counts).remove(token);
     }
 }
 

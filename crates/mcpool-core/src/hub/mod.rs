@@ -1,0 +1,332 @@
+//! The agent side of the pool: which agent sessions are open, and where a
+//! message from an upstream goes (progress to the call that asked for it,
+//! a sampling or elicitation request to the session whose call caused it,
+//! logging and resource updates to the sessions that can see the server).
+
+// Logging, sampling and roots are deprecated by SEP-2577 but agents and
+// servers in use today still rely on them, so the pool passes them through.
+#![allow(deprecated)]
+
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use rmcp::model::GetExtensions;
+use rmcp::model::{
+    ClientResult, ErrorData as McpError, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ResourceUpdatedNotificationParam, ServerNotification, ServerRequest,
+};
+use rmcp::service::{OriginatingRequestId, Peer, RoleServer, SubscriptionSink};
+
+use table::{LogRoute, RequestRoute};
+pub use table::{Scope, Target};
+
+mod table;
+
+/// Who an upstream's call is for, as `Hub::begin_call` records it.
+pub type Caller = table::Caller<Peer<RoleServer>>;
+
+/// One agent-side table for the whole pool: every route is looked up and
+/// changed under its one lock (`crate::sync::lock`).
+#[derive(Default)]
+pub struct Hub {
+    table: Mutex<table::Table<Peer<RoleServer>, SubscriptionSink>>,
+    routed: tokio::sync::Notify,
+    /// The last tool calls agents made, names and timings only.
+    recent_calls: crate::calls::CallLog,
+}
+
+/// How long an upstream's progress waits for its call's route while a call
+/// to that server is between being sent and being routed.
+const ROUTE_WAIT: Duration = Duration::from_secs(2);
+
+/// Removes a call's routes when the call ends, however it ends.
+pub struct CallGuard<'a> {
+    hub: &'a Hub,
+    id: u64,
+    server: String,
+    awaiting_route: AtomicBool,
+}
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        self.route_known();
+        self.hub.table().end_call(self.id);
+    }
+}
+
+impl CallGuard<'_> {
+    /// Routes the upstream's progress for this call back to the agent, under
+    /// the agent's own token.
+    pub fn route_progress(&self, upstream_token: ProgressToken) {
+        self.hub.table().route_progress(self.id, upstream_token);
+        self.route_known();
+    }
+
+    /// Progress waiting for this call's route need not wait any longer.
+    fn route_known(&self) {
+        if !self.awaiting_route.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        self.hub.table().route_known(&self.server);
+        self.hub.routed.notify_waiters();
+    }
+}
+
+/// An agent session's place in the hub, removed when this is dropped: the
+/// session's handler holds it, so when the session ends (closed, expired,
+/// evicted) nothing it registered outlives it.
+pub struct Registration {
+    hub: Weak<Hub>,
+    id: u64,
+}
+
+impl Registration {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(hub) = self.hub.upgrade() {
+            hub.table().unregister(self.id);
+        }
+    }
+}
+
+impl Hub {
+    fn table(&self) -> MutexGuard<'_, table::Table<Peer<RoleServer>, SubscriptionSink>> {
+        crate::sync::lock(&self.table)
+    }
+
+    /// The table with the agents whose session has ended removed.
+    fn pruned(&self) -> MutexGuard<'_, table::Table<Peer<RoleServer>, SubscriptionSink>> {
+        let mut table = self.table();
+        table.prune(|peer| peer.is_transport_closed());
+        table
+    }
+
+    pub fn recent_calls(&self) -> &crate::calls::CallLog {
+        &self.recent_calls
+    }
+
+    pub fn register(self: &Arc<Self>, scope: Scope, peer: Peer<RoleServer>) -> Registration {
+        self.insert(scope, peer, None)
+    }
+
+    /// A 2026-07-28 agent's `subscriptions/listen` stream, until the
+    /// registration is dropped (the stream ended).
+    pub fn register_listener(
+        self: &Arc<Self>,
+        scope: Scope,
+        peer: Peer<RoleServer>,
+        sink: SubscriptionSink,
+    ) -> Registration {
+        self.insert(scope, peer, Some(sink))
+    }
+
+    fn insert(
+        self: &Arc<Self>,
+        scope: Scope,
+        peer: Peer<RoleServer>,
+        listen: Option<SubscriptionSink>,
+    ) -> Registration {
+        let id = self.table().register(scope, peer, listen);
+        Registration {
+            hub: Arc::downgrade(self),
+            id,
+        }
+    }
+
+    /// The agent sessions the hub holds, closed or not (closed ones are
+    /// removed when their session ends).
+    pub fn agent_count(&self) -> usize {
+        self.table().agent_count()
+    }
+
+    /// Whether a call is in flight on `server` or a session can see it.
+    pub fn has_agent_for(&self, server: &str) -> bool {
+        self.pruned().has_agent_for(server)
+    }
+
+    pub fn subscribe(&self, agent: u64, server: &str, uri: &str, on: bool) {
+        self.table().subscribe(agent, server, uri, on);
+    }
+
+    /// Whether an open session other than `agent` that sees `server` is
+    /// subscribed to `uri`: the upstream's one subscription serves them all,
+    /// so it must stay while any of them wants it.
+    pub fn others_subscribed(&self, agent: u64, server: &str, uri: &str) -> bool {
+        self.pruned().others_subscribed(agent, server, uri)
+    }
+
+    /// Every URI some open session is subscribed to on `server`, to renew
+    /// after the server reconnects.
+    pub fn subscribed_uris(&self, server: &str) -> BTreeSet<String> {
+        self.pruned().subscribed_uris(server)
+    }
+
+    pub fn begin_call(&self, server: &str, caller: Caller) -> CallGuard<'_> {
+        let id = self.table().begin_call(server, caller);
+        CallGuard {
+            hub: self,
+            id,
+            server: server.to_string(),
+            awaiting_route: AtomicBool::new(true),
+        }
+    }
+
+    /// Sends tools/prompts/resources `list_changed` to the sessions `scope_filter` picks.
+    pub fn notify_list_changed(&self, kind: ListKind, scope_filter: impl Fn(&Scope) -> bool) {
+        let targets = self.pruned().targets(|scope, _| scope_filter(scope));
+        for target in targets {
+            let notification = match kind {
+                ListKind::Tools => ServerNotification::ToolListChangedNotification(Default::default()),
+                ListKind::Prompts => ServerNotification::PromptListChangedNotification(Default::default()),
+                ListKind::Resources => ServerNotification::ResourceListChangedNotification(Default::default()),
+            };
+            tokio::spawn(async move {
+                match target {
+                    Target::Session(peer) => {
+                        let _ = peer.send_notification(notification).await;
+                    }
+                    // The stream's filter drops what the agent did not ask for.
+                    Target::Listen(sink) => {
+                        let _ = sink.send(notification).await;
+                    }
+                }
+            });
+        }
+    }
+
+    /// Sends an upstream's progress to the agent whose call asked for it,
+    /// under the agent's token; returns once it is sent (or has no route).
+    pub async fn route_progress(&self, server: &str, mut params: ProgressNotificationParam) {
+        // A server may send progress before `forward` has learnt the
+        // upstream token of the call (the first step often comes at once):
+        // while a call to this server is in that gap, wait for its route.
+        let deadline = tokio::time::Instant::now() + ROUTE_WAIT;
+        let target = loop {
+            let routed = self.routed.notified();
+            tokio::pin!(routed);
+            routed.as_mut().enable();
+            let (target, waiting) = {
+                let table = self.table();
+                let target = table.progress_target(server, &params.progress_token);
+                (target, table.awaiting_route(server))
+            };
+            if target.is_some() {
+                break target;
+            }
+            if !waiting || tokio::time::timeout_at(deadline, routed).await.is_err() {
+                break None;
+            }
+        };
+        if let Some((peer, token)) = target {
+            params.progress_token = token;
+            let _ = peer.notify_progress(params).await;
+        }
+    }
+
+    pub fn route_log(&self, server: &str, aggregated_logger: bool, mut params: LoggingMessageNotificationParam) {
+        let LogRoute { own, all } = self.pruned().log_route(server, aggregated_logger);
+        for peer in own {
+            let p = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_logging_message(p).await;
+            });
+        }
+        params.logger = Some(prefixed_logger(server, params.logger.take()));
+        for peer in all {
+            let p = params.clone();
+            tokio::spawn(async move {
+                let _ = peer.notify_logging_message(p).await;
+            });
+        }
+    }
+
+    /// A 2026-07-28 agent hears a server's logs on the stream of its
+    /// request to it, at the level its request named (behaviour.md rule
+    /// 16); sent before this returns, as the request's stream ends with its
+    /// result.
+    pub async fn route_log_to_calls(&self, server: &str, mut params: LoggingMessageNotificationParam) {
+        params.logger = Some(prefixed_logger(server, params.logger.take()));
+        let peers = self.table().call_log_peers(server, params.level);
+        for peer in peers {
+            let _ = peer.notify_logging_message(params.clone()).await;
+        }
+    }
+
+    pub fn route_resource_updated(&self, server: &str, params: ResourceUpdatedNotificationParam) {
+        let targets = self.pruned().resource_targets(server, &params.uri);
+        for target in targets {
+            let p = params.clone();
+            tokio::spawn(async move {
+                match target {
+                    Target::Session(peer) => {
+                        let _ = peer.notify_resource_updated(p).await;
+                    }
+                    Target::Listen(sink) => {
+                        let _ = sink.notify_resource_updated(p.uri).await;
+                    }
+                }
+            });
+        }
+    }
+
+    /// Sends an upstream's request (sampling, elicitation, roots, custom) to
+    /// the agent whose call is in flight on that server, else to any session
+    /// that sees the server. It rides the originating call's stream.
+    pub async fn forward_request(&self, server: &str, mut request: ServerRequest) -> Result<ClientResult, McpError> {
+        let route = self.pruned().request_route(server);
+        let peer = match route {
+            RequestRoute::Call { peer, origin } => {
+                request.extensions_mut().insert(OriginatingRequestId(origin));
+                peer
+            }
+            RequestRoute::Session(peer) => peer,
+            // A 2026-07-28 agent has no stream to answer a request on.
+            RequestRoute::Stateless => {
+                return Err(McpError::internal_error(
+                    format!(
+                        "the agent calling server '{server}' through mcpool speaks MCP 2026-07-28, \
+                         which cannot answer a server's request during a call"
+                    ),
+                    None,
+                ))
+            }
+            RequestRoute::Nobody => {
+                return Err(McpError::internal_error(
+                    format!("no agent is connected to mcpool to answer server '{server}'"),
+                    None,
+                ))
+            }
+        };
+        // Sent from a task of its own so that rmcp's task-local origin (the
+        // upstream's request id) does not replace the agent's.
+        let sent = tokio::spawn(async move { peer.send_request(request).await })
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        sent.map_err(|e| match e {
+            rmcp::ServiceError::McpError(e) => e,
+            other => McpError::internal_error(format!("the agent did not answer: {other}"), None),
+        })
+    }
+}
+
+/// A server's log as `/mcp` agents see it: the logger names the server.
+fn prefixed_logger(server: &str, logger: Option<String>) -> String {
+    match logger {
+        Some(l) => format!("{server}/{l}"),
+        None => server.to_string(),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ListKind {
+    Tools,
+    Prompts,
+    Resources,
+}
