@@ -99,3 +99,50 @@ async fn a_session_servers_elicitation_during_a_2026_07_28_call_is_refused_with_
     assert!(agent.handler.elicited().is_empty());
     Ok(())
 }
+
+/// A 2026-07-28 agent that did not declare elicitation is never asked:
+/// mcpool tells a 2026-07-28 server what the agent can answer, so the
+/// server refuses with -32021 itself; a server that asks anyway is refused
+/// by mcpool the same way (HTTP 400, `requiredCapabilities`), in one sentence.
+#[tokio::test]
+async fn a_2026_07_28_agent_lacking_a_capability_gets_32021() -> anyhow::Result<()> {
+    let dir = TempDir::new("bridge-32021");
+    let mut loose = STATELESS_ONLY.to_vec();
+    loose.push("--ignore-client-capabilities");
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "s": faulty_stdio(&dir.path().join("s.log"), &STATELESS_ONLY),
+        "loose": faulty_stdio(&dir.path().join("loose.log"), &loose),
+    }}))
+    .await?;
+    pool.wait_status("s", "connected", LIMIT).await?;
+    pool.wait_status("loose", "connected", LIMIT).await?;
+    for tool in ["s__elicit", "loose__elicit"] {
+        let call = json!({"name": tool, "arguments": {"message": "Pick"}});
+        let reply = pool.stateless_request("/mcp", "tools/call", call, json!({})).await?;
+        assert_eq!(reply.status, 400, "{tool}: {}", reply.body);
+        let error = &reply.messages.first().map(|m| m["error"].clone()).unwrap_or_default();
+        assert_eq!(error["code"], -32021, "{tool}: {}", reply.body);
+        assert!(
+            error["data"]["requiredCapabilities"]["elicitation"].is_object(),
+            "{tool}: {}",
+            reply.body
+        );
+        if tool == "loose__elicit" {
+            assert_eq!(
+                error["message"],
+                "Server 'loose' needs the client capability elicitation to answer, which this agent did not declare.",
+                "{}",
+                reply.body
+            );
+        }
+    }
+    // Declared, the same call gets the server's question.
+    let call = json!({"name": "s__elicit", "arguments": {"message": "Pick"}});
+    let caps = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    let reply = pool.stateless_request("/mcp", "tools/call", call, caps).await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let result = &reply.messages.first().map(|m| m["result"].clone()).unwrap_or_default();
+    assert_eq!(result["resultType"], "input_required", "{}", reply.body);
+    assert!(result["inputRequests"]["answer"].is_object(), "{}", reply.body);
+    Ok(())
+}

@@ -91,6 +91,10 @@ struct Common {
     /// refuses `initialize`.
     #[arg(long, value_name = "VERSION", value_parser = known_version)]
     min_protocol_version: Option<ProtocolVersion>,
+    /// (2026-07-28) `elicit` asks even a client that did not declare
+    /// elicitation, instead of refusing with -32021 as a server should.
+    #[arg(long)]
+    ignore_client_capabilities: bool,
 }
 
 fn known_version(text: &str) -> Result<ProtocolVersion, String> {
@@ -114,6 +118,7 @@ impl Common {
             injector,
         );
         shared.min_protocol_version = self.min_protocol_version.clone();
+        shared.ignore_client_capabilities = self.ignore_client_capabilities;
         shared
     }
 

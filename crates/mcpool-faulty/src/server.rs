@@ -151,7 +151,9 @@ impl ServerHandler for Faulty {
             return Err(unknown());
         };
         if name == "elicit" {
-            if let Some(response) = tools::elicit_by_input_required(&request, &context) {
+            if let Some(response) =
+                tools::elicit_by_input_required(&request, &context, self.shared.ignore_client_capabilities)
+            {
                 return response;
             }
         }

@@ -42,6 +42,9 @@ pub struct Shared {
     pub tools_prefix: String,
     pub max_protocol_version: Option<ProtocolVersion>,
     pub min_protocol_version: Option<ProtocolVersion>,
+    /// (2026-07-28) Ask for input the client did not declare it can give,
+    /// instead of refusing with -32021 as a server should.
+    pub ignore_client_capabilities: bool,
     spawn_log: Option<PathBuf>,
     stdout_injector: Option<StdoutInjector>,
     stats: Mutex<Stats>,
@@ -68,6 +71,7 @@ impl Shared {
             tools_prefix,
             max_protocol_version,
             min_protocol_version: None,
+            ignore_client_capabilities: false,
             spawn_log,
             stdout_injector,
             stats: Mutex::new(Stats::default()),

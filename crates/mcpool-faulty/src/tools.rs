@@ -372,13 +372,21 @@ async fn sample(context: &RequestContext<RoleServer>, prompt: String) -> Result<
 /// round answers `InputRequiredResult` with the elicitation (key `answer`)
 /// and `requestState` `faulty-elicit`; the next round (with the client's
 /// answer and that state) returns the answer as `elicit` does on a
-/// session. `None` on a session revision.
+/// session. A client that did not declare elicitation is refused with
+/// -32021 (unless `ignore_capabilities`). `None` on a session revision.
 pub fn elicit_by_input_required(
     request: &CallToolRequestParams,
     context: &RequestContext<RoleServer>,
+    ignore_capabilities: bool,
 ) -> Option<Result<CallToolResponse, McpError>> {
     if !stateless(context) {
         return None;
+    }
+    let declared = context.client_capabilities().is_some_and(|c| c.elicitation.is_some());
+    if !declared && !ignore_capabilities {
+        let mut needed = rmcp::model::ClientCapabilities::default();
+        needed.elicitation = Some(Default::default());
+        return Some(Err(McpError::missing_required_client_capability(needed)));
     }
     let answer = request.input_responses.as_ref().and_then(|r| r.get("answer"));
     if let Some(answer) = answer {

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientNotification, ClientRequest, GetMeta, InputRequest,
-    InputRequiredResult, ProtocolVersion, RequestMetaObject, RequestParamsMeta, ServerResult,
+    CancelledNotification, CancelledNotificationParam, ClientCapabilities, ClientNotification, ClientRequest, GetMeta,
+    InputRequest, InputRequiredResult, ProtocolVersion, RequestMetaObject, RequestParamsMeta, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use rmcp::ServiceError;
@@ -68,12 +68,31 @@ impl Supervisor {
                 },
             )
         });
+        let agent = ctx.map(|(c, _)| c);
+        let told = if stateless { told_capabilities(agent) } else { None };
         let mut rounds = 0;
         loop {
             let response = self
-                .round(&peer, generation, &ledger, request.clone(), guard.as_ref(), ctx)
+                .round(
+                    &peer,
+                    generation,
+                    &ledger,
+                    Outgoing {
+                        request: request.clone(),
+                        told: told.clone(),
+                    },
+                    guard.as_ref(),
+                    ctx,
+                )
                 .await?;
             match response {
+                Ok(ServerResult::InputRequiredResult(input)) if agent_takes_input_requests(agent) => {
+                    // A 2026-07-28 agent answers the questions itself, if it can.
+                    return match lacking_capabilities(agent, &input) {
+                        None => Ok(ServerResult::InputRequiredResult(input)),
+                        Some(lacking) => Err(RequestError::Mcp(missing_capability(&self.name, lacking))),
+                    };
+                }
                 Ok(ServerResult::InputRequiredResult(input)) if !agent_takes_input_requests(ctx.map(|(c, _)| c)) => {
                     // A session agent: ask it the server's questions as
                     // requests of its own, and send the answers as the next round.
@@ -123,14 +142,13 @@ impl Supervisor {
         peer: &rmcp::service::Peer<rmcp::service::RoleClient>,
         generation: u64,
         ledger: &crate::upstream::ledger::ProgressLedger,
-        request: ClientRequest,
+        Outgoing { request, told }: Outgoing,
         guard: Option<&crate::hub::CallGuard<'_>>,
         ctx: Option<(&RequestContext<RoleServer>, u64)>,
     ) -> Result<Result<ServerResult, ServiceError>, RequestError> {
-        let handle = match peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-        {
+        let mut options = PeerRequestOptions::no_options();
+        options.meta = told;
+        let handle = match peer.send_request_with_option(request, options).await {
             Ok(h) => h,
             Err(e) => return Err(self.failed_request(generation, &e)),
         };
@@ -197,6 +215,78 @@ impl Supervisor {
         });
         RequestError::Unavailable(Unavailable { sentence })
     }
+}
+
+/// One round's request, and what a 2026-07-28 server is told of the client
+/// behind it (see [`told_capabilities`]).
+struct Outgoing {
+    request: ClientRequest,
+    told: Option<RequestMetaObject>,
+}
+
+/// What a 2026-07-28 server is told the client of this request can do:
+/// mcpool's own capabilities, with the questions only the agent can answer
+/// (sampling, elicitation, roots) as the agent declared them. A server that
+/// needs one the agent lacks then refuses with -32021 itself, rather than
+/// asking what no one will answer. A session agent's questions are bridged
+/// (bridge.rs), and an agent that cannot answer gets one sentence there.
+fn told_capabilities(agent: Option<&RequestContext<RoleServer>>) -> Option<RequestMetaObject> {
+    let declared = agent
+        .filter(|a| agent_takes_input_requests(Some(a)))
+        .and_then(RequestContext::client_capabilities)?;
+    let mut told = crate::upstream::handler::client_config().capabilities;
+    told.sampling = declared.sampling;
+    told.elicitation = declared.elicitation;
+    told.roots = declared.roots;
+    let mut meta = RequestMetaObject::new();
+    meta.set_client_capabilities(told);
+    Some(meta)
+}
+
+/// The capabilities `input`'s questions need that the 2026-07-28 agent did
+/// not declare (`None` when it can answer them all).
+fn lacking_capabilities(
+    agent: Option<&RequestContext<RoleServer>>,
+    input: &InputRequiredResult,
+) -> Option<ClientCapabilities> {
+    let declared = agent.and_then(RequestContext::client_capabilities).unwrap_or_default();
+    let mut lacking = ClientCapabilities::default();
+    for request in input.input_requests.iter().flat_map(|r| r.values()) {
+        match request {
+            InputRequest::Elicitation(_) if declared.elicitation.is_none() => {
+                lacking.elicitation = Some(Default::default());
+            }
+            InputRequest::CreateMessage(_) if declared.sampling.is_none() => {
+                lacking.sampling = Some(Default::default());
+            }
+            InputRequest::ListRoots(_) if declared.roots.is_none() => lacking.roots = Some(Default::default()),
+            _ => {}
+        }
+    }
+    let any = lacking.elicitation.is_some() || lacking.sampling.is_some() || lacking.roots.is_some();
+    any.then_some(lacking)
+}
+
+/// -32021 for a 2026-07-28 agent asked what it cannot answer, with one
+/// sentence that says which server asked for what.
+fn missing_capability(server: &str, lacking: ClientCapabilities) -> rmcp::model::ErrorData {
+    let mut kinds = Vec::new();
+    if lacking.elicitation.is_some() {
+        kinds.push("elicitation");
+    }
+    if lacking.sampling.is_some() {
+        kinds.push("sampling");
+    }
+    if lacking.roots.is_some() {
+        kinds.push("roots");
+    }
+    let mut error = rmcp::model::ErrorData::missing_required_client_capability(lacking);
+    error.message = format!(
+        "Server '{server}' needs the client capability {} to answer, which this agent did not declare.",
+        kinds.join(" and ")
+    )
+    .into();
+    error
 }
 
 /// How long a 2026-07-28 agent's result waits for logs read before it.
