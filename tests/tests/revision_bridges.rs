@@ -7,8 +7,10 @@
 //!   server's `requestState`; one that did not declare it gets one sentence;
 //!   a 2026-07-28 agent gets the `InputRequiredResult` itself and answers it.
 //! - A session server sends `elicitation/create` during a 2026-07-28
-//!   agent's call: the agent cannot be asked, so the server hears an error
-//!   that says why (and the call ends with the server's own answer).
+//!   agent's call: mcpool answers the call with `InputRequiredResult` (its
+//!   own `requestState`), keeps the server's call waiting, and hands the
+//!   agent's next round's answer to the server; an agent that did not
+//!   declare the capability is not asked, and the server hears why.
 
 use std::time::Duration;
 
@@ -80,8 +82,8 @@ async fn a_2026_07_28_servers_input_request_is_asked_of_a_session_agent() -> any
 }
 
 #[tokio::test]
-async fn a_session_servers_elicitation_during_a_2026_07_28_call_is_refused_with_a_reason() -> anyhow::Result<()> {
-    let dir = TempDir::new("bridge-refused");
+async fn a_session_servers_elicitation_during_a_2026_07_28_call_becomes_a_round() -> anyhow::Result<()> {
+    let dir = TempDir::new("bridge-rounds");
     let pool = Mcpool::start(json!({"mcpServers": {
         "f": faulty_stdio(&dir.path().join("f.log"), &[]),
     }}))
@@ -90,13 +92,57 @@ async fn a_session_servers_elicitation_during_a_2026_07_28_call_is_refused_with_
     // A session agent that would answer is connected, and is not asked
     // about another agent's call.
     let bystander = pool.agent_with("/mcp", answering("not mine")).await?;
+
+    // Asked as InputRequiredResult, the agent's answer reaches the session
+    // server, whose result comes back (rmcp's RunningService::call_tool
+    // drives the rounds with the handler).
     let agent = pool.stateless_agent_with("/mcp", answering("seven")).await?;
-    let r = agent.call("f__elicit", json!({"message": "Pick"})).await?;
+    let params = CallToolRequestParams::new("f__elicit")
+        .with_arguments(json!({"message": "Pick"}).as_object().cloned().unwrap_or_default());
+    let r = agent.service.call_tool(params).await?;
+    let said: serde_json::Value = serde_json::from_str(&text(&r)).map_err(|e| anyhow::anyhow!("{e}: {}", text(&r)))?;
+    assert_eq!(said["action"], "accept", "{said}");
+    assert_eq!(said["content"]["answer"], "seven", "{said}");
+    assert_eq!(agent.handler.elicited(), vec!["Pick".to_string()]);
+    assert!(bystander.handler.elicited().is_empty());
+
+    // On the wire: mcpool's own requestState and one input request; the
+    // next round with the answer gets the server's result.
+    let call = json!({"name": "f__elicit", "arguments": {"message": "Pick by hand"}});
+    let caps = json!({"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}});
+    let first = pool
+        .stateless_request("/mcp", "tools/call", call.clone(), caps.clone())
+        .await?;
+    let result = first.messages.first().map(|m| m["result"].clone()).unwrap_or_default();
+    assert_eq!(result["resultType"], "input_required", "{}", first.body);
+    let asked = &result["inputRequests"]["mcpool"];
+    assert_eq!(asked["method"], "elicitation/create", "{}", first.body);
+    assert_eq!(asked["params"]["message"], "Pick by hand", "{}", first.body);
+    let state = result["requestState"].as_str().unwrap_or_default().to_string();
+    assert!(state.starts_with("mcpool-"), "{}", first.body);
+    let mut next = call.clone();
+    next["requestState"] = json!(state);
+    next["inputResponses"] = json!({"mcpool": {"action": "accept", "content": {"answer": "by hand"}}});
+    let second = pool
+        .stateless_request("/mcp", "tools/call", next.clone(), caps.clone())
+        .await?;
+    let result = second.messages.first().map(|m| m["result"].clone()).unwrap_or_default();
+    assert_eq!(result["resultType"], "complete", "{}", second.body);
+    let said = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("by hand"), "{}", second.body);
+    // That state is spent: the same round again starts the call over.
+    let again = pool.stateless_request("/mcp", "tools/call", next, caps).await?;
+    let result = again.messages.first().map(|m| m["result"].clone()).unwrap_or_default();
+    assert_eq!(result["resultType"], "input_required", "{}", again.body);
+    assert_ne!(result["requestState"], json!(state), "{}", again.body);
+
+    // An agent that cannot answer elicitation is not asked: the server
+    // hears why, and its own answer ends the call.
+    let plain = pool.stateless_agent("/mcp").await?;
+    let r = plain.call("f__elicit", json!({"message": "Pick"})).await?;
     let said = text(&r);
     assert!(said.starts_with("elicitation failed"), "{said}");
-    assert!(said.contains("speaks MCP 2026-07-28"), "{said}");
-    assert!(bystander.handler.elicited().is_empty());
-    assert!(agent.handler.elicited().is_empty());
+    assert!(said.contains("did not declare the capability"), "{said}");
     Ok(())
 }
 

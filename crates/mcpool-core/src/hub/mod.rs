@@ -7,7 +7,7 @@
 // servers in use today still rely on them, so the pool passes them through.
 #![allow(deprecated)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -18,6 +18,7 @@ use rmcp::model::{
     ResourceUpdatedNotificationParam, ServerNotification, ServerRequest,
 };
 use rmcp::service::{OriginatingRequestId, Peer, RoleServer, SubscriptionSink};
+use tokio::sync::{mpsc, oneshot};
 
 use table::{LogRoute, RequestRoute};
 pub use table::{Scope, Target};
@@ -32,6 +33,9 @@ pub type Caller = table::Caller<Peer<RoleServer>>;
 #[derive(Default)]
 pub struct Hub {
     table: Mutex<table::Table<Peer<RoleServer>, SubscriptionSink>>,
+    /// Calls of 2026-07-28 agents that take a server's questions themselves
+    /// (`CallGuard::questions`), by call number.
+    questions: Mutex<HashMap<u64, mpsc::UnboundedSender<Question>>>,
     routed: tokio::sync::Notify,
     /// The last tool calls agents made, names and timings only.
     recent_calls: crate::calls::CallLog,
@@ -53,10 +57,22 @@ impl Drop for CallGuard<'_> {
     fn drop(&mut self) {
         self.route_known();
         self.hub.table().end_call(self.id);
+        crate::sync::lock(&self.hub.questions).remove(&self.id);
     }
 }
 
+/// A server's request (elicitation, sampling, roots) during a call, and
+/// where its answer goes.
+pub type Question = (ServerRequest, oneshot::Sender<Result<ClientResult, McpError>>);
+
 impl CallGuard<'_> {
+    /// Sends the server's requests during this call to `to`: a 2026-07-28
+    /// agent's call asks them of the agent as `InputRequiredResult` rounds
+    /// (behaviour.md rule 16) instead of on a stream it does not have.
+    pub fn send_questions(&self, to: mpsc::UnboundedSender<Question>) {
+        crate::sync::lock(&self.hub.questions).insert(self.id, to);
+    }
+
     /// Routes the upstream's progress for this call back to the agent, under
     /// the agent's own token.
     pub fn route_progress(&self, upstream_token: ProgressToken) {
@@ -287,15 +303,28 @@ impl Hub {
                 peer
             }
             RequestRoute::Session(peer) => peer,
-            // A 2026-07-28 agent has no stream to answer a request on.
-            RequestRoute::Stateless => {
+            // A 2026-07-28 agent has no stream to answer a request on: its
+            // call takes the question, if it can.
+            RequestRoute::Stateless { call } => {
+                let asker = crate::sync::lock(&self.questions).get(&call).cloned();
+                if let Some(asker) = asker {
+                    let (answer, answered) = oneshot::channel();
+                    if asker.send((request, answer)).is_ok() {
+                        return answered.await.unwrap_or_else(|_| {
+                            Err(McpError::internal_error(
+                                format!("the agent calling server '{server}' through mcpool did not answer in time"),
+                                None,
+                            ))
+                        });
+                    }
+                }
                 return Err(McpError::internal_error(
                     format!(
                         "the agent calling server '{server}' through mcpool speaks MCP 2026-07-28, \
                          which cannot answer a server's request during a call"
                     ),
                     None,
-                ))
+                ));
             }
             RequestRoute::Nobody => {
                 return Err(McpError::internal_error(

@@ -78,9 +78,12 @@ pub enum RequestRoute<P> {
         peer: P,
         origin: RequestId,
     },
-    /// The newest call in flight is a 2026-07-28 agent's: it has no stream
-    /// to answer a request on.
-    Stateless,
+    /// The newest call in flight is a 2026-07-28 agent's (`call`, as
+    /// `begin_call` numbered it): it has no stream to answer a request on,
+    /// so the call itself may take the question (`CallGuard::questions`).
+    Stateless {
+        call: u64,
+    },
     /// No call in flight: a session that sees the server.
     Session(P),
     Nobody,
@@ -271,9 +274,9 @@ impl<P: Clone, S: Clone> Table<P, S> {
     /// Where a request from `server` goes: the newest call in flight to it,
     /// else a session that sees it.
     pub fn request_route(&self, server: &str) -> RequestRoute<P> {
-        match self.calls.values().rev().find(|c| c.server == server) {
-            Some(c) if c.caller.stateless => RequestRoute::Stateless,
-            Some(c) => RequestRoute::Call {
+        match self.calls.iter().rev().find(|(_, c)| c.server == server) {
+            Some((&call, c)) if c.caller.stateless => RequestRoute::Stateless { call },
+            Some((_, c)) => RequestRoute::Call {
                 peer: c.caller.peer.clone(),
                 origin: c.caller.request_id.clone(),
             },

@@ -96,11 +96,11 @@ fn a_servers_request_goes_to_the_newest_call_in_flight_on_its_stream() {
 }
 
 #[test]
-fn a_servers_request_during_a_stateless_agents_call_has_nowhere_to_go() {
+fn a_servers_request_during_a_stateless_agents_call_goes_to_that_call() {
     let mut t = T::default();
     t.register(Scope::All, "watcher", None);
-    t.begin_call("fs", stateless("dora", None));
-    assert_eq!(t.request_route("fs"), RequestRoute::Stateless);
+    let call = t.begin_call("fs", stateless("dora", None));
+    assert_eq!(t.request_route("fs"), RequestRoute::Stateless { call });
 }
 
 #[test]

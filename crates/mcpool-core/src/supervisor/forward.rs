@@ -25,6 +25,13 @@ impl Supervisor {
         mut request: ClientRequest,
         ctx: Option<(&RequestContext<RoleServer>, u64)>,
     ) -> Result<ServerResult, RequestError> {
+        let asker = ctx.map(|(c, _)| c).filter(|c| agent_takes_input_requests(Some(c)));
+        if let Some(agent) = asker {
+            // The next round of a call parked on a server's question.
+            if let Some(resumed) = self.resume(&request, agent).await {
+                return resumed;
+            }
+        }
         let Link {
             peer,
             generation,
@@ -56,18 +63,20 @@ impl Supervisor {
                 _ => {}
             }
         }
-        let guard = ctx.map(|(ctx, _)| {
-            self.hub.begin_call(
-                &self.name,
-                Caller {
-                    peer: ctx.peer.clone(),
-                    request_id: ctx.id.clone(),
-                    agent_token: ctx.meta.get_progress_token(),
-                    stateless: agent_takes_input_requests(Some(ctx)),
-                    log_level: ctx.meta.log_level(),
-                },
-            )
-        });
+        let caller = |ctx: &RequestContext<RoleServer>| Caller {
+            peer: ctx.peer.clone(),
+            request_id: ctx.id.clone(),
+            agent_token: ctx.meta.get_progress_token(),
+            stateless: agent_takes_input_requests(Some(ctx)),
+            log_level: ctx.meta.log_level(),
+        };
+        if let Some(agent) = asker.filter(|a| !stateless && super::questions::may_ask(&request, a)) {
+            // A session server may ask this 2026-07-28 agent questions during
+            // the call: they become rounds of it (questions.rs).
+            let call = self.start_asking(peer, generation, ledger, request, caller(agent));
+            return self.wait_asking(call, agent).await;
+        }
+        let guard = ctx.map(|(ctx, _)| self.hub.begin_call(&self.name, caller(ctx)));
         let agent = ctx.map(|(c, _)| c);
         let told = if stateless { told_capabilities(agent) } else { None };
         let mut rounds = 0;
@@ -113,31 +122,43 @@ impl Supervisor {
                         }
                     }
                 }
-                Ok(result) => return Ok(result),
-                Err(ServiceError::McpError(mut e)) => {
-                    // A server's own error may quote its environment or request.
-                    let secrets = self.lock().secret_values.clone();
-                    e.message = redact(&e.message, &secrets).into();
-                    if let Some(data) = e.data.take() {
-                        let text = data.to_string();
-                        let clean = redact(&text, &secrets);
-                        e.data = if clean == text {
-                            Some(data)
-                        } else {
-                            serde_json::from_str(&clean).ok()
-                        };
-                    }
-                    return Err(RequestError::Mcp(e));
-                }
-                Err(e) => return Err(self.failed_request(generation, &e)),
+                other => return self.outcome(generation, other),
             }
+        }
+    }
+
+    /// A server's answer as the agent gets it: its own error redacted (it
+    /// may quote its environment or request), a failed request said in one
+    /// sentence.
+    pub(super) fn outcome(
+        self: &Arc<Self>,
+        generation: u64,
+        response: Result<ServerResult, ServiceError>,
+    ) -> Result<ServerResult, RequestError> {
+        match response {
+            Ok(result) => Ok(result),
+            Err(ServiceError::McpError(mut e)) => {
+                let secrets = self.lock().secret_values.clone();
+                e.message = redact(&e.message, &secrets).into();
+                if let Some(data) = e.data.take() {
+                    let text = data.to_string();
+                    let clean = redact(&text, &secrets);
+                    e.data = if clean == text {
+                        Some(data)
+                    } else {
+                        serde_json::from_str(&clean).ok()
+                    };
+                }
+                Err(RequestError::Mcp(e))
+            }
+            Err(e) => Err(self.failed_request(generation, &e)),
         }
     }
 
     /// One request to the server and its answer, cancelled upstream when
     /// the agent cancels; progress sent before the answer reaches the agent
     /// before it.
-    async fn round(
+    pub(super) async fn round(
         self: &Arc<Self>,
         peer: &rmcp::service::Peer<rmcp::service::RoleClient>,
         generation: u64,
@@ -219,9 +240,9 @@ impl Supervisor {
 
 /// One round's request, and what a 2026-07-28 server is told of the client
 /// behind it (see [`told_capabilities`]).
-struct Outgoing {
-    request: ClientRequest,
-    told: Option<RequestMetaObject>,
+pub(super) struct Outgoing {
+    pub request: ClientRequest,
+    pub told: Option<RequestMetaObject>,
 }
 
 /// What a 2026-07-28 server is told the client of this request can do:

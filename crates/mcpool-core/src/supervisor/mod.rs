@@ -60,6 +60,7 @@ mod cache;
 mod forward;
 mod heal;
 mod listen;
+mod questions;
 mod signin;
 mod snapshot;
 mod watch;
@@ -174,6 +175,8 @@ pub struct Supervisor {
     observer: Weak<dyn Observer>,
     inner: Mutex<Inner>,
     attempt_lock: tokio::sync::Mutex<()>,
+    /// 2026-07-28 agents' calls waiting for their next round (questions.rs).
+    parked: questions::ParkedCalls,
 }
 
 /// A point-in-time view of one server, as `/api/servers` shows it.
@@ -203,6 +206,7 @@ impl Supervisor {
                 recent: Default::default(),
             }),
             attempt_lock: tokio::sync::Mutex::new(()),
+            parked: Default::default(),
         })
     }
 
