@@ -1,0 +1,90 @@
+//! behaviour.md rule 16 with the official TypeScript SDKs on both sides: a
+//! server's question during a call reaches an agent of the other revision
+//! in the agent's own way, and the answer goes back.
+//! - A 2026-07-28 agent (SDK v2, `@modelcontextprotocol/client`) calls a
+//!   session server (our fault server's `elicit`, which sends
+//!   `elicitation/create`): it gets `InputRequiredResult` rounds.
+//! - A session agent (SDK v1, `@modelcontextprotocol/sdk`) calls a
+//!   2026-07-28-only server (SDK v2, `@modelcontextprotocol/server`, whose
+//!   `ask` answers `InputRequiredResult`): it gets `elicitation/create`.
+//!
+//! Each agent answers, and the tool's result carries the answer.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcpool_tests::*;
+use serde_json::{json, Value};
+use tokio::process::Command;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+/// One call through `tests/js/bridge_agent.mjs` on SDK line `sdk`.
+async fn agent_call(pool: &Mcpool, sdk: &str, tool: &str, message: &str, answer: &str) -> anyhow::Result<Value> {
+    let out = Command::new("node")
+        .arg(repo_root().join("tests/js/bridge_agent.mjs"))
+        .args(["--sdk", sdk, "--url", &pool.url("/mcp"), "--token", &pool.token])
+        .args(["--tool", tool, "--message", message, "--answer", answer])
+        .arg("--node-modules")
+        .arg(node_modules())
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(60), out).await??;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.trim()).map_err(|e| {
+        anyhow::anyhow!(
+            "bridge_agent.mjs printed no JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })?;
+    anyhow::ensure!(out.status.success(), "{sdk} agent calling {tool}: {report}");
+    Ok(report)
+}
+
+#[tokio::test]
+async fn a_question_crosses_revisions_between_the_typescript_sdks() -> anyhow::Result<()> {
+    let dir = TempDir::new("sdk-bridges");
+    let ts_server = json!({
+        "command": "node",
+        "args": [repo_root().join("tests/js/v2_server.mjs"), "--node-modules", node_modules()],
+    });
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "f": faulty_stdio(&dir.path().join("f.log"), &[]),
+        "ts": ts_server,
+    }}))
+    .await?;
+    pool.wait_status("f", "connected", LIMIT).await?;
+    pool.wait_status("ts", "connected", LIMIT).await?;
+    let servers = pool.servers().await?;
+    let protocol = |name: &str| {
+        servers
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["protocol"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(protocol("ts"), "2026-07-28", "{servers:?}");
+    assert_eq!(protocol("f"), "2025-11-25", "{servers:?}");
+
+    // New agent, old server: InputRequiredResult rounds.
+    let r = agent_call(&pool, "v2", "f__elicit", "Pick a colour", "teal").await?;
+    assert_eq!(r["protocol"], "2026-07-28", "{r}");
+    assert_eq!(r["elicited"], json!(["Pick a colour"]), "{r}");
+    let said: Value = serde_json::from_str(r["text"].as_str().unwrap_or_default())?;
+    assert_eq!(said["content"]["answer"], "teal", "{r}");
+
+    // Old agent, new server: an elicitation/create on the call's stream.
+    let r = agent_call(&pool, "v1", "ts__ask", "Pick a number", "9").await?;
+    assert_eq!(r["elicited"], json!(["Pick a number"]), "{r}");
+    assert_eq!(r["text"], "answered: 9", "{r}");
+    assert_eq!(r["is_error"], false, "{r}");
+
+    // Same revision on both sides still works: passed through.
+    let r = agent_call(&pool, "v2", "ts__ask", "Pick again", "10").await?;
+    assert_eq!(r["elicited"], json!(["Pick again"]), "{r}");
+    assert_eq!(r["text"], "answered: 10", "{r}");
+    let r = agent_call(&pool, "v1", "f__elicit", "Pick once more", "11").await?;
+    assert_eq!(r["elicited"], json!(["Pick once more"]), "{r}");
+    Ok(())
+}
