@@ -302,6 +302,7 @@ pub fn refusal_sentence(server: &str, refusal: &Refusal) -> String {
         Refusal::Disabled => format!(
             "Server '{server}' is disconnected in mcpool; enable it in the mcpool tray or call mcpool__reconnect to use it."
         ),
+        Refusal::Removed => format!("Server '{server}' was removed from the mcpool config."),
         Refusal::NeedsAuth { error } => format!(
             "Server '{server}' needs sign-in in the mcpool tray ({}).",
             clause(error)

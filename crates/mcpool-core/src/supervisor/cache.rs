@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 
-use super::{Supervisor, ToolState};
+use super::Supervisor;
 use crate::cache::{identity, key, CacheMiss, IdentityInputs};
 use crate::config::{ServerSpec, TransportSpec};
 use crate::errors::ConnectError;
+use crate::lifecycle::Event;
 use crate::secrets::{resolve_spec, Resolved};
 
 impl Supervisor {
@@ -64,27 +65,25 @@ impl Supervisor {
                 return;
             }
         };
-        {
+        let offered = {
             let mut inner = self.lock();
-            // Only before anything live is known.
-            if inner.tool_state.is_some() || inner.live.is_some() {
-                return;
+            // The machine takes them only before anything else is offered.
+            let offered = self.apply(&mut inner, Event::CacheLoaded { tools }).lists_changed;
+            if offered {
+                inner.cache_key = Some(k);
             }
-            inner.cache_key = Some(k);
-            inner.lists.tools = tools;
-            inner.tool_state = Some(ToolState::Cached);
+            offered
+        };
+        if offered {
+            self.notify_lists();
         }
-        self.notify_lists();
     }
 
-    /// Writes a live tool list when it differs from what the file holds.
-    pub(super) fn store_cache(&self, key: Option<&str>, previous: &[Tool], tools: &[Tool], state: Option<ToolState>) {
+    /// Writes a live tool list (the machine says when: `Effect::StoreTools`).
+    pub(super) fn store_tools(&self, key: Option<&str>, tools: &[Tool]) {
         let (Some(key), Some((cache, _))) = (key, &self.ctx.cache) else {
             return;
         };
-        if tools.is_empty() || (state.is_some() && previous == tools) {
-            return;
-        }
         let cache = cache.clone();
         let key = key.to_string();
         let name = self.name.clone();

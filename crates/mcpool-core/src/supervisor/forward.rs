@@ -10,7 +10,7 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use rmcp::ServiceError;
 
-use super::{close, Link, RequestError, Supervisor, Unavailable, PROGRESS_SETTLE};
+use super::{Link, RequestError, Supervisor, Unavailable, PROGRESS_SETTLE};
 use crate::errors::{chain_text, dropped_during_call_sentence};
 use crate::hub::Caller;
 use crate::lifecycle::Event;
@@ -206,18 +206,11 @@ impl Supervisor {
         if auth {
             let mut inner = self.lock();
             if matches!(&inner.live, Some(l) if l.generation == generation) {
-                let live = inner.live.take();
-                let (_, changed) = self.apply(
-                    &mut inner,
-                    Event::AttemptFailed {
-                        kind: crate::lifecycle::FailureKind::Auth,
-                        error: reason.clone(),
-                    },
-                );
+                // Closes the connection and drops the tools.
+                let changed = self
+                    .apply(&mut inner, Event::Unauthorized { error: reason.clone() })
+                    .lists_changed;
                 drop(inner);
-                if let Some(live) = live {
-                    tokio::spawn(close(live));
-                }
                 self.notify_status();
                 if changed {
                     self.notify_lists();

@@ -9,7 +9,7 @@ use std::time::Duration;
 use rmcp::model::ClientRequest;
 use tokio::time::Instant;
 
-use super::{Link, Supervisor, ToolState};
+use super::{Link, Supervisor};
 use crate::config::TransportSpec;
 use crate::lifecycle::{Admission, Event, Refusal, Status};
 use crate::wake::gate;
@@ -35,7 +35,7 @@ impl Supervisor {
         let inner = self.lock();
         match inner.machine.admit(Instant::now()) {
             Admission::Ready | Admission::Dial => {
-                inner.machine.status() != Status::Pending || inner.tool_state.is_some()
+                inner.machine.status() != Status::Pending || inner.machine.lists().is_some()
             }
             Admission::Refuse(Refusal::Backoff { .. }) => true,
             Admission::Refuse(_) => false,
@@ -107,9 +107,6 @@ impl Patient for SupervisorPatient {
             let error = format!("{WAITING_PREFIX}: {reason} (tools kept; reconnects when the network is back)");
             let before = inner.machine.error().map(str::to_string);
             sup.apply(&mut inner, Event::WaitingForNetwork { error: error.clone() });
-            if inner.tool_state == Some(ToolState::Cached) {
-                inner.tool_state = Some(ToolState::Kept);
-            }
             before.as_deref() != Some(error.as_str())
         };
         if changed {

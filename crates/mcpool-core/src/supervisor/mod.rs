@@ -6,9 +6,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use rmcp::model::{Prompt, Resource, ResourceTemplate, ServerPeerInfo, Tool};
-use rmcp::service::{Peer, RoleClient, RunningServiceCancellationToken};
-use rmcp::ServiceError;
+use rmcp::model::ServerPeerInfo;
 use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -18,10 +16,10 @@ use crate::cache::{Fingerprinter, ToolCache};
 use crate::config::ServerSpec;
 use crate::errors::{attempt_failed_sentence, refusal_sentence, ConnectError};
 use crate::hub::Hub;
-use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Status};
+use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Source, Status};
 use crate::secrets::{redact, SecretStore};
 use crate::upstream::ledger::ProgressLedger;
-use crate::upstream::stdio::{self, ProcessGroup};
+use crate::upstream::stdio::ProcessGroup;
 use crate::upstream::{self, UpstreamHandler};
 
 /// What every supervisor of a pool shares.
@@ -60,12 +58,16 @@ mod cache;
 mod forward;
 mod heal;
 mod listen;
+mod live;
 mod questions;
 mod signin;
 mod snapshot;
 mod watch;
 
+pub use crate::lifecycle::Lists;
 pub use heal::{SupervisorPatient, WAITING_PREFIX};
+pub use live::Link;
+use live::{close, list_all, Live};
 pub use snapshot::{ServerSnapshot, ToolSnapshot};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -77,6 +79,16 @@ pub enum ToolState {
     /// Its description or input schema differs from what the user
     /// approved: held back from agents until approved.
     Changed,
+}
+
+impl From<Source> for ToolState {
+    fn from(source: Source) -> Self {
+        match source {
+            Source::Live => ToolState::Live,
+            Source::Kept => ToolState::Kept,
+            Source::Cached => ToolState::Cached,
+        }
+    }
 }
 
 /// The pool side a supervisor reports to.
@@ -100,62 +112,19 @@ pub enum RequestError {
     Cancelled,
 }
 
-/// A live connection as a request uses it.
-#[derive(Clone)]
-pub struct Link {
-    pub peer: Peer<RoleClient>,
-    pub generation: u64,
-    ledger: Arc<ProgressLedger>,
-    activity: Arc<std::sync::atomic::AtomicU64>,
-    /// A stateless server's `subscriptions/listen` stream.
-    listen: Option<Arc<listen::Listen>>,
-}
-
-struct Live {
-    peer: Peer<RoleClient>,
-    ledger: Arc<ProgressLedger>,
-    /// Requests forwarded on this connection; keepalive pings only when
-    /// it has not moved for a whole interval.
-    activity: Arc<std::sync::atomic::AtomicU64>,
-    listen: Option<Arc<listen::Listen>>,
-    info: Option<Arc<ServerPeerInfo>>,
-    generation: u64,
-    cancel: Option<RunningServiceCancellationToken>,
-    group: Option<ProcessGroup>,
-}
-
-impl Live {
-    fn link(&self) -> Link {
-        Link {
-            peer: self.peer.clone(),
-            generation: self.generation,
-            ledger: self.ledger.clone(),
-            activity: self.activity.clone(),
-            listen: self.listen.clone(),
-        }
-    }
-}
-
-#[derive(Default, Clone)]
-pub struct Lists {
-    pub tools: Vec<Tool>,
-    pub prompts: Vec<Prompt>,
-    pub resources: Vec<Resource>,
-    pub templates: Vec<ResourceTemplate>,
-}
-
+/// The driver's part of one server. Its state, error, backoff and lists
+/// are `machine`'s alone; the rest is what performing the effects needs.
 struct Inner {
     spec: ServerSpec,
     machine: Lifecycle,
+    /// The connection itself: there exactly while `machine` is connected
+    /// (every way out of that state closes it).
     live: Option<Live>,
-    lists: Lists,
-    tool_state: Option<ToolState>,
+    /// What the server said of itself at its last connection.
     info: Option<Arc<ServerPeerInfo>>,
+    /// Numbers the connections, so the watchers of an old one change nothing.
     generation: u64,
-    attempt_cancel: Option<CancellationToken>,
-    attempts_done: u64,
-    last_failure: Option<String>,
-    stopped: bool,
+    attempts: Attempts,
     /// The disk cache file of the current identity, once known.
     cache_key: Option<String>,
     /// Values resolved from the keyring for the current connection; kept
@@ -166,6 +135,26 @@ struct Inner {
     #[allow(deprecated)] // SEP-2577; agents in use still set levels.
     log_level: Option<rmcp::model::LoggingLevel>,
     recent: snapshot::Recent,
+}
+
+/// The one attempt concurrent requests share (under `attempt_lock`).
+#[derive(Default)]
+struct Attempts {
+    /// Cancels the attempt in flight; set exactly while the machine is attempting.
+    cancel: Option<CancellationToken>,
+    /// Attempts finished so far: a request that waited sees it move.
+    done: u64,
+    /// What the last attempt's failure told its request, for those that waited.
+    failure: Option<String>,
+}
+
+/// What applying an event leaves to the caller.
+#[derive(Debug, Default, Clone, Copy)]
+struct Applied {
+    /// Start an attempt.
+    dial: bool,
+    /// Tell the pool (and so agents) the lists changed.
+    lists_changed: bool,
 }
 
 pub struct Supervisor {
@@ -192,14 +181,9 @@ impl Supervisor {
                 spec,
                 machine,
                 live: None,
-                lists: Lists::default(),
-                tool_state: None,
                 info: None,
                 generation: 0,
-                attempt_cancel: None,
-                attempts_done: 0,
-                last_failure: None,
-                stopped: false,
+                attempts: Attempts::default(),
                 cache_key: None,
                 secret_values: Vec::new(),
                 log_level: None,
@@ -228,12 +212,11 @@ impl Supervisor {
 
     /// The server's lists as agents see them (live, kept or cached).
     pub fn lists(&self) -> Lists {
-        let inner = self.lock();
-        if inner.tool_state.is_some() {
-            inner.lists.clone()
-        } else {
-            Lists::default()
-        }
+        self.lock()
+            .machine
+            .lists()
+            .map(|(lists, _)| lists.clone())
+            .unwrap_or_default()
     }
 
     pub fn info(&self) -> Option<Arc<ServerPeerInfo>> {
@@ -252,24 +235,25 @@ impl Supervisor {
         }
     }
 
-    /// Feeds `event` to the machine and performs the effects that need no
-    /// waiting; returns those that do (dial, close).
-    fn apply(self: &Arc<Self>, inner: &mut Inner, mut event: Event) -> (bool, bool) {
+    /// Feeds `event` to the machine and performs its effects, but for
+    /// those the caller does after letting go of the lock (dial, notify).
+    fn apply(self: &Arc<Self>, inner: &mut Inner, mut event: Event) -> Applied {
         // Every error the machine keeps reaches `/api`, the UI, the status
         // tool and agents: none may carry a secret of this connection.
-        if let Event::AttemptFailed { error, .. } | Event::Dropped { error } | Event::WaitingForNetwork { error } =
-            &mut event
+        if let Event::AttemptFailed { error, .. }
+        | Event::Dropped { error }
+        | Event::Unauthorized { error }
+        | Event::WaitingForNetwork { error } = &mut event
         {
             *error = redact(error, &inner.secret_values);
         }
         let effects = inner.machine.handle(event, Instant::now());
-        let mut dial = false;
-        let mut lists_changed = false;
+        let mut applied = Applied::default();
         for effect in effects {
             match effect {
-                Effect::Dial => dial = true,
+                Effect::Dial => applied.dial = true,
                 Effect::CancelAttempt => {
-                    if let Some(c) = inner.attempt_cancel.take() {
+                    if let Some(c) = inner.attempts.cancel.take() {
                         c.cancel();
                     }
                 }
@@ -278,17 +262,18 @@ impl Supervisor {
                         tokio::spawn(close(live));
                     }
                 }
-                Effect::DropTools => {
-                    lists_changed |= inner.tool_state.is_some();
-                    inner.tool_state = None;
-                    inner.lists = Lists::default();
+                Effect::ListsChanged => applied.lists_changed = true,
+                Effect::StoreTools => {
+                    if let Some((lists, _)) = inner.machine.lists() {
+                        self.store_tools(inner.cache_key.as_deref(), &lists.tools);
+                    }
                 }
                 Effect::NotifyNeedsAuth => {
                     tracing::warn!(server = %self.name, "server needs sign-in");
                 }
             }
         }
-        (dial, lists_changed)
+        applied
     }
 
     /// Launch: start the first attempt at once, in the background.
@@ -298,7 +283,7 @@ impl Supervisor {
             if inner.spec.disabled {
                 return;
             }
-            self.apply(&mut inner, Event::Start).0
+            self.apply(&mut inner, Event::Start).dial
         };
         self.notify_status();
         if dial {
@@ -321,20 +306,21 @@ impl Supervisor {
             let inner = self.lock();
             match self.admission(&inner) {
                 Ok(Some(ready)) => return Ok(ready),
-                Ok(None) => inner.attempts_done,
+                Ok(None) => inner.attempts.done,
                 Err(u) => return Err(u),
             }
         };
         let _turn = self.attempt_lock.lock().await;
-        {
-            let inner = self.lock();
-            if inner.attempts_done != seen {
+        let (cancel, spec) = {
+            let mut inner = self.lock();
+            if inner.attempts.done != seen {
                 // An attempt ended while this request waited: share its outcome.
                 if let Some(live) = &inner.live {
                     return Ok(live.link());
                 }
                 let sentence = inner
-                    .last_failure
+                    .attempts
+                    .failure
                     .clone()
                     .unwrap_or_else(|| format!("Server '{}' is not connected.", self.name));
                 return Err(Unavailable { sentence });
@@ -342,16 +328,18 @@ impl Supervisor {
             if let Some(ready) = self.admission(&inner)? {
                 return Ok(ready);
             }
-        }
-        self.attempt().await
+            // Under the same lock as the admission: no explicit action can
+            // come between, so the machine is attempting exactly while
+            // `attempts.cancel` is set.
+            let cancel = CancellationToken::new();
+            inner.attempts.cancel = Some(cancel.clone());
+            self.apply(&mut inner, Event::AttemptStarted);
+            (cancel, inner.spec.clone())
+        };
+        self.attempt(cancel, spec).await
     }
 
     fn admission(&self, inner: &Inner) -> Result<Option<Link>, Unavailable> {
-        if inner.stopped {
-            return Err(Unavailable {
-                sentence: format!("Server '{}' was removed from the mcpool config.", self.name),
-            });
-        }
         match inner.machine.admit(Instant::now()) {
             Admission::Ready => match &inner.live {
                 Some(live) => Ok(Some(live.link())),
@@ -364,14 +352,8 @@ impl Supervisor {
         }
     }
 
-    async fn attempt(self: &Arc<Self>) -> Result<Link, Unavailable> {
-        let cancel = CancellationToken::new();
-        let spec = {
-            let mut inner = self.lock();
-            inner.attempt_cancel = Some(cancel.clone());
-            self.apply(&mut inner, Event::AttemptStarted);
-            inner.spec.clone()
-        };
+    /// One attempt, started by `peer`, which holds the attempt lock.
+    async fn attempt(self: &Arc<Self>, cancel: CancellationToken, spec: ServerSpec) -> Result<Link, Unavailable> {
         self.notify_status();
         let (signals_tx, signals_rx) = mpsc::unbounded_channel();
         let listen_signals = signals_tx.clone();
@@ -402,18 +384,18 @@ impl Supervisor {
             r = tokio::time::timeout(spec.timeout, work) => Some(r.unwrap_or(Err(ConnectError::Timeout(spec.timeout)))),
         };
         let mut inner = self.lock();
-        inner.attempts_done += 1;
+        inner.attempts.done += 1;
         // Attempts are serialised by `attempt_lock`, so the token is ours.
-        inner.attempt_cancel = None;
+        inner.attempts.cancel = None;
         let result = match outcome {
             None => {
                 // Cancelled by an explicit action, which already set the state.
                 let sentence = format!("Server '{}' was disconnected while connecting.", self.name);
-                inner.last_failure = Some(sentence.clone());
+                inner.attempts.failure = Some(sentence.clone());
                 drop(inner);
                 Err(Unavailable { sentence })
             }
-            Some(Ok((established, _))) if inner.machine.status() == Status::Disabled || inner.stopped => {
+            Some(Ok((established, _))) if !inner.machine.accepts_connection() => {
                 drop(inner);
                 tokio::spawn(close(Live {
                     peer: established.peer,
@@ -450,14 +432,11 @@ impl Supervisor {
                 let link = live.link();
                 inner.live = Some(live);
                 inner.info = info;
-                self.store_cache(cache_key.as_deref(), &inner.lists.tools, &lists.tools, inner.tool_state);
                 inner.cache_key = cache_key;
                 inner.secret_values = secret_values;
-                inner.lists = lists;
-                inner.tool_state = Some(ToolState::Live);
-                inner.last_failure = None;
+                inner.attempts.failure = None;
                 inner.recent.connected(established.stderr.clone());
-                self.apply(&mut inner, Event::AttemptSucceeded);
+                let applied = self.apply(&mut inner, Event::AttemptSucceeded { lists });
                 drop(inner);
                 self.watch(generation, established.running, exit, established.stderr, signals_rx);
                 if remote {
@@ -465,7 +444,9 @@ impl Supervisor {
                 }
                 self.renew_subscriptions(&peer);
                 self.notify_status();
-                self.notify_lists();
+                if applied.lists_changed {
+                    self.notify_lists();
+                }
                 return Ok(link);
             }
             Some(Err(err)) => {
@@ -475,20 +456,16 @@ impl Supervisor {
                     kind: err.kind(),
                     error: error.clone(),
                 };
-                let (_, lists_changed) = self.apply(&mut inner, kind_event);
-                // Cached tools stay after a transient failure, as after a drop.
-                if inner.tool_state == Some(ToolState::Cached) {
-                    inner.tool_state = Some(ToolState::Kept);
-                }
+                let applied = self.apply(&mut inner, kind_event);
                 let retry_in = inner
                     .machine
                     .retry_at()
                     .map(|at| at.saturating_duration_since(Instant::now()));
                 let sentence = redact(&attempt_failed_sentence(&self.name, &err, retry_in), &secret_values);
-                inner.last_failure = Some(sentence.clone());
+                inner.attempts.failure = Some(sentence.clone());
                 drop(inner);
                 tracing::warn!(server = %self.name, "connection attempt failed: {error}");
-                if lists_changed {
+                if applied.lists_changed {
                     self.notify_lists();
                 }
                 Err(Unavailable { sentence })
@@ -502,7 +479,7 @@ impl Supervisor {
     pub fn disconnect(self: &Arc<Self>) {
         let changed = {
             let mut inner = self.lock();
-            self.apply(&mut inner, Event::Disconnect).1
+            self.apply(&mut inner, Event::Disconnect).lists_changed
         };
         self.notify_status();
         if changed {
@@ -514,7 +491,7 @@ impl Supervisor {
     pub async fn reconnect(self: &Arc<Self>) -> Result<(), Unavailable> {
         {
             let mut inner = self.lock();
-            if inner.stopped {
+            if inner.machine.is_stopped() {
                 return Err(Unavailable {
                     sentence: format!("Server '{}' is not in the config.", self.name),
                 });
@@ -529,59 +506,14 @@ impl Supervisor {
     pub async fn stop(self: &Arc<Self>) {
         let live = {
             let mut inner = self.lock();
-            inner.stopped = true;
-            if let Some(c) = inner.attempt_cancel.take() {
-                c.cancel();
-            }
-            inner.tool_state = None;
-            inner.lists = Lists::default();
-            inner.live.take()
+            // Closed here, and awaited: a shutdown waits for its processes.
+            let live = inner.live.take();
+            // The pool tells agents about a removed server's lists itself.
+            self.apply(&mut inner, Event::Stop);
+            live
         };
         if let Some(live) = live {
             close(live).await;
         }
     }
-}
-
-async fn close(mut live: Live) {
-    if let Some(c) = live.cancel.take() {
-        c.cancel();
-    }
-    if let Some(mut group) = live.group.take() {
-        group.stop(stdio::STOP_GRACE).await;
-    }
-    let _ = live.generation;
-    let _ = live.info;
-}
-
-async fn list_all(peer: &Peer<RoleClient>) -> Result<Lists, ServiceError> {
-    let caps = peer.peer_info().map(|i| i.capabilities.clone()).unwrap_or_default();
-    let tools = if caps.tools.is_some() {
-        peer.list_all_tools().await?
-    } else {
-        Vec::new()
-    };
-    let prompts = if caps.prompts.is_some() {
-        peer.list_all_prompts().await.unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    let (resources, templates) = if caps.resources.is_some() {
-        (
-            peer.list_all_resources().await.unwrap_or_default(),
-            peer.list_all_resource_templates().await.unwrap_or_default(),
-        )
-    } else {
-        (Vec::new(), Vec::new())
-    };
-    Ok(Lists {
-        tools,
-        prompts,
-        resources,
-        templates,
-    })
-}
-
-fn same_lists(a: &Lists, b: &Lists) -> bool {
-    a.tools == b.tools && a.prompts == b.prompts && a.resources == b.resources && a.templates == b.templates
 }

@@ -85,9 +85,8 @@ impl Supervisor {
         let inner = self.lock();
         let now = Instant::now();
         let retry_in = inner.machine.retry_at().filter(|at| *at > now).map(|at| at - now);
-        let tools: Vec<ToolSnapshot> = match inner.tool_state {
-            Some(state) => inner
-                .lists
+        let tools: Vec<ToolSnapshot> = match inner.machine.lists() {
+            Some((lists, source)) => lists
                 .tools
                 .iter()
                 .map(|t| {
@@ -96,7 +95,7 @@ impl Supervisor {
                     match control.approvals.verdict(&self.name, t) {
                         Verdict::Approved => ToolSnapshot {
                             name: t.name.to_string(),
-                            state,
+                            state: source.into(),
                             enabled,
                             approved: None,
                             current: None,

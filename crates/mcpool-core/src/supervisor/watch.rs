@@ -8,7 +8,7 @@ use rmcp::model::{ClientRequest, Request, SubscribeRequestParams};
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::mpsc;
 
-use super::{close, list_all, same_lists, Supervisor, ToolState, KEPT_SUFFIX, RELIST_AFTER};
+use super::{list_all, Supervisor, KEPT_SUFFIX, RELIST_AFTER};
 use crate::lifecycle::Event;
 use crate::upstream::{self, stdio, Signal};
 
@@ -89,17 +89,7 @@ impl Supervisor {
             if !matches!(&inner.live, Some(l) if l.generation == generation) {
                 return;
             }
-            let changed = !same_lists(&inner.lists, &lists);
-            if changed {
-                self.store_cache(
-                    inner.cache_key.as_deref(),
-                    &inner.lists.tools,
-                    &lists.tools,
-                    inner.tool_state,
-                );
-            }
-            inner.lists = lists;
-            changed
+            self.apply(&mut inner, Event::Relisted { lists }).lists_changed
         };
         if changed {
             self.notify_lists();
@@ -113,18 +103,14 @@ impl Supervisor {
         if !matches!(&inner.live, Some(l) if l.generation == generation) {
             return;
         }
-        let live = inner.live.take();
-        if inner.tool_state.is_some() {
-            inner.tool_state = Some(ToolState::Kept);
-        }
         let error = format!("{reason} {KEPT_SUFFIX}");
-        self.apply(&mut inner, Event::Dropped { error });
+        // Closes the connection; the lists stay, now kept.
+        let applied = self.apply(&mut inner, Event::Dropped { error });
         drop(inner);
         tracing::warn!(server = %self.name, "connection dropped: {reason}");
-        if let Some(live) = live {
-            tokio::spawn(close(live));
-        }
         self.notify_status();
-        self.notify_lists();
+        if applied.lists_changed {
+            self.notify_lists();
+        }
     }
 }
