@@ -517,3 +517,6 @@ impl Supervisor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
