@@ -120,9 +120,8 @@ impl Patient for SupervisorPatient {
     }
 
     async fn reconnect(&self) -> Result<(), Retry> {
-        // The attempt runs on its own task: a newer power event aborts the
-        // healing batch, and an attempt dropped halfway would leave the
-        // machine `attempting` with no attempt behind it.
+        // On a task of its own: a newer power event aborts the healing
+        // batch, and the refresh and attempt it started should still end.
         let sup = self.0.clone();
         let attempt = tokio::spawn(async move {
             // A sign-in that ran out while asleep is refreshed before the

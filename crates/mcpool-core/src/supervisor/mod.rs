@@ -163,7 +163,8 @@ pub struct Supervisor {
     ctx: Arc<Context>,
     observer: Weak<dyn Observer>,
     inner: Mutex<Inner>,
-    attempt_lock: tokio::sync::Mutex<()>,
+    /// Held by the attempt in flight (on its own task): one at a time.
+    attempt_lock: Arc<tokio::sync::Mutex<()>>,
     /// 2026-07-28 agents' calls waiting for their next round (questions.rs).
     parked: questions::ParkedCalls,
 }
@@ -189,7 +190,7 @@ impl Supervisor {
                 log_level: None,
                 recent: Default::default(),
             }),
-            attempt_lock: tokio::sync::Mutex::new(()),
+            attempt_lock: Arc::default(),
             parked: Default::default(),
         })
     }
@@ -310,7 +311,7 @@ impl Supervisor {
                 Err(u) => return Err(u),
             }
         };
-        let _turn = self.attempt_lock.lock().await;
+        let turn = self.attempt_lock.clone().lock_owned().await;
         let (cancel, spec) = {
             let mut inner = self.lock();
             if inner.attempts.done != seen {
@@ -336,7 +337,20 @@ impl Supervisor {
             self.apply(&mut inner, Event::AttemptStarted);
             (cancel, inner.spec.clone())
         };
-        self.attempt(cancel, spec).await
+        // The attempt runs on a task of its own that holds the turn: a
+        // request that stops waiting (its future dropped) neither abandons
+        // the attempt, which would leave the machine attempting with no
+        // attempt behind it, nor lets a second one start beside it.
+        let this = self.clone();
+        let attempt = tokio::spawn(async move {
+            let _turn = turn;
+            this.attempt(cancel, spec).await
+        });
+        attempt.await.unwrap_or_else(|e| {
+            Err(Unavailable {
+                sentence: format!("Server '{}' could not be connected: {e}.", self.name),
+            })
+        })
     }
 
     fn admission(&self, inner: &Inner) -> Result<Option<Link>, Unavailable> {

@@ -194,6 +194,32 @@ async fn a_stopped_server_refuses_everything_for_good() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_request_that_stops_waiting_does_not_abandon_the_attempt() {
+    // A process that never answers: the attempt ends at its timeout.
+    let entry = serde_json::json!({ "command": "sleep", "args": ["600"], "timeout": 20_000 });
+    let (sup, _) = supervisor(entry, None);
+    tokio::select! {
+        _ = sup.peer() => panic!("the server never answers"),
+        _ = tokio::time::sleep(Duration::from_millis(100)) => {}
+    }
+    assert!(sup.snapshot().connecting, "the attempt goes on without its request");
+    // Paused time: the clock jumps to the attempt's timeout once all is idle.
+    let ended = tokio::time::timeout(Duration::from_secs(120), async {
+        while sup.snapshot().connecting {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the machine was left attempting with no attempt behind it"
+    );
+    let snap = sup.snapshot();
+    assert_eq!(snap.status, Status::Failed);
+    assert_eq!(attempts(&sup), 1);
+}
+
 /// Writes `names` as this server's cached tools, under its cache key, approved.
 async fn store_cached(sup: &Arc<Supervisor>, names: &[&'static str]) {
     let resolved = sup.resolve(&sup.spec()).await.expect("resolved");
