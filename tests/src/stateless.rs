@@ -76,6 +76,7 @@ impl Mcpool {
         let name = params
             .get("name")
             .or_else(|| params.get("uri"))
+            .or_else(|| params.get("taskId"))
             .and_then(Value::as_str)
             .map(str::to_string);
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});

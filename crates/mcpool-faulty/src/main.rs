@@ -9,6 +9,7 @@ mod oauth;
 mod server;
 mod shared;
 mod stdio;
+mod tasks;
 mod tools;
 
 use std::{io::Write as _, net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};

@@ -14,13 +14,13 @@ use std::{
 
 use rmcp::{
     model::{
-        CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-        GetPromptRequestParams, GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams,
-        InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
-        ReadResourceResponse, ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role,
-        ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
-        UnsubscribeRequestParams,
+        CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams, CompleteResult,
+        CompletionInfo, GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult,
+        Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+        ListResourcesResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument, PromptMessage,
+        ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Reference, Resource,
+        ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+        SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestParams, UpdateTaskParams,
     },
     service::{RequestContext, SubscriptionContext},
     ErrorData as McpError, RoleServer, ServerHandler,
@@ -82,6 +82,7 @@ pub fn capabilities() -> ServerCapabilities {
         .enable_resources_list_changed()
         .enable_tools()
         .enable_tool_list_changed()
+        .enable_tasks()
         .build()
 }
 
@@ -158,15 +159,44 @@ impl ServerHandler for Faulty {
             }
         }
         let is_subscribed = |uri: &str| self.subscriptions().contains(uri);
+        let tasks_context = (name == "echo").then(|| context.clone());
         let call = Call {
             shared: &self.shared,
             context,
             is_subscribed: &is_subscribed,
         };
         match tools::call(call, name, request.arguments.clone()).await {
-            Some(result) => result.map(CallToolResponse::from),
+            // `echo` to a client that takes tasks answers with a task (tasks.rs).
+            Some(Ok(result)) => Ok(tasks_context
+                .and_then(|c| self.shared.tasks.maybe_task(&c, &result))
+                .unwrap_or_else(|| CallToolResponse::from(result))),
+            Some(Err(e)) => Err(e),
             None => Err(unknown()),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.shared.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.shared.tasks.get(&request.task_id).map(|_| ())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.shared.tasks.cancel(&request.task_id)
     }
 
     async fn list_prompts(

@@ -45,6 +45,8 @@ pub struct Shared {
     /// (2026-07-28) Ask for input the client did not declare it can give,
     /// instead of refusing with -32021 as a server should.
     pub ignore_client_capabilities: bool,
+    /// Tasks made for clients that take them (tasks.rs).
+    pub tasks: crate::tasks::Tasks,
     spawn_log: Option<PathBuf>,
     stdout_injector: Option<StdoutInjector>,
     stats: Mutex<Stats>,
@@ -72,6 +74,7 @@ impl Shared {
             max_protocol_version,
             min_protocol_version: None,
             ignore_client_capabilities: false,
+            tasks: Default::default(),
             spawn_log,
             stdout_injector,
             stats: Mutex::new(Stats::default()),

@@ -36,6 +36,9 @@ pub struct Hub {
     /// Calls of 2026-07-28 agents that take a server's questions themselves
     /// (`CallGuard::questions`), by call number.
     questions: Mutex<HashMap<u64, mpsc::UnboundedSender<Question>>>,
+    /// Which server made each task agents were handed (SEP-2663 tasks pass
+    /// through: `tasks/get`, `tasks/update` and `tasks/cancel` go back to it).
+    tasks: Mutex<TaskOwners>,
     routed: tokio::sync::Notify,
     /// The last tool calls agents made, names and timings only.
     recent_calls: crate::calls::CallLog,
@@ -58,6 +61,37 @@ impl Drop for CallGuard<'_> {
         self.route_known();
         self.hub.table().end_call(self.id);
         crate::sync::lock(&self.hub.questions).remove(&self.id);
+    }
+}
+
+/// The servers of the last [`TaskOwners::KEPT`] tasks, by task id.
+#[derive(Default)]
+struct TaskOwners {
+    server: HashMap<String, String>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl TaskOwners {
+    const KEPT: usize = 4096;
+}
+
+impl Hub {
+    /// Notes that `server` made the task `task_id` an agent was handed.
+    pub fn task_made(&self, task_id: &str, server: &str) {
+        let mut tasks = crate::sync::lock(&self.tasks);
+        if tasks.server.insert(task_id.to_string(), server.to_string()).is_none() {
+            tasks.order.push_back(task_id.to_string());
+        }
+        while tasks.order.len() > TaskOwners::KEPT {
+            if let Some(oldest) = tasks.order.pop_front() {
+                tasks.server.remove(&oldest);
+            }
+        }
+    }
+
+    /// The server that made `task_id`, if an agent was handed it.
+    pub fn task_server(&self, task_id: &str) -> Option<String> {
+        crate::sync::lock(&self.tasks).server.get(task_id).cloned()
     }
 }
 

@@ -244,6 +244,7 @@ pub(super) struct Outgoing {
 /// needs one the agent lacks then refuses with -32021 itself, rather than
 /// asking what no one will answer. A session agent's questions are bridged
 /// (bridge.rs), and an agent that cannot answer gets one sentence there.
+/// The tasks extension likewise: only an agent that takes tasks is given one.
 fn told_capabilities(agent: Option<&RequestContext<RoleServer>>) -> Option<RequestMetaObject> {
     let declared = agent
         .filter(|a| agent_takes_input_requests(Some(a)))
@@ -252,6 +253,16 @@ fn told_capabilities(agent: Option<&RequestContext<RoleServer>>) -> Option<Reque
     told.sampling = declared.sampling;
     told.elicitation = declared.elicitation;
     told.roots = declared.roots;
+    // Tasks pass through (endpoint/session/tasks.rs): only to an agent that takes them.
+    if let Some(tasks) = declared
+        .extensions
+        .as_ref()
+        .and_then(|e| e.get(rmcp::model::TASKS_EXTENSION_ID))
+    {
+        told.extensions
+            .get_or_insert_with(Default::default)
+            .insert(rmcp::model::TASKS_EXTENSION_ID.to_string(), tasks.clone());
+    }
     let mut meta = RequestMetaObject::new();
     meta.set_client_capabilities(told);
     Some(meta)

@@ -114,7 +114,10 @@ impl AgentSession {
             });
         match forwarded {
             Ok(ServerResult::CallToolResult(r)) => (Ok(CallToolResponse::Complete(r)), None),
-            Ok(ServerResult::CreateTaskResult(t)) => (Ok(CallToolResponse::Task(t)), None),
+            Ok(ServerResult::CreateTaskResult(t)) => {
+                self.pool.hub().task_made(&t.task.task_id, sup.name());
+                (Ok(CallToolResponse::Task(t)), None)
+            }
             Ok(ServerResult::InputRequiredResult(i)) => (Ok(CallToolResponse::InputRequired(i)), None),
             Ok(_) => (Err(unexpected()), None),
             Err(RequestError::Unavailable(u)) => (

@@ -27,6 +27,8 @@ pub(super) fn aggregated_info() -> ServerConfig {
         .enable_resources_subscribe()
         .enable_logging()
         .enable_completions()
+        // Tasks pass through to the server that made them (behaviour.md rule 16).
+        .enable_tasks()
         .build();
     let mut info = ServerConfig::default();
     info.capabilities = capabilities;

@@ -1,0 +1,96 @@
+//! Tasks (SEP-2663, the `io.modelcontextprotocol/tasks` extension) pass
+//! through mcpool (behaviour.md rule 16): a 2026-07-28 server that answers
+//! a call with a task does so only for an agent that declared the
+//! extension, and that agent's `tasks/get` and `tasks/cancel` reach the
+//! server that made the task, on `/mcp` and `/servers/NAME/mcp`.
+
+use std::time::Duration;
+
+use mcpool_tests::*;
+use serde_json::{json, Value};
+
+const LIMIT: Duration = Duration::from_secs(30);
+const STATELESS_ONLY: [&str; 4] = [
+    "--min-protocol-version",
+    "2026-07-28",
+    "--max-protocol-version",
+    "2026-07-28",
+];
+
+fn takes_tasks() -> Value {
+    json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
+}
+
+fn result(reply: &mcpool_tests::stateless::StatelessReply) -> Value {
+    reply.messages.first().map(|m| m["result"].clone()).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn tasks_pass_through_to_the_server_that_made_them() -> anyhow::Result<()> {
+    let dir = TempDir::new("tasks");
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "s": faulty_stdio(&dir.path().join("s.log"), &STATELESS_ONLY),
+        "other": faulty_stdio(&dir.path().join("other.log"), &STATELESS_ONLY),
+    }}))
+    .await?;
+    pool.wait_status("s", "connected", LIMIT).await?;
+    pool.wait_status("other", "connected", LIMIT).await?;
+
+    // The endpoint says it takes tasks.
+    let discovered = pool
+        .stateless_request("/mcp", "server/discover", json!({}), json!({}))
+        .await?;
+    assert!(
+        result(&discovered)["capabilities"]["extensions"]["io.modelcontextprotocol/tasks"].is_object(),
+        "{}",
+        discovered.body
+    );
+
+    for (path, tool) in [("/mcp", "s__echo"), ("/servers/s/mcp", "echo")] {
+        // An agent that takes tasks is handed one.
+        let call = json!({"name": tool, "arguments": {"text": "later"}});
+        let made = pool
+            .stateless_request(path, "tools/call", call.clone(), takes_tasks())
+            .await?;
+        let task = result(&made);
+        assert_eq!(task["resultType"], "task", "{path}: {}", made.body);
+        let id = task["taskId"].as_str().unwrap_or_default().to_string();
+        assert!(id.starts_with("faulty-task-"), "{path}: {}", made.body);
+
+        // Its tasks/get reaches the server that made it.
+        let get = json!({"taskId": id});
+        let got = pool
+            .stateless_request(path, "tasks/get", get.clone(), takes_tasks())
+            .await?;
+        let done = result(&got);
+        assert_eq!(done["status"], "completed", "{path}: {}", got.body);
+        assert_eq!(done["result"]["content"][0]["text"], "later", "{path}: {}", got.body);
+
+        // tasks/cancel too (the fault server then reports it cancelled).
+        let cancelled = pool
+            .stateless_request(path, "tasks/cancel", get.clone(), takes_tasks())
+            .await?;
+        assert!(
+            cancelled.messages.first().is_some_and(|m| m.get("result").is_some()),
+            "{path}: {}",
+            cancelled.body
+        );
+        let got = pool.stateless_request(path, "tasks/get", get, takes_tasks()).await?;
+        assert_eq!(result(&got)["status"], "cancelled", "{path}: {}", got.body);
+
+        // An agent that did not declare tasks gets the result itself.
+        let plain = pool.stateless_request(path, "tools/call", call, json!({})).await?;
+        let direct = result(&plain);
+        assert_eq!(direct["resultType"], "complete", "{path}: {}", plain.body);
+        assert_eq!(direct["content"][0]["text"], "later", "{path}: {}", plain.body);
+    }
+
+    // A task mcpool never handed out is unknown on /mcp (-32602).
+    let unknown = json!({"taskId": "faulty-task-999"});
+    let reply = pool
+        .stateless_request("/mcp", "tasks/get", unknown, takes_tasks())
+        .await?;
+    let error = reply.messages.first().map(|m| m["error"].clone()).unwrap_or_default();
+    assert_eq!(error["code"], -32602, "{}", reply.body);
+    Ok(())
+}
