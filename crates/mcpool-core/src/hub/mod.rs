@@ -40,6 +40,8 @@ pub struct Hub {
     /// through: `tasks/get`, `tasks/update` and `tasks/cancel` go back to it).
     tasks: Mutex<TaskOwners>,
     routed: tokio::sync::Notify,
+    /// Held while one progress notification is checked and sent.
+    progress_order: tokio::sync::Mutex<()>,
     /// The last tool calls agents made, names and timings only.
     recent_calls: crate::calls::CallLog,
 }
@@ -275,6 +277,14 @@ impl Hub {
             }
         };
         if let Some((peer, token)) = target {
+            // One progress at a time, so the check and the send keep order.
+            let _in_order = self.progress_order.lock().await;
+            if !self
+                .table()
+                .admit_progress(server, &params.progress_token, params.progress)
+            {
+                return;
+            }
             params.progress_token = token;
             let _ = peer.notify_progress(params).await;
         }

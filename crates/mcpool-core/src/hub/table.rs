@@ -60,6 +60,8 @@ struct Call<P> {
     server: String,
     caller: Caller<P>,
     upstream_token: Option<ProgressToken>,
+    /// The last progress value passed on to the agent.
+    last_progress: Option<f64>,
 }
 
 /// Where a message for agents goes: a session, or a listen stream.
@@ -223,6 +225,7 @@ impl<P: Clone, S: Clone> Table<P, S> {
                 server: server.to_string(),
                 caller,
                 upstream_token: None,
+                last_progress: None,
             },
         );
         id
@@ -261,6 +264,24 @@ impl<P: Clone, S: Clone> Table<P, S> {
                 self.progress.remove(&(call.server, token));
             }
         }
+    }
+
+    /// Whether progress `value` for the upstream's token may go on to the
+    /// agent: progress only grows, and rmcp handles each notification on a
+    /// task of its own, so one that comes after a later one is dropped
+    /// rather than shown out of order.
+    pub fn admit_progress(&mut self, server: &str, token: &ProgressToken, value: f64) -> bool {
+        let Some(id) = self.progress.get(&(server.to_string(), token.clone())) else {
+            return false;
+        };
+        let Some(call) = self.calls.get_mut(id) else {
+            return false;
+        };
+        if call.last_progress.is_some_and(|last| value <= last) {
+            return false;
+        }
+        call.last_progress = Some(value);
+        true
     }
 
     /// The agent and its token for an upstream's progress token, if routed.

@@ -207,3 +207,17 @@ fn list_changes_reach_sessions_and_streams_the_filter_picks() {
     );
     assert_eq!(t.sessions(|scope| matches!(scope, Scope::Profile(_))), vec!["work"]);
 }
+
+#[test]
+fn progress_only_grows_so_a_late_earlier_step_is_dropped() {
+    let mut t = T::default();
+    let call = t.begin_call("fs", caller("alice", 1, Some(100)));
+    t.route_progress(call, token(7));
+    assert!(t.admit_progress("fs", &token(7), 0.0));
+    assert!(t.admit_progress("fs", &token(7), 100.0));
+    assert!(!t.admit_progress("fs", &token(7), 50.0), "came after 100");
+    assert!(!t.admit_progress("fs", &token(7), 100.0), "not an increase");
+    assert!(!t.admit_progress("fs", &token(8), 1.0), "no such route");
+    t.end_call(call);
+    assert!(!t.admit_progress("fs", &token(7), 200.0), "the call ended");
+}
