@@ -23,6 +23,7 @@ pub mod raw;
 pub mod sdk_agents;
 pub mod secrets;
 pub mod stateless;
+pub use stateless::STATELESS_ONLY;
 
 pub use agent::*;
 pub use process::{first_line, listening_port};

@@ -12,6 +12,15 @@ use serde_json::{json, Value};
 
 use crate::{Agent, AgentHandler, Mcpool};
 
+/// Fault-server arguments for a server that speaks 2026-07-28 only (it
+/// refuses `initialize`).
+pub const STATELESS_ONLY: [&str; 4] = [
+    "--min-protocol-version",
+    "2026-07-28",
+    "--max-protocol-version",
+    "2026-07-28",
+];
+
 pub const REVISION: &str = "2026-07-28";
 
 /// What the endpoint answered one stateless request.

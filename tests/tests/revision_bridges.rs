@@ -19,12 +19,6 @@ use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
 const LIMIT: Duration = Duration::from_secs(30);
-const STATELESS_ONLY: [&str; 4] = [
-    "--min-protocol-version",
-    "2026-07-28",
-    "--max-protocol-version",
-    "2026-07-28",
-];
 
 fn answering(answer: &str) -> AgentHandler {
     AgentHandler {

@@ -30,12 +30,6 @@ use serde_json::{json, Value};
 use tokio::process::{Child, Command};
 
 const LIMIT: Duration = Duration::from_secs(30);
-const STATELESS: [&str; 4] = [
-    "--min-protocol-version",
-    "2026-07-28",
-    "--max-protocol-version",
-    "2026-07-28",
-];
 const OLDEST: [&str; 2] = ["--max-protocol-version", "2024-11-05"];
 
 /// `name` connects on `protocol`, and a session agent on `/mcp` lists and
@@ -58,11 +52,11 @@ async fn a_2026_07_28_only_server_works_over_stdio_and_http() -> anyhow::Result<
     let dir = TempDir::new("rev2026");
     let stdio_log = dir.path().join("stdio.log");
     let http_log = dir.path().join("http.log");
-    let (_http, url) = faulty_http(&http_log, &STATELESS).await?;
-    let mut off = faulty_stdio(&stdio_log, &STATELESS);
+    let (_http, url) = faulty_http(&http_log, &STATELESS_ONLY).await?;
+    let mut off = faulty_stdio(&stdio_log, &STATELESS_ONLY);
     off["disabled"] = json!(true);
     let pool = Mcpool::start(json!({"mcpServers": {
-        "s": faulty_stdio(&stdio_log, &STATELESS),
+        "s": faulty_stdio(&stdio_log, &STATELESS_ONLY),
         "h": {"url": url},
         "off": off,
     }}))
@@ -239,7 +233,7 @@ async fn an_input_required_result_reaches_a_session_agent_as_one_sentence() -> a
 #[tokio::test]
 async fn a_2026_07_28_server_announces_list_changes_through_subscriptions_listen() -> anyhow::Result<()> {
     let dir = TempDir::new("revlisten");
-    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS).await?;
+    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS_ONLY).await?;
     let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
     listed_and_called(&pool, "h", "2026-07-28", json!({"text": "hi"}), "hi").await?;
     // Past the one re-list mcpool does 500 ms after connecting.
@@ -260,7 +254,7 @@ async fn a_2026_07_28_server_announces_list_changes_through_subscriptions_listen
 #[tokio::test]
 async fn resource_subscriptions_reach_a_2026_07_28_server_through_subscriptions_listen() -> anyhow::Result<()> {
     let dir = TempDir::new("revsubs");
-    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS).await?;
+    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS_ONLY).await?;
     let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
     pool.wait_status("h", "connected", LIMIT).await?;
     let subscriber = pool.agent("/mcp").await?;
@@ -324,9 +318,9 @@ async fn progress_and_cancellation_reach_a_2026_07_28_server() -> anyhow::Result
     let dir = TempDir::new("revcancel");
     let stdio_log = dir.path().join("stdio.log");
     let http_log = dir.path().join("http.log");
-    let (_http, url) = faulty_http(&http_log, &STATELESS).await?;
+    let (_http, url) = faulty_http(&http_log, &STATELESS_ONLY).await?;
     let pool = Mcpool::start(json!({"mcpServers": {
-        "s": faulty_stdio(&stdio_log, &STATELESS),
+        "s": faulty_stdio(&stdio_log, &STATELESS_ONLY),
         "h": {"url": url},
     }}))
     .await?;
@@ -366,7 +360,7 @@ async fn progress_and_cancellation_reach_a_2026_07_28_server() -> anyhow::Result
 #[tokio::test]
 async fn log_messages_of_a_2026_07_28_server_reach_the_agents() -> anyhow::Result<()> {
     let dir = TempDir::new("revlog");
-    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS).await?;
+    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS_ONLY).await?;
     let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
     pool.wait_status("h", "connected", LIMIT).await?;
     let caller = pool.agent("/mcp").await?;
@@ -381,7 +375,7 @@ async fn log_messages_of_a_2026_07_28_server_reach_the_agents() -> anyhow::Resul
 #[tokio::test]
 async fn set_level_to_a_2026_07_28_server_is_kept_for_its_requests() -> anyhow::Result<()> {
     let dir = TempDir::new("revlevel");
-    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS).await?;
+    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS_ONLY).await?;
     let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
     pool.wait_status("h", "connected", LIMIT).await?;
     let own = pool.agent("/servers/h/mcp").await?;

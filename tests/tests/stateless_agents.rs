@@ -19,12 +19,6 @@ use rmcp::model::{ServerNotification, SubscriptionFilter};
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(30);
-const STATELESS_ONLY: [&str; 4] = [
-    "--min-protocol-version",
-    "2026-07-28",
-    "--max-protocol-version",
-    "2026-07-28",
-];
 
 /// `f`: the fault server on 2025-11-25; `s`: the same on 2026-07-28 only;
 /// profile `p`: `f` alone.

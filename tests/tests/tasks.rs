@@ -10,12 +10,6 @@ use mcpool_tests::*;
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(30);
-const STATELESS_ONLY: [&str; 4] = [
-    "--min-protocol-version",
-    "2026-07-28",
-    "--max-protocol-version",
-    "2026-07-28",
-];
 
 fn takes_tasks() -> Value {
     json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
