@@ -13,10 +13,12 @@
 //! bounded, and every process this program starts is stopped before it exits.
 
 mod cases;
+mod peer;
 mod procs;
 mod startup;
 mod stats;
 mod sys;
+mod tables;
 
 pub(crate) use cases::*;
 pub(crate) use procs::*;
@@ -29,10 +31,13 @@ use anyhow::Context;
 use clap::Parser;
 use rmcp::service::{Peer, RoleClient};
 
-use stats::Summary;
 
 /// The overhead target for a sequential echo, in ms.
 pub(crate) const TARGET_OVERHEAD_MS: f64 = 0.15;
+/// The path label of the 2026-07-28 (stateless) agent's cases.
+pub(crate) const STATELESS_PATH: &str = "mcpool /mcp, 2026-07-28 stateless";
+/// The path label of the peer's cases (supergateway).
+pub(crate) const PEER_PATH: &str = "supergateway --stateful /mcp";
 /// Upper bound for any single start-up or connection step.
 pub(crate) const STEP_LIMIT: Duration = Duration::from_secs(30);
 /// Upper bound for any single measured call.
@@ -81,6 +86,10 @@ struct Cli {
     /// Write the report (markdown) to this file, replacing it.
     #[arg(long)]
     write: Option<PathBuf>,
+    /// supergateway's `dist/index.js` (npm `supergateway`): adds its
+    /// Streamable HTTP gateway in front of mcpool-faulty as a peer to compare.
+    #[arg(long)]
+    supergateway: Option<PathBuf>,
     /// Markdown appended to the report under "Analysis" (default: bench/notes.md if present).
     #[arg(long)]
     notes: Option<PathBuf>,
@@ -119,12 +128,32 @@ impl Bench {
             children.iter().find(|c| c.cmdline.contains(needle)).map(|c| c.pid)
         };
         let agent_peers: Vec<Peer<RoleClient>> = agents.iter().map(|a| a.peer().clone()).collect();
+        let mut stateless = Vec::new();
+        for _ in 0..workers {
+            stateless.push(pool.stateless_agent().await?);
+        }
+        let stateless_peers: Vec<Peer<RoleClient>> = stateless.iter().map(|a| a.peer().clone()).collect();
+        let gateway = match &self.cli.supergateway {
+            Some(script) => Some(peer::Supergateway::start(&self.env, script).await?),
+            None => None,
+        };
+        let mut gateway_agents = Vec::new();
+        if let Some(g) = &gateway {
+            for _ in 0..workers {
+                gateway_agents.push(g.agent().await?);
+            }
+        }
+        let gateway_peers: Vec<Peer<RoleClient>> = gateway_agents.iter().map(|a| a.peer().clone()).collect();
+        if let Some(p) = gateway_peers.first() {
+            call(p, &echo_op(&upstreams[0], false), 0).await?;
+        }
 
         // Sanity: the echo answers through both paths.
         for (u, d) in upstreams.iter().zip(&directs) {
             call(d.client.peer(), &echo_op(u, false), 0).await?;
             call(&agent_peers[0], &echo_op(u, true), 0).await?;
         }
+        call(&stateless_peers[0], &echo_op(&upstreams[0], true), 0).await?;
 
         let make_cases = |concurrent: bool| {
             let mut cases = Vec::new();
@@ -148,6 +177,28 @@ impl Bench {
                     mcpool_pid: Some(pool.pid),
                     upstream_pid: child_pid(u),
                 });
+                if u.name == "faulty" {
+                    cases.push(Case {
+                        upstream: u.label,
+                        path: STATELESS_PATH,
+                        what: "echo",
+                        op: echo_op(u, true),
+                        peers: stateless_peers.clone(),
+                        mcpool_pid: Some(pool.pid),
+                        upstream_pid: child_pid(u),
+                    });
+                    if let Some(g) = &gateway {
+                        cases.push(Case {
+                            upstream: u.label,
+                            path: PEER_PATH,
+                            what: "echo",
+                            op: echo_op(u, false),
+                            peers: gateway_peers.clone(),
+                            mcpool_pid: Some(g.pid),
+                            upstream_pid: None,
+                        });
+                    }
+                }
             }
             if !concurrent {
                 // Decomposition: a ping answered by the upstream over stdio,
@@ -219,105 +270,18 @@ impl Bench {
         drop(sequential_cases);
         drop(concurrent_cases);
         drop(agent_peers);
-        for agent in agents {
+        drop(stateless_peers);
+        drop(gateway_peers);
+        for agent in agents.into_iter().chain(stateless).chain(gateway_agents) {
             let _ = tokio::time::timeout(Duration::from_secs(5), agent.cancel()).await;
         }
         for d in directs {
             d.stop().await;
         }
+        if let Some(g) = gateway {
+            g.stop().await;
+        }
         Ok(reports)
-    }
-
-    pub(crate) fn latency_table(&mut self, title: &str, report: &LatencyReport, concurrent: bool) {
-        let _ = writeln!(self.out, "### {title}\n");
-        let _ = writeln!(
-            self.out,
-            "| upstream | path | call | n | median ms | p10–p90 ms | p99 ms |{} CPU µs/call: bench client / mcpool / upstream |",
-            if concurrent { " calls/s |" } else { "" }
-        );
-        let _ = writeln!(
-            self.out,
-            "| --- | --- | --- | ---: | ---: | ---: | ---: |{} --- |",
-            if concurrent { " ---: |" } else { "" }
-        );
-        for ((upstream, path, what), r) in report.cases.iter().zip(&report.results) {
-            let s = Summary::of(&r.micros);
-            let n = r.micros.len().max(1) as f64;
-            let throughput = if concurrent {
-                format!(" {:.0} |", r.micros.len() as f64 / r.wall.as_secs_f64().max(1e-9))
-            } else {
-                String::new()
-            };
-            let cpu = |ns: u64| format!("{:.0}", ns as f64 / 1000.0 / n);
-            let mcpool_cpu = if path.starts_with("mcpool") {
-                cpu(r.cpu_mcpool_ns)
-            } else {
-                "–".into()
-            };
-            let upstream_cpu = if upstream.starts_with("(none") {
-                "–".into()
-            } else {
-                cpu(r.cpu_upstream_ns)
-            };
-            let _ = writeln!(
-                self.out,
-                "| {upstream} | {path} | {what} | {} | {} | {}–{} | {} |{throughput} {} / {mcpool_cpu} / {upstream_cpu} |",
-                r.micros.len(),
-                ms(s.median),
-                ms(s.p10),
-                ms(s.p90),
-                ms(s.p99),
-                cpu(r.cpu_self_ns),
-            );
-        }
-        let _ = writeln!(self.out);
-    }
-
-    /// Median overhead per upstream: mcpool minus direct, overall and per block.
-    pub(crate) fn overhead_rows(
-        &mut self,
-        report: &LatencyReport,
-        label: &str,
-        check_target: bool,
-    ) -> Vec<(String, f64, bool)> {
-        let mut verdicts = Vec::new();
-        for upstream in ["mcpool-faulty", "server-everything"] {
-            let find = |path: &str| {
-                report
-                    .cases
-                    .iter()
-                    .position(|(u, p, w)| u == upstream && p == path && w == "echo")
-                    .map(|i| &report.results[i])
-            };
-            let (Some(direct), Some(via)) = (find("direct stdio"), find("mcpool /mcp")) else {
-                continue;
-            };
-            let overhead = (stats::median(&via.micros) - stats::median(&direct.micros)) / 1000.0;
-            let per_block: Vec<f64> = via
-                .block_medians
-                .iter()
-                .zip(&direct.block_medians)
-                .map(|(v, d)| (v - d) / 1000.0)
-                .collect();
-            let b = Summary::of(&per_block);
-            let met = overhead <= TARGET_OVERHEAD_MS;
-            let verdict = if check_target {
-                if met {
-                    format!("met (≤ {TARGET_OVERHEAD_MS} ms)")
-                } else {
-                    format!("**missed** (target ≤ {TARGET_OVERHEAD_MS} ms)")
-                }
-            } else {
-                "(no target)".into()
-            };
-            let _ = writeln!(
-                self.out,
-                "| {label} | {upstream} | {:.3} | {:.3} ({:.3}–{:.3}) | {verdict} |",
-                overhead, b.median, b.min, b.max
-            );
-            verdicts.push((format!("{label}, {upstream}"), overhead, met));
-        }
-        verdicts
     }
 
     pub(crate) async fn run(&mut self) -> anyhow::Result<String> {
@@ -349,9 +313,9 @@ impl Bench {
         self.rss_table(
             &format!(
                 "The same `mcpool serve` right after the latency runs below ({} agent sessions opened and closed, \
-                 ~{} calls through it).",
+                 as many stateless agents, ~{} calls through it).",
                 self.cli.concurrency,
-                (self.cli.calls + self.cli.warmup) * 3 + self.cli.concurrent_calls * self.cli.concurrency * 2
+                (self.cli.calls + self.cli.warmup) * 4 + self.cli.concurrent_calls * self.cli.concurrency * 3
             ),
             &pool,
         )?;
@@ -364,7 +328,10 @@ impl Bench {
             "Each case is an rmcp 3.11 client. *direct stdio*: the bench spawns the upstream and speaks MCP over its \
              stdin/stdout (rmcp `AsyncRwTransport`, as mcpool itself does). *mcpool /mcp*: an rmcp Streamable HTTP \
              client with the bearer token against `mcpool serve`, calling `faulty__echo` / `everything__echo`, which \
-             mcpool forwards to its own stdio connection to the same kind of upstream. Cases run interleaved in blocks \
+             mcpool forwards to its own stdio connection to the same kind of upstream. *2026-07-28 stateless*: the \
+             same rmcp client and HTTP connection settings, pinned to MCP 2026-07-28: no `initialize` and no \
+             session (one `server/discover` before the run), every request carrying the revision, client info and \
+             capabilities in its `_meta`. Cases run interleaved in blocks \
              (sequential: {} calls per case per block) so load drift hits all of them alike. CPU µs/call is the CPU \
              time (all threads, `/proc/PID/task/*/schedstat`) each process used during the case, divided by calls.\n",
             self.cli.block
@@ -398,12 +365,29 @@ impl Bench {
         let _ = writeln!(self.out, "### Overhead (mcpool median − direct median)\n");
         let _ = writeln!(
             self.out,
-            "| load | upstream | overhead ms | per-block overhead ms: median (min–max) | target |"
+            "| load | upstream | agent | overhead ms | per-block overhead ms: median (min–max) | target |"
         );
-        let _ = writeln!(self.out, "| --- | --- | ---: | ---: | --- |");
+        let _ = writeln!(self.out, "| --- | --- | --- | ---: | ---: | --- |");
         let verdicts = self.overhead_rows(&sequential, "sequential", true);
         self.overhead_rows(&concurrent, &format!("{} in flight", self.cli.concurrency), false);
         let _ = writeln!(self.out);
+        if self.cli.supergateway.is_some() {
+            let _ = writeln!(
+                self.out,
+                "### Side by side: supergateway\n\nThe same rmcp agent and keep-alive client against supergateway's \
+                 Streamable HTTP gateway (`--stateful`: one mcpool-faulty per agent session, spawned by it) in front \
+                 of mcpool-faulty, interleaved with the cases above. Ratios below 1 (medians) and above 1 (calls/s) \
+                 favour mcpool.\n"
+            );
+            let _ = writeln!(
+                self.out,
+                "| load | mcpool median ms | supergateway median ms | mcpool ÷ supergateway | mcpool calls/s | \
+                 supergateway calls/s | mcpool ÷ supergateway |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+            );
+            self.peer_rows(&sequential, "sequential");
+            self.peer_rows(&concurrent, &format!("{} in flight", self.cli.concurrency));
+            let _ = writeln!(self.out);
+        }
         let ping = |report: &LatencyReport, path: &str| {
             report
                 .cases

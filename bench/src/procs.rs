@@ -2,7 +2,8 @@
 
 use crate::*;
 use anyhow::{anyhow, bail, Context};
-use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService, ServiceExt};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -220,6 +221,28 @@ impl Mcpool {
             .await
             .map_err(|_| anyhow!("agent did not initialize within {STEP_LIMIT:?}"))?
             .map_err(|e| anyhow!("agent initialize failed: {e}"))
+    }
+
+    /// An agent that speaks 2026-07-28 only: no `initialize` and no
+    /// session; rmcp sends `server/discover` once, then every request
+    /// carries the revision, client info and capabilities in its `_meta`.
+    /// Same keep-alive HTTP client as [`Self::agent`].
+    pub(crate) async fn stateless_agent(&self) -> anyhow::Result<Client> {
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url("/mcp")).auth_header(self.token.clone());
+        let client = reqwest::Client::builder().tcp_nodelay(true).build()?;
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let lifecycle = ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        };
+        let client = tokio::time::timeout(STEP_LIMIT, ().serve_with_lifecycle(transport, lifecycle))
+            .await
+            .map_err(|_| anyhow!("stateless agent did not discover within {STEP_LIMIT:?}"))?
+            .map_err(|e| anyhow!("stateless agent discover failed: {e}"))?;
+        let revision = client.peer().peer_info().map(|i| i.protocol_version.to_string());
+        if revision.as_deref() != Some(ProtocolVersion::V_2026_07_28.as_str()) {
+            bail!("the stateless agent negotiated {revision:?}, not 2026-07-28");
+        }
+        Ok(client)
     }
 
     /// Polls `/api/servers` until every server is `connected`.

@@ -182,6 +182,18 @@ pub fn invocation() -> String {
     line
 }
 
+/// `doc` with the section under `heading` (up to the next `## `) replaced
+/// by `section`, or with `section` appended when there is none.
+#[allow(dead_code)] // mcpool-bench writes the whole file.
+pub fn replace_section(doc: &str, heading: &str, section: &str) -> String {
+    let Some(start) = doc.find(heading) else {
+        return format!("{}\n\n{section}", doc.trim_end());
+    };
+    let after = &doc[start + heading.len()..];
+    let end = after.find("\n## ").map_or(doc.len(), |i| start + heading.len() + i + 1);
+    format!("{}{section}{}", &doc[..start], &doc[end..])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +205,20 @@ mod tests {
         assert_eq!(status_field(text, "VmHWM"), Some(2048));
         assert_eq!(status_field(text, "Threads"), Some(5));
         assert_eq!(status_field(text, "Vm"), None);
+    }
+
+    #[test]
+    fn a_section_is_replaced_in_place_or_appended() {
+        let doc = "# t\n\n## A\n\nold a\n\n## B\n\nb\n";
+        assert_eq!(
+            replace_section(doc, "## A", "## A\n\nnew a\n\n"),
+            "# t\n\n## A\n\nnew a\n\n## B\n\nb\n"
+        );
+        assert_eq!(
+            replace_section(doc, "## B", "## B\n\nnew b\n"),
+            "# t\n\n## A\n\nold a\n\n## B\n\nnew b\n"
+        );
+        assert_eq!(replace_section("# t\n", "## C", "## C\n"), "# t\n\n## C\n");
     }
 
     #[test]

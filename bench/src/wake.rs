@@ -82,21 +82,10 @@ async fn main() -> anyhow::Result<()> {
     print!("{section}");
     if let Some(path) = &cli.write {
         let old = std::fs::read_to_string(path).unwrap_or_default();
-        std::fs::write(path, replace_section(&old, &section))?;
+        std::fs::write(path, sys::replace_section(&old, SECTION, &section))?;
         eprintln!("wrote {}", path.display());
     }
     Ok(())
-}
-
-/// `doc` with its [`SECTION`] (up to the next `## ` heading) replaced by
-/// `section`, or with `section` appended.
-fn replace_section(doc: &str, section: &str) -> String {
-    let Some(start) = doc.find(SECTION) else {
-        return format!("{}\n\n{section}", doc.trim_end());
-    };
-    let after = &doc[start + SECTION.len()..];
-    let end = after.find("\n## ").map_or(doc.len(), |i| start + SECTION.len() + i + 1);
-    format!("{}{section}{}", &doc[..start], &doc[end..])
 }
 
 struct Setup<'a> {

@@ -82,6 +82,10 @@ struct Common {
     /// Prefix every tool name with P.
     #[arg(long, value_name = "P", default_value = "")]
     tools_prefix: String,
+    /// Also serve N dynamic echo tools, `extra_0` to `extra_{N-1}` (for
+    /// scale benchmarks: many tools per server).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    extra_tools: usize,
     /// Newest protocol version to negotiate, e.g. 2025-06-18. The default,
     /// 2025-11-25, keeps it a session server, whose sampling, elicitation and
     /// roots are requests of its own; 2026-07-28 adds the stateless revision.
@@ -120,6 +124,7 @@ impl Common {
         );
         shared.min_protocol_version = self.min_protocol_version.clone();
         shared.ignore_client_capabilities = self.ignore_client_capabilities;
+        shared.add_extra_tools((0..self.extra_tools).map(|i| format!("extra_{i}")));
         shared
     }
 

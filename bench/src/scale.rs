@@ -1,0 +1,445 @@
+//! `mcpool-bench-scale`: mcpool with many servers and many agents.
+//!
+//! Each run starts a fresh `mcpool serve` with `--servers` mcpool-faulty
+//! stdio servers of `--tools` tools each, waits until every one is
+//! `connected`, and measures:
+//! * the resident set of `mcpool serve` (and of its children together);
+//! * `tools/list` through `/mcp` (every server's tools in one list), timed
+//!   by an rmcp session agent on a keep-alive connection;
+//! * `--agents` session agents calling echo tools at once (agent i calls
+//!   server i mod N), for calls per second and the latency spread.
+//!
+//! Build with `cargo build --release --workspace --bins`, then run
+//! `target/release/mcpool-bench-scale --write docs/benchmarks.md`, which
+//! replaces the section of its own in that file.
+
+#[allow(dead_code)]
+mod stats;
+#[allow(dead_code)]
+mod sys;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context};
+use clap::Parser;
+use mcpool_tests::repo_root;
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
+use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::{json, Map, Value};
+use tokio::process::{Child, Command};
+
+use stats::Summary;
+
+/// The heading of this program's section in the report.
+const SECTION: &str = "## Scale: many servers, many agents";
+/// Upper bound for start-up (every server connected) and any one call.
+const STEP_LIMIT: Duration = Duration::from_secs(120);
+
+#[derive(Debug, Parser)]
+#[command(about = "Benchmarks mcpool with many servers (tools/list, RSS) and many concurrent agents")]
+struct Cli {
+    /// mcpool-faulty stdio servers in the config.
+    #[arg(long, default_value_t = 100)]
+    servers: usize,
+    /// Tools per server (its built-in tools plus dynamic echo tools).
+    #[arg(long, default_value_t = 50)]
+    tools: usize,
+    /// Timed `tools/list` calls per run (after 5 warm-up ones).
+    #[arg(long, default_value_t = 50)]
+    lists: usize,
+    /// Session agents calling at once.
+    #[arg(long, default_value_t = 64)]
+    agents: usize,
+    /// Calls per agent per run (after 10 warm-up ones).
+    #[arg(long, default_value_t = 200)]
+    calls: usize,
+    /// Runs, each with a fresh mcpool.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
+    /// Where mcpool and mcpool-faulty are (default: next to this binary).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    /// Replace (or append) this program's section in this markdown file.
+    #[arg(long)]
+    write: Option<PathBuf>,
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+#[derive(Default)]
+struct Run {
+    connected_ms: f64,
+    tool_count: usize,
+    idle_rss_kib: u64,
+    children_rss_kib: u64,
+    list_ms: Vec<f64>,
+    call_ms: Vec<f64>,
+    calls_per_sec: f64,
+    busy_rss_kib: u64,
+    hwm_kib: u64,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let bin_dir = match &cli.bin_dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_exe()?
+            .parent()
+            .context("this binary has no parent directory")?
+            .to_path_buf(),
+    };
+    let (mcpool, faulty) = (bin_dir.join("mcpool"), bin_dir.join("mcpool-faulty"));
+    for bin in [&mcpool, &faulty] {
+        if !bin.exists() {
+            bail!(
+                "{} is missing: run `cargo build --release --workspace --bins` first",
+                bin.display()
+            );
+        }
+    }
+    let builtin = builtin_tool_count(&faulty).await?;
+    let extra = cli
+        .tools
+        .checked_sub(builtin)
+        .with_context(|| format!("mcpool-faulty has {builtin} tools of its own; --tools must be at least that"))?;
+    let tmp = bin_dir.join("bench-tmp").join(format!("scale-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    let load_before = sys::loadavg();
+    let mut runs = Vec::new();
+    let mut result = Ok(());
+    for i in 0..cli.runs {
+        match one_run(&cli, &mcpool, &faulty, extra, &tmp.join(format!("run-{i}"))).await {
+            Ok(run) => {
+                eprintln!(
+                    "run {}: connected in {:.0} ms, {} tools, idle {} KiB, list median {:.2} ms, {:.0} calls/s",
+                    i + 1,
+                    run.connected_ms,
+                    run.tool_count,
+                    run.idle_rss_kib,
+                    stats::median(&run.list_ms),
+                    run.calls_per_sec
+                );
+                runs.push(run);
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    result?;
+    let section = report(&cli, &runs, &load_before);
+    print!("{section}");
+    if let Some(path) = &cli.write {
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        std::fs::write(path, sys::replace_section(&old, SECTION, &section))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// How many tools mcpool-faulty serves without `--extra-tools`.
+async fn builtin_tool_count(faulty: &Path) -> anyhow::Result<usize> {
+    let mut child = Command::new(faulty)
+        .arg("stdio")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let transport = AsyncRwTransport::new_client(
+        child.stdout.take().context("stdout")?,
+        child.stdin.take().context("stdin")?,
+    );
+    let client = tokio::time::timeout(STEP_LIMIT, ().serve(transport)).await??;
+    let n = client.peer().list_all_tools().await?.len();
+    let _ = client.cancel().await;
+    let _ = child.kill().await;
+    Ok(n)
+}
+
+async fn one_run(cli: &Cli, mcpool: &Path, faulty: &Path, extra: usize, dir: &Path) -> anyhow::Result<Run> {
+    std::fs::create_dir_all(dir)?;
+    let mut servers = Map::new();
+    for i in 0..cli.servers {
+        let args = json!(["stdio", "--extra-tools", extra.to_string()]);
+        servers.insert(format!("s{i:03}"), json!({"command": faulty, "args": args}));
+    }
+    let config = dir.join("config.json");
+    std::fs::write(&config, serde_json::to_vec(&json!({ "mcpServers": servers }))?)?;
+    let token = format!("bench-scale-{}", std::process::id());
+    let started = Instant::now();
+    let mut child = Command::new(mcpool)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", "127.0.0.1:0", "--cache-dir"])
+        .arg(dir.join("cache"))
+        .env("MCPOOL_TOKEN", &token)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("MCPOOL_MAX_SESSIONS", (cli.agents + 8).to_string())
+        .env_remove("MCPOOL_LISTEN")
+        .env_remove("MCPOOL_CONFIG")
+        .env_remove("MCPOOL_CACHE_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("mcpool.stderr"))?)
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = child.id().context("mcpool has no pid")?;
+    let result = measure(cli, &mut child, pid, &token, started).await;
+    // SAFETY: signals the child this program spawned and still owns.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    if tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.kill().await;
+    }
+    result
+}
+
+async fn measure(cli: &Cli, child: &mut Child, pid: u32, token: &str, started: Instant) -> anyhow::Result<Run> {
+    let line = mcpool_tests::first_line(child, STEP_LIMIT).await?;
+    let port = mcpool_tests::listening_port(&line)?;
+    let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + STEP_LIMIT;
+    loop {
+        let servers: Vec<Value> = http
+            .get(url("/api/servers"))
+            .bearer_auth(token)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        if servers.len() == cli.servers && servers.iter().all(|s| s["status"] == "connected") {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("servers not connected within {STEP_LIMIT:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut run = Run {
+        connected_ms: started.elapsed().as_secs_f64() * 1000.0,
+        ..Run::default()
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    run.idle_rss_kib = sys::status_kb(pid, "VmRSS")?;
+    run.children_rss_kib = sys::descendants(pid)
+        .iter()
+        .filter_map(|c| sys::status_kb(c.pid, "VmRSS").ok())
+        .sum();
+
+    let agent = connect(&url("/mcp"), token).await?;
+    for i in 0..cli.lists + 5 {
+        let t = Instant::now();
+        let n = list_all(agent.peer()).await?;
+        if i >= 5 {
+            run.list_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        run.tool_count = n;
+    }
+    let want = cli.servers * cli.tools;
+    if run.tool_count < want {
+        bail!("tools/list through /mcp held {} tools, not {want}", run.tool_count);
+    }
+
+    let mut agents = Vec::new();
+    for _ in 0..cli.agents {
+        agents.push(connect(&url("/mcp"), token).await?);
+    }
+    let work = |calls: usize| {
+        let mut set = tokio::task::JoinSet::new();
+        for (i, a) in agents.iter().enumerate() {
+            let peer = a.peer().clone();
+            let tool = format!("s{:03}__echo", i % cli.servers);
+            set.spawn(async move {
+                let mut ms = Vec::with_capacity(calls);
+                for c in 0..calls {
+                    let t = Instant::now();
+                    call_echo(&peer, &tool, c).await?;
+                    ms.push(t.elapsed().as_secs_f64() * 1000.0);
+                }
+                anyhow::Ok(ms)
+            });
+        }
+        set
+    };
+    let mut warm = work(10);
+    while let Some(r) = warm.join_next().await {
+        r??;
+    }
+    let t = Instant::now();
+    let mut set = work(cli.calls);
+    while let Some(r) = set.join_next().await {
+        run.call_ms.extend(r??);
+    }
+    run.calls_per_sec = run.call_ms.len() as f64 / t.elapsed().as_secs_f64();
+    run.busy_rss_kib = sys::status_kb(pid, "VmRSS")?;
+    run.hwm_kib = sys::status_kb(pid, "VmHWM")?;
+    for a in agents.into_iter().chain([agent]) {
+        let _ = tokio::time::timeout(Duration::from_secs(5), a.cancel()).await;
+    }
+    Ok(run)
+}
+
+async fn connect(url: &str, token: &str) -> anyhow::Result<Client> {
+    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token.to_string());
+    let client = reqwest::Client::builder().tcp_nodelay(true).build()?;
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    tokio::time::timeout(STEP_LIMIT, ().serve(transport))
+        .await
+        .map_err(|_| anyhow!("agent did not initialize within {STEP_LIMIT:?}"))?
+        .map_err(|e| anyhow!("agent initialize failed: {e}"))
+}
+
+/// Every page of `tools/list`; the number of tools.
+async fn list_all(peer: &Peer<RoleClient>) -> anyhow::Result<usize> {
+    let mut n = 0;
+    let mut cursor = None;
+    loop {
+        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = tokio::time::timeout(STEP_LIMIT, peer.list_tools(params)).await??;
+        n += page.tools.len();
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => return Ok(n),
+        }
+    }
+}
+
+async fn call_echo(peer: &Peer<RoleClient>, tool: &str, i: usize) -> anyhow::Result<()> {
+    let mut args = Map::new();
+    args.insert("text".into(), Value::String(format!("hello {i}")));
+    let call = peer.call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args));
+    let result = tokio::time::timeout(STEP_LIMIT, call).await??;
+    if result.is_error == Some(true) {
+        bail!("{tool} returned an error: {:?}", result.content);
+    }
+    Ok(())
+}
+
+fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
+    let mut out = String::new();
+    let date = sys::command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+    let _ = writeln!(out, "{SECTION}\n");
+    let _ = writeln!(
+        out,
+        "Generated by `mcpool-bench-scale` on {date}, commit {}, a release build, {} CPUs ({}), load average \
+         before: {load_before}, after: {}.\n",
+        sys::git_describe(&repo_root()),
+        sys::nproc(),
+        sys::cpu_model(),
+        sys::loadavg()
+    );
+    let _ = writeln!(
+        out,
+        "Each run starts a fresh `mcpool serve` with {} mcpool-faulty stdio servers of {} tools each (its own tools \
+         plus `--extra-tools`), {} tools in all, and waits until `/api/servers` shows every one `connected`. Then: \
+         `tools/list` through `/mcp` by an rmcp session agent on a keep-alive connection ({} timed lists after 5), \
+         and {} session agents at once, each calling `sNNN__echo` of server i mod {} ({} calls each after 10).\n",
+        cli.servers,
+        cli.tools,
+        cli.servers * cli.tools,
+        cli.lists,
+        cli.agents,
+        cli.servers,
+        cli.calls
+    );
+    let _ = writeln!(
+        out,
+        "```sh\ncargo build --release --workspace --bins\ntarget/release/mcpool-bench-scale --servers {} --tools {} \
+         --agents {} --runs {} --write docs/benchmarks.md\n```\n",
+        cli.servers,
+        cli.tools,
+        cli.agents,
+        runs.len()
+    );
+    let per_run = |f: &dyn Fn(&Run) -> f64| -> Summary { Summary::of(&runs.iter().map(f).collect::<Vec<_>>()) };
+    let all = |f: &dyn Fn(&Run) -> &Vec<f64>| -> Summary {
+        Summary::of(&runs.iter().flat_map(|r| f(r).iter().copied()).collect::<Vec<_>>())
+    };
+    let mib = |kib: f64| kib / 1024.0;
+    let _ = writeln!(out, "| what ({} runs) | median | p10–p90 | p99 | min–max |", runs.len());
+    let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: |");
+    let row = |out: &mut String, what: &str, s: Summary, unit: &str, digits: usize| {
+        let _ = writeln!(
+            out,
+            "| {what} | {:.digits$} {unit} | {:.digits$}–{:.digits$} | {:.digits$} | {:.digits$}–{:.digits$} |",
+            s.median, s.p10, s.p90, s.p99, s.min, s.max
+        );
+    };
+    row(
+        &mut out,
+        "spawn → every server `connected`",
+        per_run(&|r| r.connected_ms),
+        "ms",
+        0,
+    );
+    row(
+        &mut out,
+        &format!(
+            "`tools/list` through `/mcp` ({} tools)",
+            runs.first().map_or(0, |r| r.tool_count)
+        ),
+        all(&|r| &r.list_ms),
+        "ms",
+        2,
+    );
+    row(
+        &mut out,
+        &format!("echo call, {} agents at once", cli.agents),
+        all(&|r| &r.call_ms),
+        "ms",
+        2,
+    );
+    row(
+        &mut out,
+        &format!("calls/s, {} agents at once", cli.agents),
+        per_run(&|r| r.calls_per_sec),
+        "",
+        0,
+    );
+    row(
+        &mut out,
+        "`mcpool serve` RSS, idle, every server connected",
+        per_run(&|r| mib(r.idle_rss_kib as f64)),
+        "MiB",
+        1,
+    );
+    row(
+        &mut out,
+        &format!("`mcpool serve` RSS after the {} agents' calls", cli.agents),
+        per_run(&|r| mib(r.busy_rss_kib as f64)),
+        "MiB",
+        1,
+    );
+    row(
+        &mut out,
+        "`mcpool serve` peak RSS (VmHWM)",
+        per_run(&|r| mib(r.hwm_kib as f64)),
+        "MiB",
+        1,
+    );
+    row(
+        &mut out,
+        &format!("the {} servers' RSS together (idle)", cli.servers),
+        per_run(&|r| mib(r.children_rss_kib as f64)),
+        "MiB",
+        0,
+    );
+    let _ = writeln!(out);
+    out
+}
