@@ -31,7 +31,6 @@ use anyhow::Context;
 use clap::Parser;
 use rmcp::service::{Peer, RoleClient};
 
-
 /// The overhead target for a sequential echo, in ms.
 pub(crate) const TARGET_OVERHEAD_MS: f64 = 0.15;
 /// The path label of the 2026-07-28 (stateless) agent's cases.

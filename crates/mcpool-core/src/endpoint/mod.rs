@@ -8,6 +8,7 @@ pub mod api;
 pub mod browser;
 pub mod builtin;
 pub mod connect;
+pub mod json_reply;
 pub mod session;
 pub mod session_store;
 pub mod sessions;
@@ -97,8 +98,12 @@ fn mcp_service(
 ) -> McpService {
     // No priming events: without an event store there is nothing to resume,
     // and each one costs a write per request.
+    // A 2026-07-28 request answered by its response alone gets it as JSON
+    // (rmcp keeps the stream when anything comes first); session replies
+    // go through `json_reply` in `session_end`.
     let mut config = StreamableHttpServerConfig::default()
         .with_sse_retry(None)
+        .with_json_response(true)
         .with_cancellation_token(options.shutdown.child_token());
     if options.any_host {
         config = config.disable_allowed_hosts();
@@ -153,8 +158,18 @@ pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: Sess
 /// session (`DELETE` with `Mcp-Session-Id`) answers 204, not 202, which
 /// clients such as the Python SDK report as a failed termination; a JSON
 /// body that does not parse is 400 with a JSON-RPC parse error, not 415
-/// (which means the wrong Content-Type).
+/// (which means the wrong Content-Type). A request's SSE reply that holds
+/// only its response is sent as JSON (`json_reply`).
 async fn session_end(request: Request, next: Next) -> Response {
+    // Nested services see their path without the prefix; the original
+    // is kept in an extension.
+    let path = request
+        .extensions()
+        .get::<axum::extract::OriginalUri>()
+        .map_or_else(|| request.uri().path(), |o| o.path());
+    let mcp_path =
+        path == "/mcp" || ((path.starts_with("/servers/") || path.starts_with("/profiles/")) && path.ends_with("/mcp"));
+    let json_reply = mcp_path && json_reply::may_answer_json(request.method(), request.headers().get(header::ACCEPT));
     let delete = request.method() == axum::http::Method::DELETE;
     let json_post = request.method() == axum::http::Method::POST
         && request
@@ -177,6 +192,9 @@ async fn session_end(request: Request, next: Next) -> Response {
             "error": {"code": -32700, "message": "Parse error: the request body is not a valid JSON-RPC message"},
         });
         return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
+    }
+    if json_reply {
+        return json_reply::json_when_whole(response).await;
     }
     response
 }

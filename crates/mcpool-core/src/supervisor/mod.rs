@@ -220,6 +220,13 @@ impl Supervisor {
             .unwrap_or_default()
     }
 
+    /// One tool of [`Self::lists`], without copying the others.
+    pub fn tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        let inner = self.lock();
+        let (lists, _) = inner.machine.lists()?;
+        lists.tools.iter().find(|t| t.name == name).cloned()
+    }
+
     pub fn info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.lock().info.clone()
     }

@@ -4,6 +4,7 @@
 //! to tell why it ended.
 
 pub mod handler;
+pub mod http_client;
 pub mod ledger;
 pub mod line_limit;
 pub mod probe;
@@ -108,18 +109,13 @@ pub async fn connect(
             config.retry_config = Arc::new(retry);
             match signin {
                 Some(signin) => {
-                    let client = crate::oauth::SignedInClient::new(reqwest::Client::new(), signin);
+                    let client = crate::oauth::SignedInClient::new(http_client::http_client(), signin);
                     let transport = StreamableHttpClientTransport::with_client(client, config);
                     remote(handler, transport, newest_first(), ledger).await
                 }
                 None => {
-                    remote(
-                        handler,
-                        StreamableHttpClientTransport::from_config(config),
-                        newest_first(),
-                        ledger,
-                    )
-                    .await
+                    let transport = StreamableHttpClientTransport::with_client(http_client::http_client(), config);
+                    remote(handler, transport, newest_first(), ledger).await
                 }
             }
         }

@@ -97,7 +97,7 @@ impl AgentSession {
                 Err(e) => return (Err(e), None),
             },
         };
-        let current = sup.lists().tools.into_iter().find(|t| t.name == upstream_request.name);
+        let current = sup.tool(&upstream_request.name);
         let control = self.pool.tool_control();
         if let Some(sentence) = control.refusal(sup.name(), &upstream_request.name, current.as_ref()) {
             return refusal(sentence);
