@@ -4,7 +4,8 @@
 #
 #   1. Debian packages (build tools, Python venv, Node/npm if absent, ...)
 #   2. <repo>/node_modules   from package-lock.json      (npm ci)
-#   3. <repo>/.venv          from tests/py/requirements.txt (pip, pinned)
+#   3. <repo>/.venv          from tests/py/requirements.txt (pip, pinned), and
+#      <repo>/.venv-mcp2     from tests/py/requirements-mcp2.txt (the 2.x SDK)
 #   4. a Rust toolchain with rustfmt and clippy must already be there
 #      (it cannot be downloaded here); cargo-nextest is optional.
 #
@@ -112,22 +113,30 @@ fi
 "$BOOT_PY" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' \
     || die "Python >= 3.10 needed for the mcp SDK, found $("$BOOT_PY" --version 2>&1)"
 
-VENV=.venv
-VENV_STAMP="$VENV/.mcpool-stamp"
-venv_want="$(sha tests/py/requirements.txt) $("$BOOT_PY" -c 'import sys; print(sys.version.split()[0])')"
-if [ -f "$VENV_STAMP" ] && [ "$(cat "$VENV_STAMP")" = "$venv_want" ] \
-    && "$VENV/bin/python" -c 'import mcp.client.streamable_http' >/dev/null 2>&1; then
-    log "venv: .venv up to date"
-else
-    log "venv: creating .venv with $BOOT_PY ($("$BOOT_PY" --version 2>&1))"
-    rm -rf "$VENV"
-    "$BOOT_PY" -m venv "$VENV"
-    "$VENV/bin/python" -m pip install --no-input --disable-pip-version-check -q \
-        --require-virtualenv -r tests/py/requirements.txt </dev/null
-    "$VENV/bin/python" -c 'import mcp.client.streamable_http, mcp.server.fastmcp' \
-        || die ".venv was installed but cannot import the mcp SDK"
-    printf '%s\n' "$venv_want" > "$VENV_STAMP"
-fi
+# make_venv DIR REQUIREMENTS IMPORTS: DIR from the pinned REQUIREMENTS, made
+# again only when they (or the Python) changed; IMPORTS must then import.
+make_venv() {
+    local venv="$1" reqs="$2" imports="$3"
+    local stamp="$venv/.mcpool-stamp"
+    local want
+    want="$(sha "$reqs") $("$BOOT_PY" -c 'import sys; print(sys.version.split()[0])')"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
+        && "$venv/bin/python" -c "import $imports" >/dev/null 2>&1; then
+        log "venv: $venv up to date"
+        return
+    fi
+    log "venv: creating $venv with $BOOT_PY ($("$BOOT_PY" --version 2>&1))"
+    rm -rf "$venv"
+    "$BOOT_PY" -m venv "$venv"
+    "$venv/bin/python" -m pip install --no-input --disable-pip-version-check -q \
+        --require-virtualenv -r "$reqs" </dev/null
+    "$venv/bin/python" -c "import $imports" \
+        || die "$venv was installed but cannot import $imports"
+    printf '%s\n' "$want" > "$stamp"
+}
+make_venv .venv tests/py/requirements.txt "mcp.client.streamable_http, mcp.server.fastmcp"
+# The 2.x SDK (2026-07-28) for tests/py/agent2026.py, beside the 1.x one.
+make_venv .venv-mcp2 tests/py/requirements-mcp2.txt "mcp.client, mcp.client.streamable_http, httpx2"
 
 # ---------------------------------------------------------------- 4. Rust
 command -v cargo >/dev/null 2>&1 || die "cargo not found. Install a Rust toolchain (rustup, stable >= 1.85, with rustfmt and clippy) first; this script cannot download one."
@@ -139,4 +148,4 @@ else
     log "rust: $(cargo --version) (no cargo-nextest; plain cargo test is used)"
 fi
 
-log "ready: MCPOOL_TEST_PYTHON=$ROOT/.venv/bin/python MCPOOL_TEST_NODE_MODULES=$ROOT/node_modules"
+log "ready: MCPOOL_TEST_PYTHON=$ROOT/.venv/bin/python MCPOOL_TEST_PYTHON_MCP2=$ROOT/.venv-mcp2/bin/python MCPOOL_TEST_NODE_MODULES=$ROOT/node_modules"

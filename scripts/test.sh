@@ -21,6 +21,7 @@ step "test environment"
 bash scripts/test-env.sh </dev/null
 
 export MCPOOL_TEST_PYTHON="$ROOT/.venv/bin/python"
+export MCPOOL_TEST_PYTHON_MCP2="$ROOT/.venv-mcp2/bin/python"
 export MCPOOL_TEST_NODE_MODULES="$ROOT/node_modules"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # A one-off build gains nothing from incremental data but gigabytes of disk.

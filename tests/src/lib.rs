@@ -61,6 +61,15 @@ pub fn python() -> PathBuf {
     path
 }
 
+/// The Python of the 2.x SDK's venv (`.venv-mcp2`, for tests/py/agent2026.py).
+pub fn python_mcp2() -> PathBuf {
+    let path = std::env::var_os("MCPOOL_TEST_PYTHON_MCP2")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv-mcp2/bin/python"));
+    assert!(path.exists(), "{} is missing: run scripts/test-env.sh", path.display());
+    path
+}
+
 pub fn node_modules() -> PathBuf {
     let path = std::env::var_os("MCPOOL_TEST_NODE_MODULES")
         .map(PathBuf::from)

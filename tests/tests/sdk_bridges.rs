@@ -8,6 +8,9 @@
 //!   2026-07-28-only server (SDK v2, `@modelcontextprotocol/server`, whose
 //!   `ask` answers `InputRequiredResult`): it gets `elicitation/create`.
 //!
+//! - A 2026-07-28 agent on the Python SDK v2 (`mcp` 2.x) calls the session
+//!   server too.
+//!
 //! Each agent answers, and the tool's result carries the answer.
 
 use std::process::Stdio;
@@ -19,14 +22,23 @@ use tokio::process::Command;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
-/// One call through `tests/js/bridge_agent.mjs` on SDK line `sdk`.
+/// One call through `tests/js/bridge_agent.mjs` on SDK line `sdk` (`v1`,
+/// `v2`), or `tests/py/agent2026.py` (`py2`).
 async fn agent_call(pool: &Mcpool, sdk: &str, tool: &str, message: &str, answer: &str) -> anyhow::Result<Value> {
-    let out = Command::new("node")
-        .arg(repo_root().join("tests/js/bridge_agent.mjs"))
-        .args(["--sdk", sdk, "--url", &pool.url("/mcp"), "--token", &pool.token])
+    let mut cmd = if sdk == "py2" {
+        let mut cmd = Command::new(python_mcp2());
+        cmd.arg(repo_root().join("tests/py/agent2026.py"));
+        cmd
+    } else {
+        let mut cmd = Command::new("node");
+        cmd.arg(repo_root().join("tests/js/bridge_agent.mjs"))
+            .args(["--sdk", sdk, "--node-modules"])
+            .arg(node_modules());
+        cmd
+    };
+    let out = cmd
+        .args(["--url", &pool.url("/mcp"), "--token", &pool.token])
         .args(["--tool", tool, "--message", message, "--answer", answer])
-        .arg("--node-modules")
-        .arg(node_modules())
         .stdin(Stdio::null())
         .kill_on_drop(true)
         .output();
@@ -34,7 +46,7 @@ async fn agent_call(pool: &Mcpool, sdk: &str, tool: &str, message: &str, answer:
     let stdout = String::from_utf8_lossy(&out.stdout);
     let report: Value = serde_json::from_str(stdout.trim()).map_err(|e| {
         anyhow::anyhow!(
-            "bridge_agent.mjs printed no JSON ({e}): {stdout}\n{}",
+            "the {sdk} agent printed no JSON ({e}): {stdout}\n{}",
             String::from_utf8_lossy(&out.stderr)
         )
     })?;
@@ -73,6 +85,11 @@ async fn a_question_crosses_revisions_between_the_typescript_sdks() -> anyhow::R
     assert_eq!(r["elicited"], json!(["Pick a colour"]), "{r}");
     let said: Value = serde_json::from_str(r["text"].as_str().unwrap_or_default())?;
     assert_eq!(said["content"]["answer"], "teal", "{r}");
+    let r = agent_call(&pool, "py2", "f__elicit", "Pick a fruit", "fig").await?;
+    assert_eq!(r["protocol"], "2026-07-28", "{r}");
+    assert_eq!(r["elicited"], json!(["Pick a fruit"]), "{r}");
+    let said: Value = serde_json::from_str(r["text"].as_str().unwrap_or_default())?;
+    assert_eq!(said["content"]["answer"], "fig", "{r}");
 
     // Old agent, new server: an elicitation/create on the call's stream.
     let r = agent_call(&pool, "v1", "ts__ask", "Pick a number", "9").await?;
