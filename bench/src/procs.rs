@@ -37,23 +37,7 @@ pub(crate) struct Upstream {
 
 impl Env {
     pub(crate) fn new(cli: &Cli) -> anyhow::Result<Self> {
-        let bin_dir = match &cli.bin_dir {
-            Some(dir) => dir.clone(),
-            None => std::env::current_exe()?
-                .parent()
-                .context("this binary has no parent directory")?
-                .to_path_buf(),
-        };
-        let mcpool = bin_dir.join("mcpool");
-        let faulty = bin_dir.join("mcpool-faulty");
-        for bin in [&mcpool, &faulty] {
-            if !bin.exists() {
-                bail!(
-                    "{} is missing: run `cargo build --release --workspace --bins` first",
-                    bin.display()
-                );
-            }
-        }
+        let (bin_dir, [mcpool, faulty]) = crate::sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
         let node_modules = cli
             .node_modules
             .clone()

@@ -88,22 +88,7 @@ struct Run {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let bin_dir = match &cli.bin_dir {
-        Some(dir) => dir.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("this binary has no parent directory")?
-            .to_path_buf(),
-    };
-    let (mcpool, faulty) = (bin_dir.join("mcpool"), bin_dir.join("mcpool-faulty"));
-    for bin in [&mcpool, &faulty] {
-        if !bin.exists() {
-            bail!(
-                "{} is missing: run `cargo build --release --workspace --bins` first",
-                bin.display()
-            );
-        }
-    }
+    let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
     let builtin = builtin_tool_count(&faulty).await?;
     let extra = cli
         .tools
@@ -137,13 +122,7 @@ async fn main() -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(&tmp);
     result?;
     let section = report(&cli, &runs, &load_before);
-    print!("{section}");
-    if let Some(path) = &cli.write {
-        let old = std::fs::read_to_string(path).unwrap_or_default();
-        std::fs::write(path, sys::replace_section(&old, SECTION, &section))?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
+    sys::publish(cli.write.as_deref(), SECTION, &section)
 }
 
 /// How many tools mcpool-faulty serves without `--extra-tools`.

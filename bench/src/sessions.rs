@@ -73,20 +73,7 @@ struct Cli {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let bin_dir = match &cli.bin_dir {
-        Some(dir) => dir.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("this binary has no parent directory")?
-            .to_path_buf(),
-    };
-    let mcpool = bin_dir.join("mcpool");
-    if !mcpool.exists() {
-        bail!(
-            "{} is missing: run `cargo build --release --workspace --bins` first",
-            mcpool.display()
-        );
-    }
+    let (bin_dir, [mcpool]) = sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool"])?;
     let tmp = bin_dir
         .join("bench-tmp")
         .join(format!("sessions-{}", std::process::id()));
@@ -122,13 +109,7 @@ async fn main() -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(&tmp);
     result?;
     let section = report(&cli, &runs, &load_before);
-    print!("{section}");
-    if let Some(path) = &cli.write {
-        let old = std::fs::read_to_string(path).unwrap_or_default();
-        std::fs::write(path, sys::replace_section(&old, SECTION, &section))?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
+    sys::publish(cli.write.as_deref(), SECTION, &section)
 }
 
 struct Run {

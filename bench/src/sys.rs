@@ -1,7 +1,44 @@
 //! What Linux's /proc says about processes and the machine.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use anyhow::{bail, Context as _};
+
+/// The binaries to measure, by name, from `--bin-dir` (else this program's
+/// own folder), each checked to exist.
+#[allow(dead_code)] // not every bench program measures every binary.
+pub fn bench_bins<const N: usize>(bin_dir: Option<&Path>, names: [&str; N]) -> anyhow::Result<(PathBuf, [PathBuf; N])> {
+    let dir = match bin_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => std::env::current_exe()?
+            .parent()
+            .context("this binary has no parent directory")?
+            .to_path_buf(),
+    };
+    let bins = names.map(|name| dir.join(name));
+    for bin in &bins {
+        if !bin.exists() {
+            bail!(
+                "{} is missing: run `cargo build --release --workspace --bins` first",
+                bin.display()
+            );
+        }
+    }
+    Ok((dir, bins))
+}
+
+/// Prints `section`, and with `write` puts it in that file under `heading`.
+#[allow(dead_code)] // mcpool-bench writes the whole file.
+pub fn publish(write: Option<&Path>, heading: &str, section: &str) -> anyhow::Result<()> {
+    print!("{section}");
+    if let Some(path) = write {
+        let old = std::fs::read_to_string(path).unwrap_or_default();
+        std::fs::write(path, replace_section(&old, heading, section))?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
 
 /// CPU time (ns) of every thread of `pid` (this process when `None`), from
 /// `/proc/PID/task/*/schedstat`. Threads that already exited are not counted.

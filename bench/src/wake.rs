@@ -24,7 +24,6 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
 use clap::Parser;
 use mcpool_tests::netns::{FaultServer, NetGap, NsMcpool};
 use serde_json::{json, Value};
@@ -58,34 +57,13 @@ struct Cli {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let bin_dir = match &cli.bin_dir {
-        Some(dir) => dir.clone(),
-        None => std::env::current_exe()?
-            .parent()
-            .context("this binary has no parent directory")?
-            .to_path_buf(),
-    };
-    let (mcpool, faulty) = (bin_dir.join("mcpool"), bin_dir.join("mcpool-faulty"));
-    for bin in [&mcpool, &faulty] {
-        if !bin.exists() {
-            bail!(
-                "{} is missing: run `cargo build --release --workspace --bins` first",
-                bin.display()
-            );
-        }
-    }
+    let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
     let tmp = bin_dir.join("bench-tmp").join(format!("wake-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     let result = run(&cli, &mcpool, &faulty, &tmp).await;
     let _ = std::fs::remove_dir_all(&tmp);
     let section = result?;
-    print!("{section}");
-    if let Some(path) = &cli.write {
-        let old = std::fs::read_to_string(path).unwrap_or_default();
-        std::fs::write(path, sys::replace_section(&old, SECTION, &section))?;
-        eprintln!("wrote {}", path.display());
-    }
-    Ok(())
+    sys::publish(cli.write.as_deref(), SECTION, &section)
 }
 
 struct Setup<'a> {
