@@ -102,7 +102,7 @@ impl Supervisor {
                         Some(lacking) => Err(RequestError::Mcp(missing_capability(&self.name, lacking))),
                     };
                 }
-                Ok(ServerResult::InputRequiredResult(input)) if !agent_takes_input_requests(ctx.map(|(c, _)| c)) => {
+                Ok(ServerResult::InputRequiredResult(input)) => {
                     // A session agent: ask it the server's questions as
                     // requests of its own, and send the answers as the next round.
                     let asked = match ctx {
