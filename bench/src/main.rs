@@ -15,6 +15,7 @@
 mod cases;
 mod peer;
 mod procs;
+mod relay;
 mod startup;
 mod stats;
 mod sys;
@@ -37,6 +38,8 @@ pub(crate) const TARGET_OVERHEAD_MS: f64 = 0.15;
 pub(crate) const STATELESS_PATH: &str = "mcpool /mcp, 2026-07-28 stateless";
 /// The path label of the peer's cases (supergateway).
 pub(crate) const PEER_PATH: &str = "supergateway --stateful /mcp";
+/// The path label of the floor's case (`relay.rs`).
+pub(crate) const RELAY_PATH: &str = "bare HTTP relay (floor)";
 /// Upper bound for any single start-up or connection step.
 pub(crate) const STEP_LIMIT: Duration = Duration::from_secs(30);
 /// Upper bound for any single measured call.
@@ -143,6 +146,9 @@ impl Bench {
             }
         }
         let gateway_peers: Vec<Peer<RoleClient>> = gateway_agents.iter().map(|a| a.peer().clone()).collect();
+        let relay = relay::Relay::start(&upstreams[0]).await?;
+        let relay_agent = relay.agent().await?;
+        call(relay_agent.peer(), &echo_op(&upstreams[0], false), 0).await?;
         if let Some(p) = gateway_peers.first() {
             call(p, &echo_op(&upstreams[0], false), 0).await?;
         }
@@ -200,6 +206,17 @@ impl Bench {
                 }
             }
             if !concurrent {
+                // The floor: the same echo through a bare HTTP relay
+                // (one child, so sequential only).
+                cases.push(Case {
+                    upstream: upstreams[0].label,
+                    path: RELAY_PATH,
+                    what: "echo",
+                    op: echo_op(&upstreams[0], false),
+                    peers: vec![relay_agent.peer().clone()],
+                    mcpool_pid: Some(relay.pid),
+                    upstream_pid: relay.upstream_pid(),
+                });
                 // Decomposition: a ping answered by the upstream over stdio,
                 // and one answered by mcpool itself over HTTP.
                 cases.push(Case {
@@ -271,7 +288,12 @@ impl Bench {
         drop(agent_peers);
         drop(stateless_peers);
         drop(gateway_peers);
-        for agent in agents.into_iter().chain(stateless).chain(gateway_agents) {
+        for agent in agents
+            .into_iter()
+            .chain(stateless)
+            .chain(gateway_agents)
+            .chain([relay_agent])
+        {
             let _ = tokio::time::timeout(Duration::from_secs(5), agent.cancel()).await;
         }
         for d in directs {
@@ -280,6 +302,7 @@ impl Bench {
         if let Some(g) = gateway {
             g.stop().await;
         }
+        relay.stop().await;
         Ok(reports)
     }
 
@@ -330,7 +353,10 @@ impl Bench {
              mcpool forwards to its own stdio connection to the same kind of upstream. *2026-07-28 stateless*: the \
              same rmcp client and HTTP connection settings, pinned to MCP 2026-07-28: no `initialize` and no \
              session (one `server/discover` before the run), every request carrying the revision, client info and \
-             capabilities in its `_meta`. Cases run interleaved in blocks \
+             capabilities in its `_meta`. *bare HTTP relay (floor)*: the same session agent against a few lines of axum that \
+             write each POSTed message to one mcpool-faulty's stdin and answer with its reply line as JSON \
+             (`bench/src/relay.rs`: no MCP stack, sessions, token or names), the least any HTTP → stdio gateway does. \
+             Cases run interleaved in blocks \
              (sequential: {} calls per case per block) so load drift hits all of them alike. CPU µs/call is the CPU \
              time (all threads, `/proc/PID/task/*/schedstat`) each process used during the case, divided by calls.\n",
             self.cli.block
@@ -370,13 +396,14 @@ impl Bench {
         let verdicts = self.overhead_rows(&sequential, "sequential", true);
         self.overhead_rows(&concurrent, &format!("{} in flight", self.cli.concurrency), false);
         let _ = writeln!(self.out);
-        if self.cli.supergateway.is_some() {
+        if let Some(script) = &self.cli.supergateway {
             let _ = writeln!(
                 self.out,
-                "### Side by side: supergateway\n\nThe same rmcp agent and keep-alive client against supergateway's \
+                "### Side by side: supergateway {}\n\nThe same rmcp agent and keep-alive client against supergateway's \
                  Streamable HTTP gateway (`--stateful`: one mcpool-faulty per agent session, spawned by it) in front \
                  of mcpool-faulty, interleaved with the cases above. Ratios below 1 (medians) and above 1 (calls/s) \
-                 favour mcpool.\n"
+                 favour mcpool.\n",
+                peer::version(script)
             );
             let _ = writeln!(
                 self.out,
@@ -432,9 +459,23 @@ impl Bench {
         }
         let _ = writeln!(
             body,
-            "- Overall: the {TARGET_OVERHEAD_MS} ms median-overhead target is **{}**.\n",
+            "- Overall: the {TARGET_OVERHEAD_MS} ms median-overhead target is **{}**.",
             if target_met { "met" } else { "not met" }
         );
+        if let Some((floor, above)) = Bench::floor(&sequential) {
+            let _ = writeln!(
+                body,
+                "- The floor on this machine: a bare HTTP → stdio relay (no MCP stack, no sessions, no token) with the \
+                 same agent adds **{floor:.3} ms** over direct stdio{}; mcpool adds **{above:.3} ms** on top of \
+                 that floor.",
+                if floor > TARGET_OVERHEAD_MS {
+                    format!(", already more than the {TARGET_OVERHEAD_MS} ms target")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        let _ = writeln!(body);
         let _ = writeln!(body, "## How it was run\n");
         let _ = writeln!(body, "```sh");
         let _ = writeln!(body, "cargo build --release --workspace --bins");
@@ -507,6 +548,11 @@ pub(crate) async fn wait_for_low_load(max: f64, max_wait: Duration) {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some(relay::SUBCOMMAND) {
+        let program = args.get(2).context("usage: mcpool-bench relay PROGRAM [ARGS...]")?;
+        return relay::serve(program, &args[3..]).await;
+    }
     let cli = Cli::parse();
     let env = Env::new(&cli)?;
     if let Some(max) = cli.max_load {

@@ -3,10 +3,8 @@
 //! agent session, so each agent talks to its own mcpool-faulty.
 
 use crate::*;
-use anyhow::{anyhow, bail, Context};
-use rmcp::service::{RoleClient, RunningService, ServiceExt};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
+use anyhow::{bail, Context};
+use rmcp::service::{RoleClient, RunningService};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -24,6 +22,16 @@ net.Server.prototype.listen = function (...args) {
   return listen.apply(this, args);
 };
 "#;
+
+/// The version in the `package.json` next to `dist/index.js`, if found.
+pub(crate) fn version(script: &Path) -> String {
+    let package = script.parent().and_then(Path::parent).map(|d| d.join("package.json"));
+    package
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|v| v.get("version").and_then(|v| v.as_str()).map(|v| format!("v{v}")))
+        .unwrap_or_default()
+}
 
 pub(crate) struct Supergateway {
     child: Child,
@@ -71,13 +79,8 @@ impl Supergateway {
 
     /// An rmcp session agent, with the same keep-alive client as mcpool's.
     pub(crate) async fn agent(&self) -> anyhow::Result<RunningService<RoleClient, ()>> {
-        let config = StreamableHttpClientTransportConfig::with_uri(format!("http://127.0.0.1:{}/mcp", self.port));
-        let client = reqwest::Client::builder().tcp_nodelay(true).build()?;
-        let transport = StreamableHttpClientTransport::with_client(client, config);
-        tokio::time::timeout(STEP_LIMIT, ().serve(transport))
-            .await
-            .map_err(|_| anyhow!("supergateway agent did not initialize within {STEP_LIMIT:?}"))?
-            .map_err(|e| anyhow!("supergateway agent initialize failed: {e}"))
+        let url = format!("http://127.0.0.1:{}/mcp", self.port);
+        mcpool_tests::keep_alive_agent(&url, None, STEP_LIMIT).await
     }
 
     pub(crate) async fn stop(mut self) {

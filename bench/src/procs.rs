@@ -195,16 +195,7 @@ impl Mcpool {
     }
 
     pub(crate) async fn agent(&self) -> anyhow::Result<Client> {
-        let config = StreamableHttpClientTransportConfig::with_uri(self.url("/mcp")).auth_header(self.token.clone());
-        // rmcp's default client turns connection reuse off; agents built on
-        // the Python and TypeScript SDKs keep connections alive, so the
-        // bench measures the hop the way they use it.
-        let client = reqwest::Client::builder().tcp_nodelay(true).build()?;
-        let transport = StreamableHttpClientTransport::with_client(client, config);
-        tokio::time::timeout(STEP_LIMIT, ().serve(transport))
-            .await
-            .map_err(|_| anyhow!("agent did not initialize within {STEP_LIMIT:?}"))?
-            .map_err(|e| anyhow!("agent initialize failed: {e}"))
+        mcpool_tests::keep_alive_agent(&self.url("/mcp"), Some(&self.token), STEP_LIMIT).await
     }
 
     /// An agent that speaks 2026-07-28 only: no `initialize` and no

@@ -23,14 +23,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, bail, Context};
+use anyhow::{bail, Context};
 use clap::Parser;
 use mcpool_tests::repo_root;
 use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{json, Map, Value};
 use tokio::process::{Child, Command};
 
@@ -275,13 +273,7 @@ async fn measure(cli: &Cli, child: &mut Child, pid: u32, token: &str, started: I
 }
 
 async fn connect(url: &str, token: &str) -> anyhow::Result<Client> {
-    let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token.to_string());
-    let client = reqwest::Client::builder().tcp_nodelay(true).build()?;
-    let transport = StreamableHttpClientTransport::with_client(client, config);
-    tokio::time::timeout(STEP_LIMIT, ().serve(transport))
-        .await
-        .map_err(|_| anyhow!("agent did not initialize within {STEP_LIMIT:?}"))?
-        .map_err(|e| anyhow!("agent initialize failed: {e}"))
+    mcpool_tests::keep_alive_agent(url, Some(token), STEP_LIMIT).await
 }
 
 /// Every page of `tools/list`; the number of tools.

@@ -28,7 +28,7 @@ impl Bench {
                 String::new()
             };
             let cpu = |ns: u64| format!("{:.0}", ns as f64 / 1000.0 / n);
-            let mcpool_cpu = if path.starts_with("mcpool") || path == PEER_PATH {
+            let mcpool_cpu = if path.starts_with("mcpool") || path == PEER_PATH || path == RELAY_PATH {
                 cpu(r.cpu_mcpool_ns)
             } else {
                 "–".into()
@@ -64,6 +64,7 @@ impl Bench {
             ("mcpool-faulty", "mcpool /mcp"),
             ("server-everything", "mcpool /mcp"),
             ("mcpool-faulty", STATELESS_PATH),
+            ("mcpool-faulty", RELAY_PATH),
         ] {
             let find = |path: &str| {
                 report
@@ -84,7 +85,10 @@ impl Bench {
                 .collect();
             let b = Summary::of(&per_block);
             let met = overhead <= TARGET_OVERHEAD_MS;
-            let verdict = if check_target {
+            let floor = agent_path == RELAY_PATH;
+            let verdict = if floor {
+                "the floor: no target".into()
+            } else if check_target {
                 if met {
                     format!("met (≤ {TARGET_OVERHEAD_MS} ms)")
                 } else {
@@ -95,6 +99,8 @@ impl Bench {
             };
             let agent = if agent_path == STATELESS_PATH {
                 "2026-07-28 stateless"
+            } else if floor {
+                "bare HTTP relay, no mcpool"
             } else {
                 "session"
             };
@@ -103,9 +109,25 @@ impl Bench {
                 "| {label} | {upstream} | {agent} | {:.3} | {:.3} ({:.3}–{:.3}) | {verdict} |",
                 overhead, b.median, b.min, b.max
             );
-            verdicts.push((format!("{label}, {upstream}, {agent} agent"), overhead, met));
+            if !floor {
+                verdicts.push((format!("{label}, {upstream}, {agent} agent"), overhead, met));
+            }
         }
         verdicts
+    }
+
+    /// The floor (relay − direct) and mcpool's share above it (mcpool −
+    /// relay), in ms, for the session agent's sequential echo.
+    pub(crate) fn floor(report: &LatencyReport) -> Option<(f64, f64)> {
+        let median = |path: &str| {
+            report
+                .cases
+                .iter()
+                .position(|(u, p, w)| u == "mcpool-faulty" && p == path && w == "echo")
+                .map(|i| stats::median(&report.results[i].micros) / 1000.0)
+        };
+        let (direct, relay, via) = (median("direct stdio")?, median(RELAY_PATH)?, median("mcpool /mcp")?);
+        Some((relay - direct, via - relay))
     }
 
     /// mcpool next to the peer on the same upstream: median and calls/s.

@@ -222,3 +222,29 @@ pub async fn python_agent_with_env(args: &[&str], env: &[(&str, &str)]) -> anyho
     }
     Ok(report)
 }
+
+/// A plain rmcp session agent on `url` (with `token` as its bearer, if
+/// any) over a keep-alive HTTP client. rmcp's default client turns
+/// connection reuse off; agents built on the Python and TypeScript SDKs
+/// keep connections alive, so the benchmarks measure the hop the way they
+/// use it.
+pub async fn keep_alive_agent(
+    url: &str,
+    token: Option<&str>,
+    limit: Duration,
+) -> anyhow::Result<RunningService<RoleClient, ()>> {
+    use rmcp::service::ServiceExt;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_string());
+    }
+    let client = reqwest::Client::builder().tcp_nodelay(true).build()?;
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    tokio::time::timeout(limit, ().serve(transport))
+        .await
+        .map_err(|_| anyhow!("the agent on {url} did not initialize within {limit:?}"))?
+        .map_err(|e| anyhow!("the agent on {url} failed to initialize: {e}"))
+}

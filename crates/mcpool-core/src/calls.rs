@@ -152,9 +152,9 @@ impl Drop for Recording<'_> {
 
 /// `t` as RFC 3339 in UTC with milliseconds, e.g. `2026-12-01T02:45:03.120Z`.
 pub fn rfc3339(t: SystemTime) -> String {
-    chrono::DateTime::<chrono::Utc>::from(t)
-        .format("%Y-%m-%dT%H:%M:%S%.3fZ")
-        .to_string()
+    // Written for every call: chrono's fixed RFC 3339 writer, not a format
+    // string parsed each time.
+    chrono::DateTime::<chrono::Utc>::from(t).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 #[cfg(test)]

@@ -124,7 +124,7 @@ pub fn set_cookie(name: &str, session: &str) -> String {
 
 /// Whether `host` (a `Host` header) names this machine's loopback.
 pub fn is_loopback_host(host: &str) -> bool {
-    super::is_loopback_origin(&format!("http://{host}"))
+    super::is_loopback_authority(host)
 }
 
 #[cfg(test)]

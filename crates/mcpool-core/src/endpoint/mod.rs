@@ -297,10 +297,34 @@ fn has_token(headers: &HeaderMap, token: &str) -> bool {
     scheme.eq_ignore_ascii_case("bearer") && bool::from(given.trim().as_bytes().ct_eq(token.as_bytes()))
 }
 
-/// A `Host` of `localhost`, `127.x.x.x` or `[::1]`, with any port.
+/// A `Host` header of `localhost`, `127.x.x.x` or `[::1]`, with any port.
 fn is_loopback_host(host: &axum::http::HeaderValue) -> bool {
-    host.to_str()
-        .is_ok_and(|h| is_loopback_origin(&format!("http://{h}")) && !h.contains(['/', '@', '?', '#']))
+    host.to_str().is_ok_and(is_loopback_authority)
+}
+
+/// `localhost`, `127.x.x.x` or `[::1]`, with any port, and nothing else (no
+/// user info, path or query). Checked on every request, so parsed as an
+/// HTTP authority rather than as a whole URL.
+pub fn is_loopback_authority(host: &str) -> bool {
+    if host.contains(['/', '@', '?', '#']) {
+        return false;
+    }
+    let Ok(authority) = host.parse::<axum::http::uri::Authority>() else {
+        return false;
+    };
+    let name = authority.host();
+    // The authority parser leaves the port unchecked: anything after the
+    // name must be a port number.
+    if host.len() != name.len() && authority.port_u16().is_none() {
+        return false;
+    }
+    if name.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    match name.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
+        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok_and(|ip| ip.is_loopback()),
+        None => name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback()),
+    }
 }
 
 /// `http(s)://localhost`, `127.x.x.x` or `[::1]`, any port.
@@ -436,6 +460,37 @@ mod tests {
         let body = axum::body::to_bytes(response.into_body(), 4096).await.unwrap();
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["error"]["code"], -32700, "{body}");
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for ok in [
+            "localhost",
+            "LOCALHOST:3000",
+            "127.0.0.1",
+            "127.1.2.3:9",
+            "[::1]",
+            "[::1]:80",
+        ] {
+            assert!(is_loopback_authority(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "localhost.evil.com",
+            "evil.example:7410",
+            "10.0.0.1",
+            "[::2]:80",
+            "user@127.0.0.1",
+            "127.0.0.1/x",
+            "127.0.0.1?x",
+            "127.0.0.1#x",
+            "127.0.0.1:notaport",
+            "localhost:",
+            "localhost:99999",
+            "0.0.0.0",
+        ] {
+            assert!(!is_loopback_authority(bad), "{bad}");
+        }
     }
 
     #[test]
