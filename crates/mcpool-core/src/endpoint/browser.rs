@@ -122,11 +122,6 @@ pub fn set_cookie(name: &str, session: &str) -> String {
     )
 }
 
-/// Whether `host` (a `Host` header) names this machine's loopback.
-pub fn is_loopback_host(host: &str) -> bool {
-    super::is_loopback_authority(host)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,9 +183,9 @@ mod tests {
         for part in ["mcpool_session_1=abc", "HttpOnly", "SameSite=Strict", "Path=/"] {
             assert!(c.contains(part), "{c}");
         }
-        assert!(is_loopback_host("127.0.0.1:7410"));
-        assert!(is_loopback_host("localhost:1"));
-        assert!(is_loopback_host("[::1]:1"));
-        assert!(!is_loopback_host("evil.example:7410"));
+        assert!(crate::endpoint::is_loopback_authority("127.0.0.1:7410"));
+        assert!(crate::endpoint::is_loopback_authority("localhost:1"));
+        assert!(crate::endpoint::is_loopback_authority("[::1]:1"));
+        assert!(!crate::endpoint::is_loopback_authority("evil.example:7410"));
     }
 }

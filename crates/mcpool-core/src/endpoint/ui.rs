@@ -152,7 +152,7 @@ async fn token(State(state): State<AppState>, Extension(auth): Extension<Auth>) 
 pub fn check_session_request(request: &Request, any_host: bool) -> Result<(), &'static str> {
     let headers = request.headers();
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if !any_host && !get("host").is_some_and(browser::is_loopback_host) {
+    if !any_host && !get("host").is_some_and(super::is_loopback_authority) {
         return Err("the dashboard is served on loopback addresses only");
     }
     let fetch_site = get("sec-fetch-site");
