@@ -48,6 +48,15 @@ pub struct ServeArgs {
     /// idle is closed.
     #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_MAX_SESSIONS", default_value_t = crate::endpoint::sessions::DEFAULT_MAX_SESSIONS as u32, value_parser = clap::value_parser!(u32).range(1..)))]
     pub max_sessions: u32,
+    /// Seconds an agent session may stay idle (no request open and none
+    /// sent) before it ends; an open request keeps it alive however long it
+    /// takes.
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_SESSION_IDLE_SECS", value_name = "SECS", default_value_t = crate::endpoint::sessions::DEFAULT_SESSION_IDLE.as_secs(), value_parser = clap::value_parser!(u64).range(1..)))]
+    pub session_idle_secs: u64,
+    /// Largest request body the endpoint takes, in bytes; a larger one gets
+    /// HTTP 413 with a JSON-RPC error.
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_MAX_REQUEST_BYTES", value_name = "BYTES", default_value_t = crate::endpoint::request_check::DEFAULT_MAX_REQUEST_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..)))]
+    pub max_request_bytes: u64,
     /// Seconds between keep-alive pings of idle remote connections (0: none).
     #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_KEEPALIVE_SECS", value_name = "SECS"))]
     pub keepalive_secs: Option<u64>,
@@ -80,6 +89,8 @@ impl ServeArgs {
             allow_non_loopback: self.allow_non_loopback,
             cache_dir: self.cache_dir,
             max_sessions: self.max_sessions as usize,
+            session_idle: Duration::from_secs(self.session_idle_secs.max(1)),
+            max_request_bytes: usize::try_from(self.max_request_bytes.max(1)).unwrap_or(usize::MAX),
             token,
             token_fixed: setup.fixed_token().is_some(),
             profile: setup.profile().to_string(),
@@ -154,6 +165,10 @@ pub struct ServiceOptions {
     pub cache_dir: Option<PathBuf>,
     /// Agent sessions open at once on the HTTP endpoint.
     pub max_sessions: usize,
+    /// How long an agent session may stay idle before it ends.
+    pub session_idle: Duration,
+    /// The largest request body the endpoint takes.
+    pub max_request_bytes: usize,
     pub token: String,
     /// Whether the token came from `MCPOOL_TOKEN` (so a stdio bridge needs
     /// it in its environment too).
@@ -250,10 +265,12 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
             token_fixed: options.token_fixed,
             client_dirs: Arc::new(options.client_dirs),
             any_host: options.allow_non_loopback,
+            max_request_bytes: options.max_request_bytes,
             shutdown: shutdown.clone(),
         },
         SessionOptions {
             max: options.max_sessions,
+            idle: options.session_idle,
             file: session_file,
         },
     );
@@ -439,6 +456,8 @@ mod tests {
             allow_non_loopback: false,
             cache_dir: None,
             max_sessions: 8,
+            session_idle_secs: 1800,
+            max_request_bytes: 4 << 20,
             keepalive_secs,
             wake_window_secs,
             setup,
@@ -476,6 +495,12 @@ mod tests {
 
         let o = args(Some(30), None, Setup::default()).options("T".into()).unwrap();
         assert_eq!(o.keepalive, Some(Duration::from_secs(30)));
+
+        let mut a = args(None, None, Setup::default());
+        (a.session_idle_secs, a.max_request_bytes) = (2, 1000);
+        let o = a.options("T".into()).unwrap();
+        assert_eq!(o.session_idle, Duration::from_secs(2));
+        assert_eq!(o.max_request_bytes, 1000);
     }
 
     #[test]

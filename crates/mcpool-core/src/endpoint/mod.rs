@@ -9,6 +9,7 @@ pub mod browser;
 pub mod builtin;
 pub mod connect;
 pub mod json_reply;
+pub mod request_check;
 pub mod session;
 pub mod session_store;
 pub mod sessions;
@@ -17,7 +18,6 @@ pub mod ui;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use axum::body::Body;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::{self, Next};
@@ -47,15 +47,19 @@ pub struct EndpointOptions {
     pub client_dirs: Arc<Dirs>,
     /// Accept any `Host` header (only with `--allow-non-loopback`).
     pub any_host: bool,
+    /// The largest request body the MCP paths take (`--max-request-bytes`).
+    pub max_request_bytes: usize,
     /// Cancelled at shutdown: closes every agent session.
     pub shutdown: CancellationToken,
 }
 
-/// How many agent sessions may be open, and where they are saved to survive
-/// a restart (none: they end with the process).
+/// How many agent sessions may be open, how long one may stay idle, and
+/// where they are saved to survive a restart (none: they end with the
+/// process).
 #[derive(Clone)]
 pub struct SessionOptions {
     pub max: usize,
+    pub idle: std::time::Duration,
     pub file: Option<Arc<SessionFile>>,
 }
 
@@ -63,6 +67,7 @@ impl Default for SessionOptions {
     fn default() -> Self {
         SessionOptions {
             max: sessions::DEFAULT_MAX_SESSIONS,
+            idle: sessions::DEFAULT_SESSION_IDLE,
             file: None,
         }
     }
@@ -72,8 +77,9 @@ impl Default for SessionOptions {
 pub struct AppState {
     pub pool: Pool,
     options: EndpointOptions,
-    per_server: Arc<Mutex<HashMap<String, McpService>>>,
-    per_profile: Arc<Mutex<HashMap<String, McpService>>>,
+    aggregated: Arc<McpEndpoint>,
+    per_server: Arc<Mutex<HashMap<String, McpEndpoint>>>,
+    per_profile: Arc<Mutex<HashMap<String, McpEndpoint>>>,
     browser: Arc<browser::BrowserAuth>,
     sessions: Arc<SessionBook>,
     session_file: Option<Arc<SessionFile>>,
@@ -89,13 +95,26 @@ pub enum Auth {
     Public,
 }
 
+/// One MCP path's rmcp service and its sessions.
+#[derive(Clone)]
+struct McpEndpoint {
+    service: McpService,
+    sessions: Arc<PoolSessionManager>,
+}
+
+impl McpEndpoint {
+    async fn serve(&self, request: Request, options: &EndpointOptions) -> Response {
+        request_check::serve(request, options.max_request_bytes, &self.service, &self.sessions).await
+    }
+}
+
 fn mcp_service(
     pool: &Pool,
     scope: Scope,
     options: &EndpointOptions,
     book: &Arc<SessionBook>,
     file: Option<&Arc<SessionFile>>,
-) -> McpService {
+) -> McpEndpoint {
     // No priming events: without an event store there is nothing to resume,
     // and each one costs a write per request.
     // A 2026-07-28 request answered by its response alone gets it as JSON
@@ -104,6 +123,7 @@ fn mcp_service(
     let mut config = StreamableHttpServerConfig::default()
         .with_sse_retry(None)
         .with_json_response(true)
+        .with_max_request_body_bytes(options.max_request_bytes)
         .with_cancellation_token(options.shutdown.child_token());
     if options.any_host {
         config = config.disable_allowed_hosts();
@@ -119,11 +139,13 @@ fn mcp_service(
         config.session_store = Some(Arc::new(store.clone()));
     }
     let pool = pool.clone();
-    StreamableHttpService::new(
+    let sessions = PoolSessionManager::new(book.clone(), store);
+    let service = StreamableHttpService::new(
         move || Ok(AgentSession::new(pool.clone(), scope.clone())),
-        PoolSessionManager::new(book.clone(), store),
+        sessions.clone(),
         config,
-    )
+    );
+    McpEndpoint { service, sessions }
 }
 
 pub fn router(pool: Pool, options: EndpointOptions) -> Router {
@@ -132,11 +154,12 @@ pub fn router(pool: Pool, options: EndpointOptions) -> Router {
 
 /// [`router`] with a session limit and a session file of the caller's.
 pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: SessionOptions) -> Router {
-    let book = Arc::new(SessionBook::new(sessions.max, options.shutdown.clone()));
+    let book = Arc::new(SessionBook::new(sessions.max, sessions.idle, options.shutdown.clone()));
     let aggregated = mcp_service(&pool, Scope::All, &options, &book, sessions.file.as_ref());
     let state = AppState {
         pool,
         options,
+        aggregated: Arc::new(aggregated),
         per_server: Arc::default(),
         per_profile: Arc::default(),
         browser: Arc::default(),
@@ -144,7 +167,7 @@ pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: Sess
         session_file: sessions.file,
     };
     Router::new()
-        .nest_service("/mcp", aggregated)
+        .nest_service("/mcp", any(aggregated_mcp).with_state(state.clone()))
         .route("/servers/{name}/mcp", any(per_server_mcp))
         .route("/profiles/{name}/mcp", any(per_profile_mcp))
         .merge(api::routes())
@@ -156,9 +179,8 @@ pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: Sess
 
 /// Where rmcp's status codes differ from what clients expect: ending a
 /// session (`DELETE` with `Mcp-Session-Id`) answers 204, not 202, which
-/// clients such as the Python SDK report as a failed termination; a JSON
-/// body that does not parse is 400 with a JSON-RPC parse error, not 415
-/// (which means the wrong Content-Type). A request's SSE reply that holds
+/// clients such as the Python SDK report as a failed termination (bodies
+/// rmcp refuses are `request_check`'s). A request's SSE reply that holds
 /// only its response is sent as JSON (`json_reply`).
 async fn session_end(request: Request, next: Next) -> Response {
     // Nested services see their path without the prefix; the original
@@ -171,32 +193,18 @@ async fn session_end(request: Request, next: Next) -> Response {
         path == "/mcp" || ((path.starts_with("/servers/") || path.starts_with("/profiles/")) && path.ends_with("/mcp"));
     let json_reply = mcp_path && json_reply::may_answer_json(request.method(), request.headers().get(header::ACCEPT));
     let delete = request.method() == axum::http::Method::DELETE;
-    let json_post = request.method() == axum::http::Method::POST
-        && request
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| {
-                v.split(';')
-                    .next()
-                    .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
-            });
     let mut response = next.run(request).await;
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
-    }
-    if json_post && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-        let body = serde_json::json!({
-            "jsonrpc": "2.0",
-            "id": null,
-            "error": {"code": -32700, "message": "Parse error: the request body is not a valid JSON-RPC message"},
-        });
-        return (StatusCode::BAD_REQUEST, axum::Json(body)).into_response();
     }
     if json_reply {
         return json_reply::json_when_whole(response).await;
     }
     response
+}
+
+async fn aggregated_mcp(State(state): State<AppState>, request: Request) -> Response {
+    state.aggregated.serve(request, &state.options).await
 }
 
 async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>, request: Request) -> Response {
@@ -217,7 +225,7 @@ async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>,
             })
             .clone()
     };
-    service.handle(request).await.map(Body::new)
+    service.serve(request, &state.options).await
 }
 
 /// A profile's endpoint: the URL picks the profile, so a stateless agent
@@ -240,12 +248,15 @@ async fn per_profile_mcp(State(state): State<AppState>, Path(name): Path<String>
             })
             .clone()
     };
-    service.handle(request).await.map(Body::new)
+    service.serve(request, &state.options).await
 }
 
 /// Origin first (a browser page elsewhere gets 403 whatever it sends), then
 /// the bearer token, else a dashboard session for `/ui` and `/api` (401).
 async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    if let Err(why) = one_host(&request) {
+        return (StatusCode::BAD_REQUEST, why).into_response();
+    }
     // DNS rebinding: a page on another name that resolves to 127.0.0.1
     // sends its own Host. rmcp checks it for MCP; this covers every path.
     if !state.options.any_host && !request.headers().get(header::HOST).is_none_or(is_loopback_host) {
@@ -282,6 +293,26 @@ async fn guard(State(state): State<AppState>, mut request: Request, next: Next) 
     };
     request.extensions_mut().insert(auth);
     next.run(request).await
+}
+
+/// RFC 9112 §3.2: an HTTP/1.1 request has exactly one `Host`; HTTP/2 may
+/// carry its authority in the URI instead (HTTP/1.0 may have none). Two
+/// could be read differently by the Host check and by what comes after it.
+fn one_host(request: &Request) -> Result<(), &'static str> {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let (first, second) = (hosts.next(), hosts.next());
+    if second.is_some() {
+        return Err("mcpool takes exactly one Host header; this request has several\n");
+    }
+    let needs_host = match request.version() {
+        axum::http::Version::HTTP_09 | axum::http::Version::HTTP_10 => false,
+        axum::http::Version::HTTP_11 => true,
+        _ => request.uri().authority().is_none(),
+    };
+    if first.is_none() && needs_host {
+        return Err("mcpool needs a Host header on HTTP/1.1 requests\n");
+    }
+    Ok(())
 }
 
 fn has_token(headers: &HeaderMap, token: &str) -> bool {
@@ -341,6 +372,7 @@ pub fn is_loopback_origin(origin: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::body::Body;
     use tower::ServiceExt;
 
     fn app(token: &str) -> Router {
@@ -351,6 +383,7 @@ mod tests {
                 token_fixed: false,
                 client_dirs: Arc::new(Dirs::from_env()),
                 any_host: false,
+                max_request_bytes: request_check::DEFAULT_MAX_REQUEST_BYTES,
                 shutdown: CancellationToken::new(),
             },
         )
@@ -358,6 +391,9 @@ mod tests {
 
     async fn status(app: Router, headers: &[(&str, &str)]) -> StatusCode {
         let mut req = axum::http::Request::builder().uri("/api/servers");
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            req = req.header("host", "127.0.0.1:7410");
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -444,6 +480,32 @@ mod tests {
             let headers = [("authorization", "Bearer s3cret"), ("host", host)];
             assert_eq!(status(app("s3cret"), &headers).await, StatusCode::FORBIDDEN, "{host}");
         }
+    }
+
+    #[tokio::test]
+    async fn one_host_header_exactly_on_http_1_1() {
+        use axum::http::Version;
+        let request = |version: Version, hosts: &[&str]| {
+            let mut r = axum::http::Request::get("/api/servers")
+                .version(version)
+                .header("authorization", "Bearer s3cret");
+            for h in hosts {
+                r = r.header("host", *h);
+            }
+            r.body(Body::empty()).unwrap()
+        };
+        let status = |r: axum::http::Request<Body>| async { app("s3cret").oneshot(r).await.unwrap().status() };
+        assert_eq!(status(request(Version::HTTP_11, &["127.0.0.1"])).await, StatusCode::OK);
+        assert_eq!(status(request(Version::HTTP_11, &[])).await, StatusCode::BAD_REQUEST);
+        assert_eq!(
+            status(request(Version::HTTP_11, &["127.0.0.1", "127.0.0.1"])).await,
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(
+            status(request(Version::HTTP_11, &["127.0.0.1", "evil.example"])).await,
+            StatusCode::BAD_REQUEST
+        );
+        assert_eq!(status(request(Version::HTTP_10, &[])).await, StatusCode::OK);
     }
 
     #[tokio::test]

@@ -168,6 +168,14 @@ impl SessionFile {
         (entry.endpoint == endpoint).then(|| entry.initialize.clone())
     }
 
+    /// Whether session `id` opened on `endpoint` is saved.
+    pub fn contains(&self, id: &str, endpoint: &str) -> bool {
+        lock(&self.state)
+            .sessions
+            .get(id)
+            .is_some_and(|e| e.endpoint == endpoint)
+    }
+
     /// Marks a session restored from the file as open in this process.
     pub fn mark_live(&self, id: &str) {
         if let Some(e) = lock(&self.state).sessions.get_mut(id) {
@@ -302,6 +310,11 @@ impl ScopedStore {
         self.file.mark_live(id);
     }
 
+    /// Whether session `id` of this endpoint is saved.
+    pub fn has(&self, id: &str) -> bool {
+        self.file.contains(id, &self.endpoint)
+    }
+
     /// Forgets a session, off the async threads.
     pub async fn forget(&self, id: &str) {
         let file = self.file.clone();
@@ -394,6 +407,9 @@ mod tests {
         assert_eq!(again.load("id-1", "/mcp").unwrap().client_info.name, "agent");
         assert!(again.load("id-1", "/servers/x/mcp").is_none(), "another endpoint");
         assert!(again.load("id-2", "/servers/x/mcp").is_none(), "removed");
+        assert!(again.contains("id-1", "/mcp"));
+        assert!(!again.contains("id-1", "/servers/x/mcp"));
+        assert!(!again.contains("id-2", "/servers/x/mcp"));
 
         // Another key (a deleted and re-made profile) or another profile's
         // name: nothing is accepted, and the file goes.

@@ -1,8 +1,15 @@
 //! Agent sessions on the HTTP endpoint: rmcp's in-memory sessions, a limit on
 //! how many are open across `/mcp` and every `/servers/NAME/mcp` (reaching
-//! it closes the longest idle first, and says so in the log), and the
-//! profile's session file kept in step (saved sessions are forgotten when
-//! they end, except at shutdown, so they can carry on after a restart).
+//! it closes the longest idle first, and says so in the log), their idle
+//! expiry, and the profile's session file kept in step (saved sessions are
+//! forgotten when they end, except at shutdown, so they can carry on after a
+//! restart).
+//!
+//! Idle means no request of the session open and none for the idle time
+//! (`--session-idle-secs`). rmcp's own keep-alive is off: its timer counts
+//! only messages, so it ended a session whose one call took longer than it
+//! (and answered that call's stream with nothing). The book sweeps instead,
+//! and a session with a request in flight is never idle.
 //!
 //! An ended session leaves nothing behind, but glibc's allocator keeps the
 //! freed memory of its per-thread arenas: once many sessions have ended, the
@@ -29,6 +36,13 @@ use crate::sync::lock;
 
 /// Open sessions allowed when nothing else is set (`MCPOOL_MAX_SESSIONS`).
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
+/// How long a session may stay idle when nothing else is set
+/// (`MCPOOL_SESSION_IDLE_SECS`).
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(1800);
+/// The sweep for idle sessions runs this often at most (an eighth of the
+/// idle time when that is shorter), so a session outlives its idle time by
+/// at most this much.
+const SWEEP_AT_MOST_EVERY: Duration = Duration::from_secs(30);
 /// At most one log line per this long about closed sessions; the others are
 /// counted into the next one.
 const LOG_EVERY: Duration = Duration::from_secs(60);
@@ -40,6 +54,7 @@ const TRIM_DELAY: Duration = Duration::from_secs(2);
 /// Every open agent session of the endpoint, for the limit.
 pub struct SessionBook {
     max: usize,
+    idle: Duration,
     /// Cancelled at shutdown: sessions that end then stay saved.
     shutdown: CancellationToken,
     state: Mutex<BookState>,
@@ -54,6 +69,8 @@ struct BookState {
     ended_since_trim: u64,
     /// The pending trim; aborted with the book.
     trim: Option<AbortOnDropHandle<()>>,
+    /// The idle sweep, started with the first session; aborted with the book.
+    sweep: Option<AbortOnDropHandle<()>>,
 }
 
 struct Open {
@@ -64,9 +81,10 @@ struct Open {
 }
 
 impl SessionBook {
-    pub fn new(max: usize, shutdown: CancellationToken) -> Self {
+    pub fn new(max: usize, idle: Duration, shutdown: CancellationToken) -> Self {
         SessionBook {
             max: max.max(1),
+            idle: idle.max(Duration::from_millis(1)),
             shutdown,
             state: Mutex::default(),
         }
@@ -80,6 +98,11 @@ impl SessionBook {
         lock(&self.state).open.len()
     }
 
+    #[cfg(test)]
+    fn is_open(&self, id: &SessionId) -> bool {
+        lock(&self.state).open.contains_key(id)
+    }
+
     /// Sessions closed so far to stay within the limit.
     pub fn closed_for_limit(&self) -> u64 {
         lock(&self.state).closed_for_limit
@@ -87,9 +110,17 @@ impl SessionBook {
 
     /// Records a new (or restored) session and picks the sessions to close
     /// so that at most `max` stay open.
-    fn admit(&self, id: &SessionId, owner: Weak<PoolSessionManager>) -> Vec<(SessionId, Weak<PoolSessionManager>)> {
+    fn admit(
+        self: &Arc<Self>,
+        id: &SessionId,
+        owner: Weak<PoolSessionManager>,
+    ) -> Vec<(SessionId, Weak<PoolSessionManager>)> {
         let mut state = lock(&self.state);
         let now = Instant::now();
+        if state.sweep.is_none() {
+            let every = (self.idle / 8).clamp(Duration::from_millis(10), SWEEP_AT_MOST_EVERY);
+            state.sweep = Some(AbortOnDropHandle::new(tokio::spawn(sweep(Arc::downgrade(self), every))));
+        }
         state.open.insert(
             id.clone(),
             Open {
@@ -146,6 +177,30 @@ impl SessionBook {
         }
     }
 
+    /// Takes the sessions idle for the idle time out of the book, for the
+    /// caller to close.
+    fn take_idle(&self) -> Vec<(SessionId, Weak<PoolSessionManager>)> {
+        let mut state = lock(&self.state);
+        let now = Instant::now();
+        let ranked = state.open.iter().map(|(id, o)| (id.clone(), o.busy > 0, o.last_used));
+        let expired = idle_sessions(ranked, now, self.idle);
+        let mut closing = Vec::new();
+        for id in expired {
+            if let Some(o) = state.open.remove(&id) {
+                closing.push((id, o.owner));
+            }
+        }
+        if !closing.is_empty() {
+            state.ended(closing.len() as u64);
+            tracing::info!(
+                "closed {} agent session(s) idle for {} s (MCPOOL_SESSION_IDLE_SECS); their agents get 404 and initialize again",
+                closing.len(),
+                self.idle.as_secs_f64()
+            );
+        }
+        closing
+    }
+
     /// Forgets a session; once enough have ended, schedules a trim.
     fn remove(&self, id: &SessionId) {
         let mut state = lock(&self.state);
@@ -181,6 +236,34 @@ async fn trim_heap() {
     .await;
 }
 
+/// Closes idle sessions every `every`, as long as the book exists.
+async fn sweep(book: Weak<SessionBook>, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(book) = book.upgrade() else { return };
+        for (id, owner) in book.take_idle() {
+            if let Some(owner) = owner.upgrade() {
+                let _ = owner.close_session(&id).await;
+            }
+        }
+    }
+}
+
+/// The sessions to expire at `now`: none of their requests open, and none
+/// for `idle`.
+fn idle_sessions(
+    ranked: impl Iterator<Item = (SessionId, bool, Instant)>,
+    now: Instant,
+    idle: Duration,
+) -> Vec<SessionId> {
+    ranked
+        .filter(|(_, busy, last_used)| !busy && now.duration_since(*last_used) >= idle)
+        .map(|(id, _, _)| id)
+        .collect()
+}
+
 /// The `excess` sessions to close: idle ones before busy ones, the longest
 /// unused first.
 fn pick_victims(mut ranked: Vec<(SessionId, bool, Instant)>, excess: usize) -> Vec<SessionId> {
@@ -214,12 +297,24 @@ pub struct PoolSessionManager {
 
 impl PoolSessionManager {
     pub fn new(book: Arc<SessionBook>, store: Option<ScopedStore>) -> Arc<Self> {
+        let mut inner = LocalSessionManager::default();
+        // The book expires idle sessions (see the module doc).
+        inner.session_config.keep_alive = None;
         Arc::new_cyclic(|me| PoolSessionManager {
             me: me.clone(),
-            inner: LocalSessionManager::default(),
+            inner,
             book,
             store,
         })
+    }
+
+    /// Whether `id` is a session of this endpoint: open, or saved by an
+    /// earlier run and not yet restored.
+    pub async fn knows(&self, id: &SessionId) -> bool {
+        if self.inner.has_session(id).await.unwrap_or(false) {
+            return true;
+        }
+        self.store.as_ref().is_some_and(|store| store.has(id))
     }
 
     async fn admit(&self, id: &SessionId) {
@@ -285,12 +380,18 @@ impl SessionManager for PoolSessionManager {
         self.inner.accept_message(id, message).await
     }
 
+    /// The agent's listening stream (`GET`) is an open request too: it
+    /// keeps the session from idling out until the agent hangs up.
     async fn create_standalone_stream(
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.book.touch(id);
-        self.inner.create_standalone_stream(id).await
+        let guard = self.book.busy(id);
+        let stream = self.inner.create_standalone_stream(id).await?;
+        Ok(stream.map(move |m| {
+            let _busy = &guard;
+            m
+        }))
     }
 
     async fn resume(
@@ -341,7 +442,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn the_book_keeps_at_most_max_open() {
-        let book = Arc::new(SessionBook::new(2, CancellationToken::new()));
+        let book = Arc::new(SessionBook::new(2, DEFAULT_SESSION_IDLE, CancellationToken::new()));
         let none = Weak::new();
         assert!(book.admit(&"a".into(), none.clone()).is_empty());
         tokio::time::advance(Duration::from_secs(1)).await;
@@ -361,5 +462,74 @@ mod tests {
         assert_eq!(book.closed_for_limit(), 1);
         book.remove(&"a".into());
         assert_eq!(book.open_count(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_sessions_without_an_open_request_idle_out() {
+        let t0 = Instant::now();
+        let idle = Duration::from_secs(60);
+        let id = |s: &str| SessionId::from(s);
+        let ranked = || {
+            vec![
+                (id("busy-for-ages"), true, t0),
+                (id("quiet"), false, t0),
+                (id("recent"), false, t0 + Duration::from_secs(30)),
+            ]
+            .into_iter()
+        };
+        assert!(idle_sessions(ranked(), t0 + Duration::from_secs(59), idle).is_empty());
+        assert_eq!(
+            idle_sessions(ranked(), t0 + Duration::from_secs(60), idle),
+            vec![id("quiet")]
+        );
+        let mut late = idle_sessions(ranked(), t0 + Duration::from_secs(3600), idle);
+        late.sort();
+        assert_eq!(late, vec![id("quiet"), id("recent")], "busy is never idle");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_long_request_keeps_its_session_and_the_idle_clock_starts_when_it_ends() {
+        let idle = Duration::from_secs(10);
+        let book = Arc::new(SessionBook::new(8, idle, CancellationToken::new()));
+        let none = Weak::new();
+        let (calling, quiet) = (SessionId::from("calling"), SessionId::from("quiet"));
+        book.admit(&calling, none.clone());
+        book.admit(&quiet, none.clone());
+        let call = book.busy(&calling);
+        // The sweep runs every 1.25 s here: `sleep` lets it.
+        tokio::time::sleep(Duration::from_secs(9)).await;
+        assert!(book.is_open(&calling) && book.is_open(&quiet));
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!book.is_open(&quiet), "idle for its idle time");
+        // A call far longer than the idle time.
+        tokio::time::sleep(Duration::from_secs(300)).await;
+        assert!(book.is_open(&calling), "a session with a call open is not idle");
+        drop(call);
+        tokio::time::sleep(Duration::from_secs(9)).await;
+        assert!(book.is_open(&calling), "idle counts from the end of the call");
+        book.touch(&calling);
+        tokio::time::sleep(Duration::from_secs(9)).await;
+        assert!(book.is_open(&calling), "any message counts as use");
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert_eq!(book.open_count(), 0);
+        assert_eq!(book.closed_for_limit(), 0, "idle expiry is not the limit");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_sweep_closes_an_idle_session_in_rmcp_too() {
+        let idle = Duration::from_secs(10);
+        let book = Arc::new(SessionBook::new(8, idle, CancellationToken::new()));
+        let manager = PoolSessionManager::new(book.clone(), None);
+        let (id, _transport) = manager.create_session().await.unwrap();
+        assert!(manager.knows(&id).await);
+        tokio::time::sleep(Duration::from_secs(9)).await;
+        assert!(manager.has_session(&id).await.unwrap());
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(
+            !manager.has_session(&id).await.unwrap(),
+            "expired a little after its idle time"
+        );
+        assert!(!manager.knows(&id).await);
+        assert_eq!(book.open_count(), 0);
     }
 }

@@ -30,11 +30,11 @@ use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientRequest, CompleteRequestParams,
-    CompleteResult, ContentBlock, DiscoverResult, ErrorData as McpError, GetPromptRequestParams, GetPromptResponse,
-    GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerConfig, ServerResult, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
+    CompleteResult, ContentBlock, CustomRequest, CustomResult, DiscoverResult, ErrorCode, ErrorData as McpError,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerConfig, ServerResult,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use rmcp::ServerHandler;
@@ -278,6 +278,20 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         self.task_cancel(request, context).await
+    }
+
+    /// rmcp hands over as custom a request of a method MCP defines whose
+    /// params do not fit its schema: that is -32602 with what they must be,
+    /// not -32601 (the method exists).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        match super::request_check::params_sentence(&request.method) {
+            Some(sentence) => Err(McpError::invalid_params(sentence, None)),
+            None => Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)),
+        }
     }
 }
 
