@@ -141,3 +141,28 @@ impl Mcpool {
         Ok(r.error_for_status()?.json().await?)
     }
 }
+
+/// An HTTP/1.1 exchange byte for byte, for requests no HTTP client sends
+/// (two `Host` headers, a broken chunked body): `request` is written as it
+/// is to `127.0.0.1:port`, then the reply is read until the server closes
+/// the connection (send `Connection: close`). The status and the body.
+pub async fn exchange(port: u16, request: &[u8]) -> anyhow::Result<(u16, String)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+    tcp.write_all(request).await?;
+    let mut reply = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(10), tcp.read_to_end(&mut reply))
+        .await
+        .context("the server kept the connection open")??;
+    let text = String::from_utf8_lossy(&reply).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .with_context(|| format!("no HTTP status in {text:?}"))?;
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Ok((status, body))
+}

@@ -1,7 +1,9 @@
 //! Agent sessions on the HTTP endpoint against the real binary: an ended
 //! session leaves nothing behind (counted through `GET /api/sessions`, the
-//! hub's own count included), and the open-session limit closes the longest
-//! idle session first, says so in the log, and that session's agent gets 404.
+//! hub's own count included), the open-session limit closes the longest
+//! idle session first, says so in the log, and that session's agent gets
+//! 404; a call longer than the idle time keeps its session, and an idle
+//! session expires (on a short `MCPOOL_SESSION_IDLE_SECS`).
 
 use std::time::Duration;
 
@@ -86,5 +88,37 @@ async fn the_limit_closes_the_longest_idle_session_and_says_so() -> anyhow::Resu
         logs.contains("closed 1 agent session(s), the longest idle first, to stay within the limit of 3 open sessions"),
         "{logs}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_call_longer_than_the_idle_time_keeps_its_session_and_idle_sessions_expire() -> anyhow::Result<()> {
+    let log = TempDir::new("idle-log");
+    let pool = Mcpool::start_with(
+        json!({"mcpServers": {"f": faulty_stdio(&log.path().join("spawns"), &[])}}),
+        &[("MCPOOL_SESSION_IDLE_SECS", "1")],
+    )
+    .await?;
+    pool.wait_status("f", "connected", LIMIT).await?;
+    let calling = RawSession::open(&pool, "/mcp").await?;
+    let quiet = RawSession::open(&pool, "/servers/f/mcp").await?;
+
+    // Four times the idle time, with nothing else sent meanwhile.
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "f__slow", "arguments": {"ms": 4000}}});
+    let reply = calling.send(call).await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let result = reply.message.unwrap_or_default();
+    assert_eq!(result["result"]["content"][0]["text"], "slept 4000", "{result}");
+    assert_eq!(calling.ping().await?, 200, "the session outlived its long call");
+    assert_eq!(quiet.ping().await?, 404, "the idle one expired meanwhile");
+
+    // Left alone, it expires too (counted without touching it).
+    wait_count(&pool, "open", 0).await?;
+    wait_count(&pool, "saved", 0).await?;
+    assert_eq!(calling.ping().await?, 404);
+    assert_eq!(calling.delete().await?, 404);
+    let logs = pool.logs();
+    assert!(logs.contains("idle for 1 s"), "{logs}");
     Ok(())
 }
