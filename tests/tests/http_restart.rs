@@ -133,6 +133,12 @@ async fn only_the_profile_and_endpoint_that_saved_a_session_accept_it() -> anyho
     assert_eq!(session.delete().await?, 204);
     pool.restart_on_same_port(false, &[]).await?;
     assert_eq!(session.ping().await?, 404);
+
+    // A saved session is known before it is used again: ending it is 204.
+    let saved_only = RawSession::open(&pool, "/mcp").await?;
+    pool.restart_on_same_port(false, &[]).await?;
+    assert_eq!(saved_only.delete().await?, 204);
+    assert_eq!(saved_only.ping().await?, 404);
     Ok(())
 }
 
