@@ -3,6 +3,8 @@
 //! result could overtake the progress sent before it. The transport wrapper
 //! [`Observed`] counts progress notifications in wire order; the handler
 //! counts them again once delivered; a call waits for the two to meet.
+//! The same count tells a call's limit (`callTimeout`) that the server is
+//! still at work: [`ProgressLedger::quiet_for`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -24,6 +26,39 @@ pub struct ProgressLedger {
 impl ProgressLedger {
     fn received(&self, token: &ProgressToken) {
         lock(&self.counts).entry(token.clone()).or_default().0 += 1;
+        self.changed.notify_waiters();
+    }
+
+    fn received_count(&self, token: &ProgressToken) -> u64 {
+        lock(&self.counts).get(token).map_or(0, |(r, _)| *r)
+    }
+
+    /// Ends once `limit` has passed without a progress notification for
+    /// `token`: each one read starts the wait anew.
+    pub async fn quiet_for(&self, token: &ProgressToken, limit: Duration) {
+        let mut seen = self.received_count(token);
+        let mut deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.changed.notified();
+            let now_seen = self.received_count(token);
+            if now_seen != seen {
+                seen = now_seen;
+                deadline = tokio::time::Instant::now() + limit;
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => {
+                    if self.received_count(token) == seen {
+                        return;
+                    }
+                }
+                () = notified => {}
+            }
+        }
+    }
+
+    /// Forgets `token`, for a call that ended without its result.
+    pub fn forget(&self, token: &ProgressToken) {
+        lock(&self.counts).remove(token);
     }
 
     /// Marks one progress notification for `token` as handled (sent on or dropped).
@@ -108,5 +143,31 @@ mod tests {
         let start = tokio::time::Instant::now();
         ledger.settle(&token, Duration::from_secs(1)).await;
         assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn quiet_for_restarts_at_each_progress_of_its_own_call() {
+        let ledger = Arc::new(ProgressLedger::default());
+        let token = ProgressToken(NumberOrString::Number(1));
+        let other = ProgressToken(NumberOrString::Number(2));
+        let start = tokio::time::Instant::now();
+        let l = ledger.clone();
+        let t = token.clone();
+        let waiter = tokio::spawn(async move { l.quiet_for(&t, Duration::from_secs(10)).await });
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        ledger.received(&token);
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        // Another call's progress says nothing of this one.
+        ledger.received(&other);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!waiter.is_finished(), "10 s have not passed since the progress at 6 s");
+        waiter.await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(16));
+        // Without any progress it ends after the limit.
+        let start = tokio::time::Instant::now();
+        ledger.quiet_for(&other, Duration::from_secs(2)).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+        ledger.forget(&token);
+        assert_eq!(ledger.received_count(&token), 0);
     }
 }
