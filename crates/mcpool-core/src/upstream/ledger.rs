@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{JsonRpcMessage, ProgressToken, ServerNotification};
+use rmcp::model::{
+    JsonRpcError, JsonRpcMessage, JsonRpcResponse, NumberOrString, ProgressToken, RequestId, ServerNotification,
+};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::Notify;
@@ -85,7 +87,15 @@ impl ProgressLedger {
     }
 }
 
-/// A transport that notes progress notifications as they are read.
+/// Whether a reply's id can answer none of mcpool's requests, which rmcp
+/// numbers: a string id (`"3"`) is not the number 3, though rmcp would take
+/// it for one.
+fn answers_nothing(id: &RequestId) -> bool {
+    matches!(id, NumberOrString::String(_))
+}
+
+/// A transport that notes progress notifications as they are read, and
+/// drops replies whose id answers none of mcpool's requests.
 pub struct Observed<T> {
     pub inner: T,
     pub ledger: Arc<ProgressLedger>,
@@ -102,13 +112,27 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await;
-        if let Some(JsonRpcMessage::Notification(n)) = &message {
-            if let ServerNotification::ProgressNotification(p) = &n.notification {
-                self.ledger.received(&p.params.progress_token);
+        loop {
+            let message = self.inner.receive().await;
+            match &message {
+                Some(JsonRpcMessage::Notification(n)) => {
+                    if let ServerNotification::ProgressNotification(p) = &n.notification {
+                        self.ledger.received(&p.params.progress_token);
+                    }
+                }
+                Some(JsonRpcMessage::Response(JsonRpcResponse { id, .. }))
+                | Some(JsonRpcMessage::Error(JsonRpcError { id: Some(id), .. }))
+                    if answers_nothing(id) =>
+                {
+                    tracing::warn!(
+                        "ignored a reply with the id {id:?}: mcpool numbers its requests, and a JSON-RPC id answers only a request of the same type"
+                    );
+                    continue;
+                }
+                _ => {}
             }
+            return message;
         }
-        message
     }
 
     fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
@@ -119,7 +143,6 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::NumberOrString;
 
     #[tokio::test(start_paused = true)]
     async fn settle_waits_for_every_received_progress() {
@@ -143,6 +166,12 @@ mod tests {
         let start = tokio::time::Instant::now();
         ledger.settle(&token, Duration::from_secs(1)).await;
         assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn only_a_numbered_reply_can_answer() {
+        assert!(answers_nothing(&NumberOrString::String("3".into())));
+        assert!(!answers_nothing(&NumberOrString::Number(3)));
     }
 
     #[tokio::test(start_paused = true)]
