@@ -169,16 +169,15 @@ fn check_one(index: usize, value: Value) -> Result<(Tool, Vec<ToolWarning>), Too
 }
 
 /// Checks a tool's JSON Schema for what MCP requires of it: an object
-/// schema. Repairs (`.type` added) come back as (field, note); a schema that
-/// means something else is an error, as (field, problem).
+/// schema. Repairs come back as (field, note); a schema that means
+/// something else is an error, as (field, problem).
 fn check_schema(schema: &mut Map<String, Value>) -> Result<Vec<(String, &'static str)>, (String, String)> {
     let mut notes = Vec::new();
     match schema.get("type") {
         Some(Value::String(t)) if t == "object" => {}
-        None => {
-            schema.insert("type".into(), json!("object"));
-            notes.push((".type".to_string(), "is missing; \"object\" is used"));
-        }
+        // Without a type an object schema means an object: left as written,
+        // so that a definition approved as written stays approved.
+        None => {}
         Some(other) => {
             return Err((
                 ".type".into(),
@@ -309,9 +308,11 @@ mod tests {
             names(&checked),
             ["none", "null", "untyped", "req", "out", "desc", "ann"]
         );
-        for tool in &checked.tools {
+        for tool in checked.tools.iter().filter(|t| t.name != "untyped") {
             assert_eq!(tool.input_schema.get("type"), Some(&json!("object")), "{}", tool.name);
         }
+        // An object schema without `type` stays as written (and as approved).
+        assert_eq!(checked.tools[2].input_schema.get("type"), None);
         assert!(checked.tools[4].output_schema.is_none());
         assert!(checked.tools[5].description.is_none());
         assert!(checked.tools[6].annotations.is_none());
@@ -321,7 +322,6 @@ mod tests {
             [
                 "server 's': tool 'none': field 'inputSchema': is missing; {\"type\":\"object\"} (no arguments) is used",
                 "server 's': tool 'null': field 'inputSchema': is missing; {\"type\":\"object\"} (no arguments) is used",
-                "server 's': tool 'untyped': field 'inputSchema.type': is missing; \"object\" is used",
                 "server 's': tool 'req': field 'inputSchema.required': is not a list of names; it was dropped",
                 "server 's': tool 'out': field 'outputSchema.type': is \"string\", not \"object\" (a tool takes an object of arguments); the output schema was dropped",
                 "server 's': tool 'desc': field 'description': is a number, not a string; it was dropped",
