@@ -66,6 +66,7 @@ const OUTCOME_TEXT = {
   refused: 'Refused',
   protocol_error: 'Error',
   cancelled: 'Cancelled',
+  timeout: 'Timed out',
   task: 'Task',
   input_required: 'Needs input',
 };

@@ -82,6 +82,22 @@ function stderrBlock(s, view) {
     h('pre', { class: 'mono stderr-lines' }, lines.join('\n')));
 }
 
+/** What the check of the server's listing repaired or left out (rule 18). */
+function toolWarningsBlock(s, view) {
+  const warnings = s.tool_warnings || [];
+  if (!warnings.length) return null;
+  const out = warnings.filter((w) => w.left_out).length;
+  const key = `tool-warnings:${s.name}`;
+  const summary = out
+    ? `${plural(out, 'tool')} left out, broken as the server lists ${out === 1 ? 'it' : 'them'}`
+    : `${plural(warnings.length, 'tool definition')} repaired`;
+  return h('details', { class: 'tool-warnings', 'data-role': 'tool-warnings', 'data-key': key, open: view.open.has(key), ontoggle: view.onToggle },
+    h('summary', { class: out ? 'fact-warn' : 'fact-quiet' }, summary),
+    h('ul', {}, warnings.map((w) =>
+      h('li', { 'data-tool': w.tool, 'data-left-out': String(w.left_out) },
+        h('span', { class: 'mono' }, w.tool), w.field ? [' ', h('span', { class: 'mono' }, w.field)] : null, `: ${w.problem}`))));
+}
+
 /** A tool's switch: on means agents see it (written to the config file). */
 function toolSwitch(s, t, view) {
   const on = t.enabled !== false;
@@ -194,6 +210,7 @@ export function card(s, view) {
     facts(s, view.now),
     errorBlock(s, view),
     stderrBlock(s, view),
+    toolWarningsBlock(s, view),
     changedBlock(s, view),
     toolsBlock(s, view),
     actionError ? h('p', { class: 'action-error', role: 'alert' }, actionError) : null,

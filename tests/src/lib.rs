@@ -372,8 +372,13 @@ impl Mcpool {
     }
 
     pub async fn servers(&self) -> anyhow::Result<Vec<Value>> {
+        Ok(serde_json::from_value(self.get_json("/api/servers").await?)?)
+    }
+
+    /// `GET path` with the token; the JSON of a 2xx answer.
+    pub async fn get_json(&self, path: &str) -> anyhow::Result<Value> {
         let r = reqwest::Client::new()
-            .get(self.url("/api/servers"))
+            .get(self.url(path))
             .bearer_auth(&self.token)
             .send()
             .await?;

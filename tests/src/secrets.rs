@@ -67,6 +67,19 @@ pub fn assert_clean(what: &str, text: &[u8], secrets: &[&str]) {
     }
 }
 
+/// Fails when `text` holds any piece of `secret` of `min` or more characters
+/// beyond its `sk-` lead: what a text cut before it was redacted leaves.
+pub fn assert_no_fragment(what: &str, text: &str, secret: &str, min: usize) {
+    let body = secret.strip_prefix("sk-").unwrap_or(secret);
+    for start in 0..=body.len().saturating_sub(min) {
+        let piece = &body[start..start + min];
+        assert!(
+            !text.contains(piece),
+            "{what} holds a piece of the secret ({piece:?} of {secret:?}):\n{text}"
+        );
+    }
+}
+
 pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];

@@ -2,7 +2,8 @@
 //! real binary: a tool whose description changed under the pool shows the
 //! approved and the current text side by side; its switch turns a tool off
 //! (written into the config file, gone for agents); Approve brings the
-//! changed tool back for agents. The browser side is tests/ui/tools.mjs.
+//! changed tool back for agents; a tool the server lists broken shows as
+//! left out, with its field. The browser side is tests/ui/tools.mjs.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -30,7 +31,10 @@ async fn switch_and_approve_in_a_real_browser() -> anyhow::Result<()> {
     );
     let dir = TempDir::new("dashboard-tools");
     let descriptions = dir.path().join("descriptions.json");
-    let mut f = faulty_stdio(&dir.path().join("f.log"), &[]);
+    // One tool agents would reject: left out, with its warning on the card.
+    let raw = dir.path().join("raw-tools.json");
+    std::fs::write(&raw, r#"[{"name": "arr", "inputSchema": {"type": "array"}}]"#)?;
+    let mut f = faulty_stdio(&dir.path().join("f.log"), &["--raw-tools", &raw.display().to_string()]);
     f["env"] = json!({"MCPOOL_FAULTY_DESCRIPTIONS": descriptions});
     let pool = Mcpool::start(json!({"mcpServers": {"f": f}})).await?;
     pool.wait_status("f", "connected", LIMIT).await?;
@@ -93,7 +97,10 @@ async fn switch_and_approve_in_a_real_browser() -> anyhow::Result<()> {
     if read.is_err() || !status.success() {
         bail!("the browser script failed ({status}) after {steps:?}:\n{errors}");
     }
-    assert_eq!(steps, ["STEP changed", "STEP switched", "STEP approved", "OK"]);
+    assert_eq!(
+        steps,
+        ["STEP changed", "STEP warned", "STEP switched", "STEP approved", "OK"]
+    );
 
     // What the browser did reached the config file and the agents.
     let config: Value = serde_json::from_str(&std::fs::read_to_string(pool.config_path())?)?;

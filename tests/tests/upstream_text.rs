@@ -163,3 +163,71 @@ async fn a_64_kb_error_body_becomes_a_short_excerpt_and_the_rest_goes_to_the_log
     assert_clean("the log", logs.as_bytes(), &[&bearer]);
     Ok(())
 }
+
+/// The excerpt of an error body is cut only after the secrets are taken
+/// out: a server that echoes a keyring value over and over leaves no piece
+/// of it in the call's error, the status, `mcpool__status` or the log.
+#[tokio::test]
+async fn a_secret_the_excerpt_would_cut_leaves_no_piece_behind() -> anyhow::Result<()> {
+    let dir = TempDir::new("cut-secret");
+    let key = new_secret("cut-keyring");
+    let o = mcpool_cli(
+        dir.path(),
+        &["secret", "set", "echoed-key"],
+        Some(&format!("{key}\n")),
+        &[],
+    )
+    .await?;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_remote, url) = faulty_http(&dir.path().join("remote.log"), &[]).await?;
+    let pool = Mcpool::start_in(
+        dir,
+        json!({"mcpServers": {
+            "echoer": {"url": url, "headers": {"X-Api-Key": "${keyring:echoed-key}"}},
+        }}),
+        &[],
+    )
+    .await?;
+    pool.wait_status("echoer", "connected", LIMIT).await?;
+    let agent = pool.agent("/mcp").await?;
+    control(&url, json!({"mode": "400-echo-text"})).await?;
+    let during = outcome(&agent, "echoer__echo", json!({"text": "hi"})).await;
+    let status = pool.wait_status("echoer", "failed", LIMIT).await?;
+    let next = outcome(&agent, "echoer__echo", json!({"text": "hi"})).await;
+    let builtin = outcome(&agent, "mcpool__status", json!({})).await;
+    let error = status["error"].as_str().unwrap_or_default().to_string();
+    assert!(error.contains("rejected: x-api-key=[secret]"), "{error}");
+    for (what, text) in [
+        ("the call", during.as_str()),
+        ("the next call", next.as_str()),
+        ("the status error", error.as_str()),
+        ("mcpool__status", builtin.as_str()),
+        ("the log", pool.logs().as_str()),
+    ] {
+        assert_no_fragment(what, text, &key, 8);
+    }
+    Ok(())
+}
+
+/// A tool result marked `isError` is the server's own error too: redacted
+/// exactly as its JSON-RPC errors are.
+#[tokio::test]
+async fn a_tool_error_is_redacted_like_a_protocol_error() -> anyhow::Result<()> {
+    let dir = TempDir::new("tool-error-secret");
+    let token = new_secret("tool-error");
+    let mut entry = faulty_stdio(&dir.path().join("spawns.log"), &[]);
+    entry["env"] = json!({"SERVICE_TOKEN": token});
+    let pool = Mcpool::start(json!({"mcpServers": {"f": entry}})).await?;
+    pool.wait_status("f", "connected", LIMIT).await?;
+    for path in ["/mcp", "/servers/f/mcp"] {
+        let agent = pool.agent(path).await?;
+        let tool = if path == "/mcp" { "f__fail" } else { "fail" };
+        let r = agent
+            .call(tool, json!({"text": format!("token {token} was refused")}))
+            .await?;
+        assert_eq!(r.is_error, Some(true), "{r:?}");
+        assert_eq!(text(&r), "token [secret] was refused", "through {path}");
+        assert_clean(path, serde_json::to_string(&r)?.as_bytes(), &[&token]);
+    }
+    Ok(())
+}

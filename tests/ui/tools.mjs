@@ -1,6 +1,7 @@
 // Drives the dashboard's tool controls in a real headless Chromium (run by
 // tests/tests/dashboard_tools.rs): the changed tool's approved and current
-// text side by side, a tool's switch turned off, and Approve.
+// text side by side, a broken tool's warning, a tool's switch turned off,
+// and Approve.
 //
 // Env: LINK (a one-time link from `mcpool ui --no-open`), PLAYWRIGHT_CORE,
 // USER_DATA_DIR, SCREENSHOT. Prints `STEP <name>` lines and `OK` at the end;
@@ -44,6 +45,15 @@ try {
   check((await card.locator('[data-role="changed"]').textContent()).startsWith('1 tool changed'), 'the fact line');
   if (SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });
   console.log('STEP changed');
+
+  // A tool listed broken: left out, named with its field.
+  const warnings = card.locator('details[data-role="tool-warnings"]');
+  check((await warnings.locator('summary').textContent()) === '1 tool left out, broken as the server lists it', 'the warning line');
+  await warnings.locator('summary').click();
+  const warned = await warnings.locator('li[data-tool="arr"][data-left-out="true"]').textContent();
+  check(warned.includes('inputSchema.type') && warned.includes('the tool was left out'), `the warning: ${warned}`);
+  check(!(await card.locator('li[data-tool="arr"] button[role="switch"]').count()), 'arr is not among the tools');
+  console.log('STEP warned');
 
   // A tool's switch: off, and it stays off after the re-render.
   await card.locator('details.tools > summary').click();

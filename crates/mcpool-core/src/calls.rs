@@ -34,6 +34,8 @@ pub enum Outcome {
     ProtocolError,
     /// The agent cancelled it or went away.
     Cancelled,
+    /// The server sent neither an answer nor progress within `callTimeout`.
+    Timeout,
     /// The server made it a task (a result comes later).
     Task,
     /// The server asked the agent for input first.

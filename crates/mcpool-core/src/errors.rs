@@ -220,6 +220,8 @@ const MAX_LOGGED: usize = 16 * 1024;
 /// and an excerpt, the `error`/`message` field of a JSON body when there is
 /// one, and the full text (cut at 16 KiB) is logged.
 pub fn brief(text: &str) -> String {
+    // Redacted before it is cut: a cut secret is no longer found whole.
+    let text = &crate::secrets::redact_resolved(text);
     if text.chars().count() <= MAX_ERROR_TEXT {
         return text.to_string();
     }
@@ -259,6 +261,13 @@ fn json_message(body: &str) -> Option<String> {
         .or_else(|| field(&value, "detail"))
 }
 
+/// Text from outside (a server's output, an error body) shortened for a
+/// log line or a status: every known secret redacted first, then cut to at
+/// most `max` characters, so no part of a secret is left behind.
+pub fn excerpt(text: &str, max: usize) -> String {
+    cut(&crate::secrets::redact_resolved(text), max)
+}
+
 /// `text` cut to at most `max` characters, with "…" when cut.
 fn cut(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -284,6 +293,27 @@ fn full_chain_text(err: &(dyn StdError + 'static)) -> String {
         }
     }
     text
+}
+
+/// What an agent reads when a server sent neither an answer nor progress
+/// for `limit` (`callTimeout`): the call was cancelled upstream.
+pub fn call_timeout_sentence(server: &str, asked: &str, limit: Duration) -> String {
+    format!(
+        "Server '{server}' did not answer {asked} within {}; the call was cancelled.",
+        human_duration(limit)
+    )
+}
+
+/// "10 min", "90 s", "1.5 s", "250 ms", "2 h".
+pub fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        ms if ms >= 3_600_000 && ms % 3_600_000 == 0 => format!("{} h", ms / 3_600_000),
+        ms if ms >= 60_000 && ms % 60_000 == 0 => format!("{} min", ms / 60_000),
+        ms if ms >= 1000 && ms % 1000 == 0 => format!("{} s", ms / 1000),
+        ms if ms >= 1000 => format!("{:.1} s", ms as f64 / 1000.0),
+        ms => format!("{ms} ms"),
+    }
 }
 
 /// Trims what would end a sentence early, so a reason can sit mid-sentence.
@@ -479,5 +509,32 @@ mod tests {
         // A cut JSON body (rmcp keeps a prefix) falls back to its start.
         let cut_json = format!("HTTP 500: {{\"error\": {{\"message\": \"{}", "w".repeat(1000));
         assert!(brief(&cut_json).chars().count() <= MAX_EXCERPT + 40);
+    }
+
+    #[test]
+    fn a_secret_is_redacted_before_the_excerpt_is_cut() {
+        let secret = "sk-cutcutcutcutcutcutcutcutcutcut".to_string();
+        crate::secrets::remember_secrets(std::slice::from_ref(&secret));
+        // The secret straddles the place where the excerpt is cut.
+        let body = format!("{}{secret}{}", "a ".repeat(80), "b ".repeat(400));
+        let text = format!("HTTP 400: echo of X-Api-Key: {body}");
+        let short = brief(&text);
+        assert!(!short.contains("sk-cutcut"), "{short}");
+        assert!(!short.contains("cutcutcut"), "{short}");
+        let cut = excerpt(&format!("{}{secret}", "c".repeat(10)), 20);
+        assert!(!cut.contains("sk-"), "{cut}");
+    }
+
+    #[test]
+    fn the_call_limit_is_said_in_words() {
+        assert_eq!(human_duration(Duration::from_secs(600)), "10 min");
+        assert_eq!(human_duration(Duration::from_secs(90)), "90 s");
+        assert_eq!(human_duration(Duration::from_millis(1500)), "1.5 s");
+        assert_eq!(human_duration(Duration::from_millis(250)), "250 ms");
+        assert_eq!(human_duration(Duration::from_secs(7200)), "2 h");
+        assert_eq!(
+            call_timeout_sentence("x", "`tool`", Duration::from_secs(600)),
+            "Server 'x' did not answer `tool` within 10 min; the call was cancelled."
+        );
     }
 }

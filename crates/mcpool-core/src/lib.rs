@@ -26,6 +26,7 @@ pub mod stderr_tail;
 pub mod supervisor;
 pub mod sync;
 pub mod token;
+pub mod tool_check;
 pub mod toolctl;
 pub mod upstream;
 pub mod wake;

@@ -488,6 +488,7 @@ mod tests {
             disabled: false,
             timeout: std::time::Duration::from_secs(1),
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
+            call_timeout: Some(crate::config::DEFAULT_CALL_TIMEOUT),
             oauth: None,
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?key=${keyring:K}".into(),
@@ -529,6 +530,7 @@ mod tests {
             disabled: false,
             timeout: std::time::Duration::from_secs(1),
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
+            call_timeout: Some(crate::config::DEFAULT_CALL_TIMEOUT),
             oauth: None,
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?k=${keyring:L}".into(),

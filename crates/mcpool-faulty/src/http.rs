@@ -48,6 +48,10 @@ pub enum Mode {
     /// careless servers and proxies do.
     #[serde(rename = "400-echo")]
     BadRequestEcho,
+    /// 400 with a plain-text body of the request's header values, over and
+    /// over: wherever a client cuts it, a value is cut in two.
+    #[serde(rename = "400-echo-text")]
+    BadRequestEchoText,
 }
 
 impl Mode {
@@ -59,7 +63,7 @@ impl Mode {
             Mode::NotFound => Some(StatusCode::NOT_FOUND),
             Mode::TooManyRequests => Some(StatusCode::TOO_MANY_REQUESTS),
             Mode::ServerError => Some(StatusCode::INTERNAL_SERVER_ERROR),
-            Mode::BadRequestEcho => Some(StatusCode::BAD_REQUEST),
+            Mode::BadRequestEcho | Mode::BadRequestEchoText => Some(StatusCode::BAD_REQUEST),
         }
     }
 }
@@ -179,6 +183,9 @@ async fn fault_layer(State(state): State<AppState>, request: Request, next: Next
     if faults.mode == Mode::BadRequestEcho {
         return echo_response(request.headers());
     }
+    if faults.mode == Mode::BadRequestEchoText {
+        return echo_text_response(request.headers());
+    }
     if let Some(status) = faults.mode.status() {
         return fault_response(status, faults.retry_after);
     }
@@ -227,6 +234,17 @@ fn echo_response(headers: &HeaderMap) -> Response {
     let used = body.to_string().len();
     body["padding"] = "x".repeat(ECHO_BODY_BYTES.saturating_sub(used + 16)).into();
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
+}
+
+fn echo_text_response(headers: &HeaderMap) -> Response {
+    let values: Vec<String> = headers
+        .iter()
+        .filter(|(k, _)| k.as_str().starts_with("x-"))
+        .map(|(k, v)| format!("{k}={}", String::from_utf8_lossy(v.as_bytes())))
+        .collect();
+    let one = values.join(";");
+    let body = format!("rejected: {}", vec![one; 64].join(";"));
+    (StatusCode::BAD_REQUEST, body).into_response()
 }
 
 fn fault_response(status: StatusCode, retry_after: u64) -> Response {

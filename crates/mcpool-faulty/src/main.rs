@@ -14,6 +14,7 @@ mod tools;
 
 use std::{io::Write as _, net::SocketAddr, path::PathBuf, sync::Arc, time::Duration};
 
+use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use rmcp::model::ProtocolVersion;
 
@@ -79,6 +80,10 @@ struct Common {
     /// (stdio) Print a non-JSON line to stdout before serving.
     #[arg(long)]
     malformed_at_start: bool,
+    /// (stdio) A JSON file holding an array of tool definitions, appended
+    /// as written to every tools/list result (broken ones included).
+    #[arg(long, value_name = "FILE")]
+    raw_tools: Option<PathBuf>,
     /// Prefix every tool name with P.
     #[arg(long, value_name = "P", default_value = "")]
     tools_prefix: String,
@@ -167,7 +172,15 @@ async fn main() -> anyhow::Result<()> {
                 writeln!(stdout, "this is not json at start")?;
                 stdout.flush()?;
             }
-            stdio::serve(|injector| common.shared(Some(injector))).await
+            let raw_tools = match &common.raw_tools {
+                Some(path) => {
+                    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+                    serde_json::from_slice(&bytes)
+                        .with_context(|| format!("{}: expected a JSON array", path.display()))?
+                }
+                None => Vec::new(),
+            };
+            stdio::serve(|injector| common.shared(Some(injector)), raw_tools).await
         }
         Command::Http {
             listen,

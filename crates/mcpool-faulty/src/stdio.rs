@@ -13,6 +13,8 @@ use tokio::{
     sync::mpsc,
 };
 
+use serde_json::Value;
+
 use crate::{server::Faulty, shared::Shared};
 
 /// Room for one frame in flight between rmcp and the forwarder.
@@ -20,12 +22,18 @@ const PIPE_BYTES: usize = 256 * 1024;
 /// How long the forwarder may take to drain stdout once the session ended.
 const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
 
-/// Serves one MCP session on stdin/stdout until stdin closes.
-pub async fn serve(make_shared: impl FnOnce(mpsc::UnboundedSender<String>) -> Shared) -> anyhow::Result<()> {
+/// Serves one MCP session on stdin/stdout until stdin closes. `raw_tools`
+/// (`--raw-tools`) are appended as they are to every `tools/list` result,
+/// so a test can list tool definitions that rmcp's types cannot hold.
+pub async fn serve(
+    make_shared: impl FnOnce(mpsc::UnboundedSender<String>) -> Shared,
+    raw_tools: Vec<Value>,
+) -> anyhow::Result<()> {
     let (inject_tx, inject_rx) = mpsc::unbounded_channel();
     let shared = Arc::new(make_shared(inject_tx));
     let (rmcp_side, forwarder_side) = tokio::io::duplex(PIPE_BYTES);
-    let forwarder = tokio::spawn(forward_lines(forwarder_side, inject_rx, tokio::io::stdout()));
+    let rewrite = move |frame: &mut Vec<u8>| append_raw_tools(frame, &raw_tools);
+    let forwarder = tokio::spawn(forward_lines(forwarder_side, inject_rx, tokio::io::stdout(), rewrite));
 
     let running = Faulty::new(shared)
         .serve((tokio::io::stdin(), rmcp_side))
@@ -40,12 +48,32 @@ pub async fn serve(make_shared: impl FnOnce(mpsc::UnboundedSender<String>) -> Sh
     }
 }
 
-/// Copies newline-terminated frames from `frames` to `out`, interleaving
-/// injected lines only at frame boundaries. Ends when `frames` closes.
+/// Adds `raw` to the tools of a frame that is a `tools/list` result.
+fn append_raw_tools(frame: &mut Vec<u8>, raw: &[Value]) {
+    if raw.is_empty() || !frame.windows(8).any(|w| w == b"\"tools\":") {
+        return;
+    }
+    let Ok(mut message) = serde_json::from_slice::<Value>(frame) else {
+        return;
+    };
+    let Some(tools) = message.pointer_mut("/result/tools").and_then(Value::as_array_mut) else {
+        return;
+    };
+    tools.extend(raw.iter().cloned());
+    if let Ok(mut text) = serde_json::to_vec(&message) {
+        text.push(b'\n');
+        *frame = text;
+    }
+}
+
+/// Copies newline-terminated frames from `frames` to `out`, each through
+/// `rewrite`, interleaving injected lines only at frame boundaries. Ends
+/// when `frames` closes.
 pub async fn forward_lines(
     frames: impl AsyncRead + Unpin,
     mut injected: mpsc::UnboundedReceiver<String>,
     mut out: impl AsyncWrite + Unpin,
+    rewrite: impl Fn(&mut Vec<u8>),
 ) -> std::io::Result<()> {
     let mut frames = BufReader::new(frames);
     let mut frame = Vec::new();
@@ -65,6 +93,7 @@ pub async fn forward_lines(
                     return Ok(());
                 }
                 if frame.ends_with(b"\n") {
+                    rewrite(&mut frame);
                     out.write_all(&frame).await?;
                     out.flush().await?;
                     frame.clear();
@@ -85,7 +114,7 @@ mod tests {
         let (mut writer, reader) = tokio::io::duplex(64);
         let (tx, rx) = mpsc::unbounded_channel();
         let (out, mut out_reader) = tokio::io::duplex(4096);
-        let forwarder = tokio::spawn(forward_lines(reader, rx, out));
+        let forwarder = tokio::spawn(forward_lines(reader, rx, out, |_: &mut Vec<u8>| {}));
         writer.write_all(b"{\"a\":").await.unwrap();
         writer.flush().await.unwrap();
         tokio::task::yield_now().await;
@@ -99,5 +128,19 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(text, "garbage\n{\"a\":1}\n{\"b\":2}\n");
+    }
+
+    #[test]
+    fn raw_tools_join_a_tools_list_result_only() {
+        let raw = vec![serde_json::json!({"name": "bad", "inputSchema": "x"})];
+        let mut list = b"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"echo\"}]}}\n".to_vec();
+        append_raw_tools(&mut list, &raw);
+        let value: Value = serde_json::from_slice(&list).unwrap();
+        assert_eq!(value["result"]["tools"][1]["name"], "bad");
+        assert!(list.ends_with(b"\n"));
+        let mut other = b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"content\":[]}}\n".to_vec();
+        let before = other.clone();
+        append_raw_tools(&mut other, &raw);
+        assert_eq!(other, before);
     }
 }

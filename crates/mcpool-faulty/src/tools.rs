@@ -98,8 +98,26 @@ fn original_tools() -> Vec<Tool> {
         ),
         Tool::new(
             "progress",
-            "Sends `steps` progress notifications, then answers",
-            object(json!({ "steps": { "type": "integer", "minimum": 0 } }), &[]),
+            "Sends `steps` progress notifications, `interval_ms` apart (default 20), then answers",
+            object(
+                json!({ "steps": { "type": "integer", "minimum": 0 }, "interval_ms": { "type": "integer", "minimum": 0 } }),
+                &[],
+            ),
+        ),
+        Tool::new(
+            "fail",
+            "Answers with a tool error (isError) whose text is `text`",
+            text_schema("text", "The error text"),
+        ),
+        Tool::new(
+            "stray",
+            "stdio: writes `lines` lines of JSON that are not JSON-RPC (a JSON logger's) to stdout, then answers",
+            object(json!({ "lines": { "type": "integer", "minimum": 0 } }), &[]),
+        ),
+        Tool::new(
+            "wrong_id",
+            "stdio: answers with the request's id of the other JSON type (3 as \"3\"), then never answers (until cancelled)",
+            object(json!({}), &[]),
         ),
         Tool::new(
             "sample",
@@ -180,6 +198,12 @@ struct Big {
 #[derive(Deserialize)]
 struct Progress {
     steps: Option<u32>,
+    interval_ms: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Stray {
+    lines: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -254,9 +278,35 @@ pub async fn call(
             }))
         }
         "progress" => match parse::<Progress>(arguments) {
-            Ok(args) => progress(&context, args.steps.unwrap_or(3)).await,
+            Ok(args) => {
+                let interval = Duration::from_millis(args.interval_ms.unwrap_or(20));
+                progress(&context, args.steps.unwrap_or(3), interval).await
+            }
             Err(error) => Err(error),
         },
+        "fail" => parse::<Text>(arguments).map(|args| failure(args.text)),
+        "stray" => match parse::<Stray>(arguments) {
+            Ok(args) => {
+                let lines = args.lines.unwrap_or(2);
+                for line in 1..=lines {
+                    let log = json!({"level": "info", "msg": format!("stray line {line}"), "id": line});
+                    shared.inject_stdout(&log.to_string());
+                }
+                Ok(text(format!("answered after {lines} stray lines")))
+            }
+            Err(error) => Err(error),
+        },
+        "wrong_id" => {
+            let other = match &context.id {
+                rmcp::model::NumberOrString::Number(n) => json!(n.to_string()),
+                rmcp::model::NumberOrString::String(s) => json!(s.parse::<i64>().unwrap_or(-1)),
+            };
+            let reply = json!({"jsonrpc": "2.0", "id": other, "result": {"content": [{"type": "text", "text": "an answer to another id"}]}});
+            shared.inject_stdout(&reply.to_string());
+            context.ct.cancelled().await;
+            shared.log_line("cancelled wrong_id");
+            Err(McpError::internal_error("cancelled", None))
+        }
         "sample" => match parse::<Prompt>(arguments) {
             Ok(args) => sample(&context, args.prompt).await,
             Err(error) => Err(error),
@@ -332,13 +382,17 @@ fn crash(message: Option<String>) -> Result<CallToolResult, McpError> {
     std::process::exit(3)
 }
 
-async fn progress(context: &RequestContext<RoleServer>, steps: u32) -> Result<CallToolResult, McpError> {
+async fn progress(
+    context: &RequestContext<RoleServer>,
+    steps: u32,
+    interval: Duration,
+) -> Result<CallToolResult, McpError> {
     let Some(token) = context.meta.get_progress_token() else {
         return Ok(text("done"));
     };
     for step in 1..=steps {
         if step > 1 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(interval).await;
         }
         let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
             .with_total(f64::from(steps))

@@ -37,6 +37,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         stderr_tail: Vec::new(),
         waiting_for_network: false,
         auth: None,
+        tool_warnings: Vec::new(),
     }
 }
 

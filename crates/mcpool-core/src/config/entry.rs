@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::{
-    problem, ConfigProblem, OAuthSpec, ServerSpec, TransportSpec, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT,
-    MAX_MAX_MESSAGE_BYTES, MIN_MAX_MESSAGE_BYTES,
+    problem, ConfigProblem, OAuthSpec, ServerSpec, TransportSpec, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_TIMEOUT, MAX_MAX_MESSAGE_BYTES, MIN_MAX_MESSAGE_BYTES,
 };
 
 pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, ConfigProblem> {
@@ -50,6 +50,25 @@ pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<Serv
             }
         },
         Some(_) => return Err(err(Some("maxMessageBytes"), "expected a number of bytes".into())),
+    };
+    let call_timeout = match obj.get("callTimeout") {
+        None | Some(Value::Null) => Some(DEFAULT_CALL_TIMEOUT),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(0) => None,
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => {
+                return Err(err(
+                    Some("callTimeout"),
+                    "expected a number of milliseconds (0 for no limit)".into(),
+                ))
+            }
+        },
+        Some(_) => {
+            return Err(err(
+                Some("callTimeout"),
+                "expected a number of milliseconds (0 for no limit)".into(),
+            ))
+        }
     };
     let declared = string_field(obj, "type").map_err(|m| err(Some("type"), m))?;
     let transport_field = string_field(obj, "transport").map_err(|m| err(Some("transport"), m))?;
@@ -164,6 +183,7 @@ pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<Serv
         disabled,
         timeout,
         max_message_bytes,
+        call_timeout,
         transport,
         oauth,
     })

@@ -19,6 +19,10 @@ use entry::{is_metadata_url, parse_entry};
 /// Startup timeout when an entry gives none (behaviour.md §2).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 
+/// `callTimeout` when an entry gives none: 10 minutes, generous enough for
+/// a build or a browser task, short enough that no call waits forever.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// Largest message a local server may send when its entry gives no
 /// `maxMessageBytes`: 16 MiB, as rmcp's stdio reader allowed before.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -37,6 +41,10 @@ pub struct ServerSpec {
     /// `maxMessageBytes`: the largest message a local server may send; a
     /// reply over it fails its call at once.
     pub max_message_bytes: usize,
+    /// `callTimeout`: how long one request may go without an answer or a
+    /// progress notification from the server before it is cancelled;
+    /// `None` (`0` in the file) waits as long as the server takes.
+    pub call_timeout: Option<Duration>,
     pub transport: TransportSpec,
     /// Sign-in settings (remote servers only); `None` when the entry has no
     /// `oauth` object. A remote server signs in when it asks for it either way.

@@ -22,6 +22,30 @@ fn max_message_bytes_defaults_and_is_checked() {
     );
 }
 
+#[test]
+fn call_timeout_defaults_to_ten_minutes_and_zero_is_none() {
+    let c = parse_str(
+        r#"{"mcpServers": {
+            "plain": {"command": "srv"},
+            "short": {"command": "srv", "callTimeout": 1500},
+            "none": {"url": "http://127.0.0.1:1/mcp", "callTimeout": 0},
+            "negative": {"command": "srv", "callTimeout": -1},
+            "text": {"command": "srv", "callTimeout": "10m"}
+        }}"#,
+    );
+    assert_eq!(c.servers["plain"].call_timeout, Some(Duration::from_secs(600)));
+    assert_eq!(c.servers["short"].call_timeout, Some(Duration::from_millis(1500)));
+    assert_eq!(c.servers["none"].call_timeout, None);
+    let texts: Vec<String> = c.problems.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        texts,
+        vec![
+            "/cfg/config.json: server 'negative': field 'callTimeout': expected a number of milliseconds (0 for no limit)",
+            "/cfg/config.json: server 'text': field 'callTimeout': expected a number of milliseconds (0 for no limit)",
+        ]
+    );
+}
+
 fn parse_str(text: &str) -> Config {
     parse(Path::new("/cfg/config.json"), text).unwrap()
 }

@@ -65,8 +65,14 @@ impl Supervisor {
                 return;
             }
         };
+        // Written by an older mcpool, a cache may hold what agents would reject.
+        let checked = crate::tool_check::check(tools.iter().map(crate::tool_check::raw).collect());
+        let tools = checked.tools;
         let offered = {
             let mut inner = self.lock();
+            if !checked.warnings.is_empty() {
+                inner.recent.listed(&self.name, checked.warnings);
+            }
             // The machine takes them only before anything else is offered.
             let offered = self.apply(&mut inner, Event::CacheLoaded { tools }).lists_changed;
             if offered {

@@ -11,7 +11,7 @@ use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use rmcp::ServiceError;
 
 use super::{Link, RequestError, Supervisor, Unavailable, PROGRESS_SETTLE};
-use crate::errors::{chain_text, dropped_during_call_sentence};
+use crate::errors::{call_timeout_sentence, chain_text, dropped_during_call_sentence};
 use crate::hub::Caller;
 use crate::lifecycle::Event;
 use crate::secrets::redact;
@@ -136,19 +136,22 @@ impl Supervisor {
         response: Result<ServerResult, ServiceError>,
     ) -> Result<ServerResult, RequestError> {
         match response {
+            Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
+                // A tool's error is the server's error too: redacted alike.
+                let secrets = self.lock().secret_values.clone();
+                let clean = redacted_json(result, &secrets).unwrap_or_else(|| {
+                    rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+                        "Server '{}' answered with an error that quoted a secret; see the mcpool log.",
+                        self.name
+                    ))])
+                });
+                Ok(ServerResult::CallToolResult(clean))
+            }
             Ok(result) => Ok(result),
             Err(ServiceError::McpError(mut e)) => {
                 let secrets = self.lock().secret_values.clone();
                 e.message = redact(&e.message, &secrets).into();
-                if let Some(data) = e.data.take() {
-                    let text = data.to_string();
-                    let clean = redact(&text, &secrets);
-                    e.data = if clean == text {
-                        Some(data)
-                    } else {
-                        serde_json::from_str(&clean).ok()
-                    };
-                }
+                e.data = e.data.take().and_then(|data| redacted_json(data, &secrets));
                 Err(RequestError::Mcp(e))
             }
             Err(e) => Err(self.failed_request(generation, &e)),
@@ -169,6 +172,8 @@ impl Supervisor {
     ) -> Result<Result<ServerResult, ServiceError>, RequestError> {
         let mut options = PeerRequestOptions::no_options();
         options.meta = told;
+        let limit = self.lock().spec.call_timeout;
+        let asked = limit.map(|_| asked_for(&request));
         let handle = match peer.send_request_with_option(request, options).await {
             Ok(h) => h,
             Err(e) => return Err(self.failed_request(generation, &e)),
@@ -179,12 +184,30 @@ impl Supervisor {
         }
         let id = handle.id.clone();
         let cancelled = ctx.map(|(c, _)| c.ct.clone()).unwrap_or_default();
+        // The call's limit: time without an answer or a progress from the server.
+        let quiet = async {
+            match limit {
+                Some(limit) => ledger.quiet_for(&handle_token, limit).await,
+                None => std::future::pending().await,
+            }
+        };
         let response = tokio::select! {
             r = handle.await_response() => r,
             _ = cancelled.cancelled() => {
                 let note = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some("cancelled by the agent".into())));
                 let _ = peer.send_notification(ClientNotification::CancelledNotification(note)).await;
+                ledger.forget(&handle_token);
                 return Err(RequestError::Cancelled);
+            }
+            () = quiet => {
+                let limit = limit.unwrap_or_default();
+                let reason = format!("no answer within {} (callTimeout)", crate::errors::human_duration(limit));
+                let note = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason)));
+                let _ = peer.send_notification(ClientNotification::CancelledNotification(note)).await;
+                ledger.forget(&handle_token);
+                let sentence = call_timeout_sentence(&self.name, asked.as_deref().unwrap_or("the request"), limit);
+                tracing::warn!(server = %self.name, "{sentence}");
+                return Err(RequestError::TimedOut(Unavailable { sentence }));
             }
         };
         ledger.settle(&handle_token, PROGRESS_SETTLE).await;
@@ -229,6 +252,29 @@ impl Supervisor {
         });
         RequestError::Unavailable(Unavailable { sentence })
     }
+}
+
+/// What a request asks for, as the call-limit sentence names it: a tool's
+/// name, a prompt's, a resource's URI, else the method.
+fn asked_for(request: &ClientRequest) -> String {
+    match request {
+        ClientRequest::CallToolRequest(r) => format!("`{}`", r.params.name),
+        ClientRequest::GetPromptRequest(r) => format!("the prompt `{}`", r.params.name),
+        ClientRequest::ReadResourceRequest(r) => format!("the resource `{}`", r.params.uri),
+        other => format!("`{}`", other.method()),
+    }
+}
+
+/// `value` with every secret value redacted wherever it appears in its JSON
+/// (texts, structured content, error data); `None` when the redacted JSON
+/// no longer reads as `T`, so that a secret never goes out unredacted.
+fn redacted_json<T: serde::Serialize + serde::de::DeserializeOwned>(value: T, secrets: &[String]) -> Option<T> {
+    let text = serde_json::to_string(&value).ok()?;
+    let clean = redact(&text, secrets);
+    if clean == text {
+        return Some(value);
+    }
+    serde_json::from_str(&clean).ok()
 }
 
 /// One round's request, and what a 2026-07-28 server is told of the client

@@ -110,6 +110,9 @@ pub enum RequestError {
     /// The server answered with a JSON-RPC error.
     Mcp(rmcp::model::ErrorData),
     Cancelled,
+    /// No answer nor progress within the server's `callTimeout`; the call
+    /// was cancelled upstream.
+    TimedOut(Unavailable),
 }
 
 /// The driver's part of one server. Its state, error, backoff and lists
@@ -432,7 +435,7 @@ impl Supervisor {
                     sentence: format!("Server '{}' was disconnected while connecting.", self.name),
                 });
             }
-            Some(Ok((established, lists))) => {
+            Some(Ok((established, (lists, warnings)))) => {
                 inner.generation += 1;
                 let generation = inner.generation;
                 let info = established.peer.peer_info();
@@ -457,6 +460,7 @@ impl Supervisor {
                 inner.secret_values = secret_values;
                 inner.attempts.failure = None;
                 inner.recent.connected(established.stderr.clone());
+                inner.recent.listed(&self.name, warnings);
                 let applied = self.apply(&mut inner, Event::AttemptSucceeded { lists });
                 drop(inner);
                 self.watch(generation, established.running, exit, established.stderr, signals_rx);

@@ -11,6 +11,7 @@ use crate::errors::ConnectError;
 use crate::lifecycle::Status;
 use crate::secrets::redact;
 use crate::stderr_tail::StderrTail;
+use crate::tool_check::ToolWarning;
 use crate::toolctl::{Definition, Verdict};
 
 #[derive(Debug, Clone, Serialize)]
@@ -41,6 +42,9 @@ pub struct ServerSnapshot {
     pub waiting_for_network: bool,
     /// The sign-in (OAuth), when it is signed in or needs it; never a token.
     pub auth: Option<crate::oauth::AuthSnapshot>,
+    /// What the last listing's check repaired or left out, tool by tool
+    /// (behaviour.md rule 18); empty when every tool was fine.
+    pub tool_warnings: Vec<ToolWarning>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -63,12 +67,21 @@ pub struct ToolSnapshot {
 pub(super) struct Recent {
     last_connected: Option<SystemTime>,
     stderr: Option<StderrTail>,
+    tool_warnings: Vec<ToolWarning>,
 }
 
 impl Recent {
     pub(super) fn connected(&mut self, stderr: Option<StderrTail>) {
         self.last_connected = Some(SystemTime::now());
         self.stderr = stderr;
+    }
+
+    /// The check of a new listing; a warning is logged when it is new.
+    pub(super) fn listed(&mut self, server: &str, warnings: Vec<ToolWarning>) {
+        for warning in warnings.iter().filter(|w| !self.tool_warnings.contains(w)) {
+            tracing::warn!(server = %server, "{}", crate::secrets::redact_resolved(&warning.sentence(server)));
+        }
+        self.tool_warnings = warnings;
     }
 
     /// A process that ended while connecting leaves its last words.
@@ -122,6 +135,16 @@ impl Supervisor {
             tools,
             connecting: inner.machine.attempting(),
             auth,
+            tool_warnings: inner
+                .recent
+                .tool_warnings
+                .iter()
+                .map(|w| ToolWarning {
+                    tool: redact(&w.tool, &inner.secret_values),
+                    problem: redact(&w.problem, &inner.secret_values),
+                    ..w.clone()
+                })
+                .collect(),
             waiting_for_network: inner.machine.status() == Status::Failed
                 && inner
                     .machine

@@ -83,12 +83,15 @@ impl Supervisor {
                 _ => return,
             }
         };
-        let Ok(lists) = list_all(&peer).await else { return };
+        let Ok((lists, warnings)) = list_all(&peer).await else {
+            return;
+        };
         let changed = {
             let mut inner = self.lock();
             if !matches!(&inner.live, Some(l) if l.generation == generation) {
                 return;
             }
+            inner.recent.listed(&self.name, warnings);
             self.apply(&mut inner, Event::Relisted { lists }).lists_changed
         };
         if changed {

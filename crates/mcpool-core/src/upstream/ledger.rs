@@ -3,12 +3,16 @@
 //! result could overtake the progress sent before it. The transport wrapper
 //! [`Observed`] counts progress notifications in wire order; the handler
 //! counts them again once delivered; a call waits for the two to meet.
+//! The same count tells a call's limit (`callTimeout`) that the server is
+//! still at work: [`ProgressLedger::quiet_for`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{JsonRpcMessage, ProgressToken, ServerNotification};
+use rmcp::model::{
+    JsonRpcError, JsonRpcMessage, JsonRpcResponse, NumberOrString, ProgressToken, RequestId, ServerNotification,
+};
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::sync::Notify;
@@ -24,6 +28,39 @@ pub struct ProgressLedger {
 impl ProgressLedger {
     fn received(&self, token: &ProgressToken) {
         lock(&self.counts).entry(token.clone()).or_default().0 += 1;
+        self.changed.notify_waiters();
+    }
+
+    fn received_count(&self, token: &ProgressToken) -> u64 {
+        lock(&self.counts).get(token).map_or(0, |(r, _)| *r)
+    }
+
+    /// Ends once `limit` has passed without a progress notification for
+    /// `token`: each one read starts the wait anew.
+    pub async fn quiet_for(&self, token: &ProgressToken, limit: Duration) {
+        let mut seen = self.received_count(token);
+        let mut deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.changed.notified();
+            let now_seen = self.received_count(token);
+            if now_seen != seen {
+                seen = now_seen;
+                deadline = tokio::time::Instant::now() + limit;
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(deadline) => {
+                    if self.received_count(token) == seen {
+                        return;
+                    }
+                }
+                () = notified => {}
+            }
+        }
+    }
+
+    /// Forgets `token`, for a call that ended without its result.
+    pub fn forget(&self, token: &ProgressToken) {
+        lock(&self.counts).remove(token);
     }
 
     /// Marks one progress notification for `token` as handled (sent on or dropped).
@@ -50,7 +87,15 @@ impl ProgressLedger {
     }
 }
 
-/// A transport that notes progress notifications as they are read.
+/// Whether a reply's id can answer none of mcpool's requests, which rmcp
+/// numbers: a string id (`"3"`) is not the number 3, though rmcp would take
+/// it for one.
+fn answers_nothing(id: &RequestId) -> bool {
+    matches!(id, NumberOrString::String(_))
+}
+
+/// A transport that notes progress notifications as they are read, and
+/// drops replies whose id answers none of mcpool's requests.
 pub struct Observed<T> {
     pub inner: T,
     pub ledger: Arc<ProgressLedger>,
@@ -67,13 +112,27 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await;
-        if let Some(JsonRpcMessage::Notification(n)) = &message {
-            if let ServerNotification::ProgressNotification(p) = &n.notification {
-                self.ledger.received(&p.params.progress_token);
+        loop {
+            let message = self.inner.receive().await;
+            match &message {
+                Some(JsonRpcMessage::Notification(n)) => {
+                    if let ServerNotification::ProgressNotification(p) = &n.notification {
+                        self.ledger.received(&p.params.progress_token);
+                    }
+                }
+                Some(JsonRpcMessage::Response(JsonRpcResponse { id, .. }))
+                | Some(JsonRpcMessage::Error(JsonRpcError { id: Some(id), .. }))
+                    if answers_nothing(id) =>
+                {
+                    tracing::warn!(
+                        "ignored a reply with the id {id:?}: mcpool numbers its requests, and a JSON-RPC id answers only a request of the same type"
+                    );
+                    continue;
+                }
+                _ => {}
             }
+            return message;
         }
-        message
     }
 
     fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
@@ -84,7 +143,6 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::NumberOrString;
 
     #[tokio::test(start_paused = true)]
     async fn settle_waits_for_every_received_progress() {
@@ -108,5 +166,37 @@ mod tests {
         let start = tokio::time::Instant::now();
         ledger.settle(&token, Duration::from_secs(1)).await;
         assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn only_a_numbered_reply_can_answer() {
+        assert!(answers_nothing(&NumberOrString::String("3".into())));
+        assert!(!answers_nothing(&NumberOrString::Number(3)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn quiet_for_restarts_at_each_progress_of_its_own_call() {
+        let ledger = Arc::new(ProgressLedger::default());
+        let token = ProgressToken(NumberOrString::Number(1));
+        let other = ProgressToken(NumberOrString::Number(2));
+        let start = tokio::time::Instant::now();
+        let l = ledger.clone();
+        let t = token.clone();
+        let waiter = tokio::spawn(async move { l.quiet_for(&t, Duration::from_secs(10)).await });
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        ledger.received(&token);
+        tokio::time::sleep(Duration::from_secs(6)).await;
+        // Another call's progress says nothing of this one.
+        ledger.received(&other);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(!waiter.is_finished(), "10 s have not passed since the progress at 6 s");
+        waiter.await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(16));
+        // Without any progress it ends after the limit.
+        let start = tokio::time::Instant::now();
+        ledger.quiet_for(&other, Duration::from_secs(2)).await;
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+        ledger.forget(&token);
+        assert_eq!(ledger.received_count(&token), 0);
     }
 }

@@ -1,15 +1,18 @@
-//! Bounds one message from a local server (`maxMessageBytes`): a line over
-//! the limit never reaches rmcp whole, and the call it answers gets an error
-//! at once instead of waiting forever.
+//! Reads a local server's stdout for rmcp: only JSON-RPC messages get
+//! through, and one message is bounded (`maxMessageBytes`), so a call ends
+//! instead of waiting forever behind a stray line or an oversized reply.
 //!
-//! [`LineLimit`] sits between the child's stdout and rmcp's line reader.
-//! Lines within the limit pass through unchanged. A longer line is dropped as
-//! it streams (never buffered) while a [`Scanner`] reads its top-level
-//! `"id"`, which may come first or last (Node's SDK writes `{"result":…,
-//! "jsonrpc":"2.0","id":1}`). At its newline the adapter hands rmcp a JSON-RPC
-//! error response for that id instead. The part of the line already passed
-//! on is ended with a byte that is never valid JSON, so rmcp ignores it as
-//! unparsable; rmcp's own line limit is set above ours, so it never drops a
+//! [`LineLimit`] sits between the child's stdout and rmcp's line reader. It
+//! holds each line until its newline while a [`Scanner`] reads its top-level
+//! keys, then passes it on only if it is a JSON-RPC message (an object with
+//! `jsonrpc` and a `method`, `result`, `error` or `id`) or a batch. Anything
+//! else a server prints on stdout (a JSON logger's lines, a banner) is
+//! skipped: the first such line of a connection goes, redacted, to the log
+//! and the stderr tail. A line over the limit is dropped as it streams
+//! (never held whole) while the scanner reads its `"id"`, which may come
+//! first or last (Node's SDK writes `{"result":…,"jsonrpc":"2.0","id":1}`).
+//! At its newline the adapter hands rmcp a JSON-RPC error response for that
+//! id instead. rmcp's own line limit is set above ours, so it never drops a
 //! line silently.
 
 use std::io;
@@ -19,38 +22,48 @@ use std::task::{ready, Context, Poll};
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, ReadBuf};
 
+use crate::stderr_tail::StderrTail;
+
 /// How much is read from the child at a time.
 const READ_CHUNK: usize = 64 * 1024;
 /// Longest `id` value kept; a longer one counts as unreadable.
 const MAX_ID_BYTES: usize = 256;
-/// Ends the part of an oversized line that rmcp already holds: 0xFF is never
-/// valid UTF-8 nor JSON, so rmcp drops that line as unparsable.
-const CUT: &[u8] = b"\xff\n";
 /// JSON-RPC "internal error".
 const INTERNAL_ERROR: i64 = -32603;
+/// A line buffer grown past this by one big message is given back after it.
+const KEEP_CAPACITY: usize = 1024 * 1024;
+/// How much of a skipped line the log and the stderr tail quote.
+const SKIPPED_EXCERPT: usize = 200;
 
-/// The room rmcp's own line reader needs above our limit: the cut marker and
-/// a `\r` never make a line we passed longer than this.
+/// The room rmcp's own line reader needs above our limit: a `\r` never makes
+/// a line we passed longer than this.
 pub const RMCP_HEADROOM: usize = 1024;
 
-/// An `AsyncRead` over a child's stdout that enforces `limit` bytes per line.
+/// An `AsyncRead` over a child's stdout that passes only JSON-RPC messages,
+/// each at most `limit` bytes.
 pub struct LineLimit<R> {
     inner: R,
     limit: usize,
     server: String,
+    /// Where a skipped line is told (the server's stderr tail).
+    tail: Option<StderrTail>,
     buf: Box<[u8]>,
     start: usize,
     end: usize,
+    /// The current line so far, newline excluded, while within the limit.
+    line: Vec<u8>,
     /// Bytes of the current line so far, newline excluded.
     line_len: u64,
-    /// Some of the current line has been handed to rmcp.
-    passed: bool,
     /// The current line is over the limit: being dropped.
     over: bool,
     scan: Scanner,
     /// Bytes to hand to rmcp before reading on.
     pending: Vec<u8>,
     pending_at: usize,
+    /// Lines skipped as not JSON-RPC on this connection.
+    skipped: u64,
+    /// The child's stdout ended.
+    eof: bool,
     /// The connection was ended: every later read fails with this.
     failed: Option<String>,
 }
@@ -61,33 +74,78 @@ impl<R> LineLimit<R> {
             inner,
             limit,
             server: server.to_string(),
+            tail: None,
             buf: vec![0; READ_CHUNK].into_boxed_slice(),
             start: 0,
             end: 0,
+            line: Vec::new(),
             line_len: 0,
-            passed: false,
             over: false,
             scan: Scanner::default(),
             pending: Vec::new(),
             pending_at: 0,
+            skipped: 0,
+            eof: false,
             failed: None,
         }
     }
 
+    /// Tells the first skipped line of the connection in `tail` too.
+    pub fn with_tail(mut self, tail: StderrTail) -> Self {
+        self.tail = Some(tail);
+        self
+    }
+
     fn next_line(&mut self) {
+        self.line.clear();
+        if self.line.capacity() > KEEP_CAPACITY {
+            self.line = Vec::new();
+        }
         self.line_len = 0;
-        self.passed = false;
         self.over = false;
         self.scan = Scanner::default();
+    }
+
+    /// A line within the limit ended: pass it on if it is a message.
+    fn finish_line(&mut self, newline: bool) {
+        let first = self.line.iter().find(|b| !b.is_ascii_whitespace()).copied();
+        match first {
+            None => {}
+            Some(b'[') => self.pass_line(newline),
+            Some(_) if self.scan.is_message() => self.pass_line(newline),
+            Some(_) => self.skip_line(),
+        }
+    }
+
+    fn pass_line(&mut self, newline: bool) {
+        self.pending.extend_from_slice(&self.line);
+        if newline {
+            self.pending.push(b'\n');
+        }
+    }
+
+    fn skip_line(&mut self) {
+        self.skipped += 1;
+        if self.skipped > 1 {
+            return;
+        }
+        let text = String::from_utf8_lossy(&self.line);
+        let excerpt = crate::errors::excerpt(text.trim(), SKIPPED_EXCERPT);
+        tracing::warn!(
+            server = %self.server,
+            "skipped a line on the server's stdout that is not a JSON-RPC message (later ones are skipped silently): {excerpt}"
+        );
+        if let Some(tail) = &self.tail {
+            tail.push(&format!(
+                "[mcpool] skipped a stdout line that is not JSON-RPC: {excerpt}"
+            ));
+        }
     }
 
     /// The oversized line ended: queue what rmcp gets instead of it.
     fn finish_oversized(&mut self) {
         let size = self.line_len;
         let (server, limit) = (&self.server, self.limit as u64);
-        if self.passed {
-            self.pending.extend_from_slice(CUT);
-        }
         match self.scan.outcome() {
             Outcome::FromServer => {
                 tracing::warn!(
@@ -174,18 +232,29 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineLimit<R> {
                 if this.pending_at == this.pending.len() {
                     this.pending.clear();
                     this.pending_at = 0;
+                    if this.pending.capacity() > KEEP_CAPACITY {
+                        this.pending = Vec::new();
+                    }
                 }
                 return Poll::Ready(Ok(()));
             }
             if let Some(message) = &this.failed {
                 return Poll::Ready(Err(io::Error::new(io::ErrorKind::InvalidData, message.clone())));
             }
+            if this.eof {
+                return Poll::Ready(Ok(()));
+            }
             if this.start == this.end {
                 let mut read = ReadBuf::new(&mut this.buf);
                 ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
                 let n = read.filled().len();
                 if n == 0 {
-                    return Poll::Ready(Ok(()));
+                    // A last line without a newline is judged like any other.
+                    this.eof = true;
+                    if !this.over {
+                        this.finish_line(false);
+                    }
+                    continue;
                 }
                 this.start = 0;
                 this.end = n;
@@ -193,28 +262,24 @@ impl<R: AsyncRead + Unpin> AsyncRead for LineLimit<R> {
             let chunk = &this.buf[this.start..this.end];
             let newline = chunk.iter().position(|b| *b == b'\n');
             let content = newline.unwrap_or(chunk.len());
+            this.scan.feed(&chunk[..content]);
             if !this.over && this.line_len + content as u64 > this.limit as u64 {
+                // Nothing of the line was passed on yet: it is dropped whole.
                 this.over = true;
+                this.line.clear();
             }
             if !this.over {
-                let take = (content + usize::from(newline.is_some())).min(out.remaining());
-                let content_taken = take.min(content);
-                this.scan.feed(&chunk[..content_taken]);
-                out.put_slice(&chunk[..take]);
-                this.start += take;
-                this.line_len += content_taken as u64;
-                this.passed |= content_taken > 0;
-                if take > content {
-                    this.next_line();
-                }
-                return Poll::Ready(Ok(()));
+                this.line.extend_from_slice(&chunk[..content]);
             }
-            this.scan.feed(&chunk[..content]);
             this.line_len += content as u64;
             this.start += content;
             if newline.is_some() {
                 this.start += 1;
-                this.finish_oversized();
+                if this.over {
+                    this.finish_oversized();
+                } else {
+                    this.finish_line(true);
+                }
                 this.next_line();
             }
         }
@@ -266,6 +331,11 @@ struct Scanner {
     has_id_key: bool,
     method: bool,
     reply: bool,
+    jsonrpc: bool,
+    /// The line is a JSON object (its first byte outside whitespace is `{`).
+    object: bool,
+    /// Something other than whitespace came before the first byte read.
+    started: bool,
 }
 
 impl Scanner {
@@ -285,6 +355,10 @@ impl Scanner {
     }
 
     fn step(&mut self, b: u8) {
+        if !self.started && !b.is_ascii_whitespace() {
+            self.started = true;
+            self.object = b == b'{';
+        }
         if self.in_id {
             if !self.in_string && self.depth == 1 && (b == b',' || b == b'}') {
                 self.in_id = false;
@@ -359,9 +433,20 @@ impl Scanner {
                 self.has_id_key = true;
             }
             b"method" => self.method = true,
+            b"jsonrpc" => self.jsonrpc = true,
             b"result" | b"error" => self.reply = true,
             _ => {}
         }
+    }
+
+    /// Whether the line read whole is a JSON-RPC message: one object, with
+    /// `jsonrpc` and what makes it a request, notification or reply.
+    fn is_message(&self) -> bool {
+        self.object
+            && self.depth == 0
+            && !self.in_string
+            && self.jsonrpc
+            && (self.method || self.reply || self.has_id_key)
     }
 
     fn outcome(&self) -> Outcome {

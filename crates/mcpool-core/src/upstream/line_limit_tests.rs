@@ -150,12 +150,60 @@ async fn through(data: &str, limit: usize, piece: usize) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+const REPLY_1: &str = r#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
+const REPLY_2: &str = r#"{"result":{},"jsonrpc":"2.0","id":2}"#;
+
 #[tokio::test]
-async fn lines_within_the_limit_pass_unchanged() {
-    let data = "{\"id\":1,\"result\":{}}\n\n{\"a\":\"0123456789\"}\r\nno newline";
+async fn messages_within_the_limit_pass_unchanged() {
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
+    let data = format!("{REPLY_1}\n{note}\r\n[{REPLY_2}]\n{REPLY_2}");
     for piece in [1, 2, 3, 5, 64, 4096] {
-        assert_eq!(through(data, 20, piece).await, data, "pieces of {piece}");
+        assert_eq!(through(&data, 200, piece).await, data, "pieces of {piece}");
     }
+}
+
+#[tokio::test]
+async fn lines_that_are_not_json_rpc_are_skipped() {
+    let data = format!(
+        "starting up\n{{\"level\":\"info\",\"msg\":\"ready\"}}\n{{\"method\":\"GET\",\"id\":4}}\n\n{REPLY_1}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}\n{{\"level\":\"debug\"}}\n{REPLY_2}\n"
+    );
+    for piece in [1, 3, 7, 4096] {
+        // A JSON logger's lines, a banner, a blank line and a cut object go; the replies stay.
+        assert_eq!(
+            through(&data, 200, piece).await,
+            format!("{REPLY_1}\n{REPLY_2}\n"),
+            "pieces of {piece}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_first_skipped_line_is_told_in_the_tail_redacted() {
+    let secret = "tok-linelimit-0123456789abcdef".to_string();
+    crate::secrets::remember_secrets(std::slice::from_ref(&secret));
+    let data = format!("{{\"level\":\"info\",\"key\":\"{secret}\"}}\n{{\"level\":\"info\",\"n\":2}}\n{REPLY_1}\n");
+    let tail = crate::stderr_tail::StderrTail::default();
+    let mut reader = LineLimit::new(
+        Pieces {
+            data: data.into_bytes(),
+            at: 0,
+            piece: 5,
+        },
+        200,
+        "noisy",
+    )
+    .with_tail(tail.clone());
+    let mut out = Vec::new();
+    reader.read_to_end(&mut out).await.unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), format!("{REPLY_1}\n"));
+    let lines = tail.tail();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("[mcpool] skipped a stdout line that is not JSON-RPC: {\"level\":\"info\""),
+        "{lines:?}"
+    );
+    assert!(!lines[0].contains(&secret), "{lines:?}");
 }
 
 #[tokio::test]
@@ -164,21 +212,12 @@ async fn an_oversized_reply_becomes_an_error_for_its_id() {
         "{{\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}},\"jsonrpc\":\"2.0\",\"id\":7}}",
         "x".repeat(300)
     );
-    let data = format!("{{\"id\":1}}\n{big}\n{{\"id\":2}}\n");
+    let data = format!("{REPLY_1}\n{big}\n{REPLY_2}\n");
     for piece in [1, 7, 100, 4096] {
         let out = through(&data, 100, piece).await;
-        let mut lines: Vec<&str> = out.split('\n').collect();
-        assert_eq!(lines[0], "{\"id\":1}");
-        // What rmcp already held of the big line (if any), cut by a byte that is never JSON.
-        if lines[1].ends_with('\u{fffd}') {
-            assert!(big
-                .as_bytes()
-                .starts_with(lines[1].trim_end_matches('\u{fffd}').as_bytes()));
-            assert!(lines[1].len() <= 100 + 3, "{}", lines[1].len());
-            lines.remove(1);
-        } else {
-            assert!(piece > 100, "pieces of {piece} pass part of the line");
-        }
+        let lines: Vec<&str> = out.split('\n').collect();
+        assert_eq!(lines[0], REPLY_1);
+        // Nothing of the big line reaches rmcp: only the error in its place.
         let error: Value = serde_json::from_str(lines[1]).unwrap();
         assert_eq!(error["id"], json!(7));
         assert_eq!(error["error"]["code"], json!(-32603));
@@ -186,13 +225,13 @@ async fn an_oversized_reply_becomes_an_error_for_its_id() {
             error["error"]["message"],
             json!(format!("The reply from server 'big' is {} bytes ({} bytes), over its limit of 100 bytes (maxMessageBytes in mcpool's config); it was dropped.", big.len(), big.len()))
         );
-        assert_eq!(lines[2], "{\"id\":2}");
+        assert_eq!(lines[2], REPLY_2);
     }
 }
 
 #[tokio::test]
 async fn a_reply_without_a_readable_id_ends_the_connection() {
-    let data = format!("{{\"result\":\"{}\"}}\n{{\"id\":2}}\n", "x".repeat(200));
+    let data = format!("{{\"result\":\"{}\"}}\n{REPLY_2}\n", "x".repeat(200));
     let mut reader = LineLimit::new(
         Pieces {
             data: data.into_bytes(),
@@ -210,13 +249,34 @@ async fn a_reply_without_a_readable_id_ends_the_connection() {
 #[tokio::test]
 async fn an_oversized_notification_is_dropped_alone() {
     let data = format!(
-        "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"data\":\"{}\"}}}}\n{{\"id\":2}}\n",
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"data\":\"{}\"}}}}\n{REPLY_2}\n",
         "x".repeat(200)
     );
-    // Read whole, none of it reaches rmcp; read in pieces, the part it got is cut.
-    assert_eq!(through(&data, 100, 4096).await, "{\"id\":2}\n");
-    let out = through(&data, 100, 10).await;
-    assert!(out.ends_with("\u{fffd}\n{\"id\":2}\n"), "{out}");
+    for piece in [10, 4096] {
+        assert_eq!(through(&data, 100, piece).await, format!("{REPLY_2}\n"));
+    }
+}
+
+/// rmcp's reader gets the reply behind a JSON logger's lines.
+#[tokio::test]
+async fn rmcp_receives_the_reply_behind_stray_json_lines() {
+    let data = format!("{{\"level\":\"info\"}}\n{{\"level\":\"warn\"}}\n{REPLY_1}\n");
+    let reader = LineLimit::new(
+        Pieces {
+            data: data.into_bytes(),
+            at: 0,
+            piece: 9,
+        },
+        1000,
+        "noisy",
+    );
+    let mut transport = AsyncRwTransport::<RoleClient, _, _>::new_client(reader, tokio::io::sink())
+        .with_max_line_length(1000 + RMCP_HEADROOM);
+    let first = Transport::<RoleClient>::receive(&mut transport).await;
+    assert!(
+        matches!(&first, Some(JsonRpcMessage::Response(r)) if r.id == NumberOrString::Number(1)),
+        "{first:?}"
+    );
 }
 
 /// rmcp's reader, set up as `upstream::connect` sets it up, delivers the

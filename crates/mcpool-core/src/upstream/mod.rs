@@ -55,7 +55,8 @@ pub async fn connect(
             let mut group = spawned.group;
             // Our limit is enforced before rmcp's reader, whose own limit sits
             // above it: a reply over it fails its call instead of vanishing.
-            let stdout = line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name);
+            let stdout = line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name)
+                .with_tail(spawned.stderr.clone());
             let transport = Observed {
                 inner: probe::LegacyProbe::new(
                     AsyncRwTransport::new_client(stdout, spawned.stdin)

@@ -126,6 +126,12 @@ impl AgentSession {
                 ]))),
                 Some(Outcome::Unavailable),
             ),
+            Err(RequestError::TimedOut(u)) => (
+                Ok(CallToolResponse::Complete(CallToolResult::error(vec![
+                    ContentBlock::text(u.sentence),
+                ]))),
+                Some(Outcome::Timeout),
+            ),
             Err(RequestError::Cancelled) => (Err(into_mcp(RequestError::Cancelled)), Some(Outcome::Cancelled)),
             Err(e) => (Err(into_mcp(e)), None),
         }

@@ -117,7 +117,7 @@ fn speaks_2026(ctx: &RequestContext<RoleServer>) -> bool {
 
 fn into_mcp(e: RequestError) -> McpError {
     match e {
-        RequestError::Unavailable(u) => McpError::internal_error(u.sentence, None),
+        RequestError::Unavailable(u) | RequestError::TimedOut(u) => McpError::internal_error(u.sentence, None),
         RequestError::Mcp(e) => e,
         RequestError::Cancelled => McpError::internal_error("The request was cancelled.", None),
     }
