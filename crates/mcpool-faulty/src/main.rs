@@ -76,6 +76,10 @@ struct Common {
     /// Never answer initialize.
     #[arg(long)]
     hang_at_start: bool,
+    /// (stdio) Never see `server/discover`: no answer at all, as servers on
+    /// SDKs that drop unknown requests before `initialize` do.
+    #[arg(long)]
+    ignore_discover: bool,
     /// (stdio) Print a non-JSON line to stdout before serving.
     #[arg(long)]
     malformed_at_start: bool,
@@ -167,7 +171,7 @@ async fn main() -> anyhow::Result<()> {
                 writeln!(stdout, "this is not json at start")?;
                 stdout.flush()?;
             }
-            stdio::serve(|injector| common.shared(Some(injector))).await
+            stdio::serve(common.ignore_discover, |injector| common.shared(Some(injector))).await
         }
         Command::Http {
             listen,
