@@ -207,20 +207,5 @@ impl<T> LegacyProbe<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn only_a_list_of_session_revisions_counts() {
-        assert!(only_session_revisions(Some(
-            &json!({"supported": ["2024-11-05", "2025-11-25"]})
-        )));
-        assert!(!only_session_revisions(Some(
-            &json!({"supported": ["2025-11-25", "2026-07-28"]})
-        )));
-        assert!(!only_session_revisions(Some(&json!({"supported": []}))));
-        assert!(!only_session_revisions(Some(&json!({"requested": "2026-07-28"}))));
-        assert!(!only_session_revisions(None));
-    }
-}
+#[path = "probe_tests.rs"]
+mod tests;
