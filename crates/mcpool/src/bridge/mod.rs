@@ -56,11 +56,12 @@ enum Event {
     /// A request's answer stream ended (`None`) or mcpool refused it with
     /// an HTTP error (the sentence).
     RequestEnded(u64, Value, Option<String>),
-    /// The same for stateless requests, which belong to no session.
+    /// The same for stateless requests, which belong to no session (each
+    /// exchange numbered: an agent may reuse an id once answered).
     StatelessMessage(Value),
-    StatelessEnded(Value, Option<String>),
+    StatelessEnded(u64, Value, Option<String>),
     /// This stateless request never reached mcpool.
-    StatelessUndelivered(Value, Failure),
+    StatelessUndelivered(u64, Value, Failure),
 }
 
 struct Live {
@@ -92,9 +93,10 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
     let setup = args.instance.setup.clone();
     let mut token = client::token_or_create(&setup).await?;
     let http_client = http::client()?;
-    // Stateless requests under way, by id (as JSON text): dropping one
-    // ends its exchange.
-    let mut stateless: HashMap<String, AbortOnDropHandle<()>> = HashMap::new();
+    // Stateless requests under way, by id (as JSON text), with their
+    // exchange's number: dropping one ends its exchange.
+    let mut stateless: HashMap<String, (u64, AbortOnDropHandle<()>)> = HashMap::new();
+    let mut exchanges = 0u64;
     let policy = Policy {
         backoff: Backoff::new(FIRST_RETRY, MAX_RETRY)?,
         wait: Duration::from_secs(args.wait),
@@ -124,8 +126,9 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
                 Effect::Stateless(message) => {
                     let upstream = Upstream::new(http_client.clone(), addr, token.clone());
                     let id = message.get("id").map(Value::to_string).unwrap_or_default();
-                    let task = tokio::spawn(send_stateless(upstream, message, addr, events_tx.clone()));
-                    stateless.insert(id, AbortOnDropHandle::new(task));
+                    exchanges += 1;
+                    let task = tokio::spawn(send_stateless(exchanges, upstream, message, addr, events_tx.clone()));
+                    stateless.insert(id, (exchanges, AbortOnDropHandle::new(task)));
                 }
                 Effect::Abandon(id) => {
                     stateless.remove(&id.to_string());
@@ -163,14 +166,17 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
             },
             Some(event) = events.recv() => {
                 // A stateless exchange that ended is no longer one to abandon.
-                match &event {
-                    Event::StatelessEnded(id, _) => {
-                        stateless.remove(&id.to_string());
+                let ended = match &event {
+                    Event::StatelessEnded(n, id, _) => Some((*n, id.to_string())),
+                    Event::StatelessUndelivered(n, message, _) => {
+                        Some((*n, message.get("id").map(Value::to_string).unwrap_or_default()))
                     }
-                    Event::StatelessUndelivered(message, _) => {
-                        stateless.remove(&message.get("id").map(Value::to_string).unwrap_or_default());
+                    _ => None,
+                };
+                if let Some((n, id)) = ended {
+                    if stateless.get(&id).is_some_and(|(current, _)| *current == n) {
+                        stateless.remove(&id);
                     }
-                    _ => {}
                 }
                 on_event(&mut relay, live.as_ref(), event)
             },
@@ -222,15 +228,23 @@ fn on_event(relay: &mut Relay, live: Option<&Live>, event: Event) -> Vec<Effect>
         Event::Message(g, message) if Some(g) == current => relay.on_upstream(message),
         Event::RequestEnded(g, id, why) if Some(g) == current => relay.request_ended(&id, why),
         Event::StatelessMessage(message) => relay.on_upstream(message),
-        Event::StatelessEnded(id, why) => relay.request_ended(&id, why),
-        Event::StatelessUndelivered(message, failure) => relay.stateless_undelivered(message, failure, Instant::now()),
+        Event::StatelessEnded(_, id, why) => relay.request_ended(&id, why),
+        Event::StatelessUndelivered(_, message, failure) => {
+            relay.stateless_undelivered(message, failure, Instant::now())
+        }
         _ => Vec::new(),
     }
 }
 
 /// One stateless request: POSTed on its own, its answers relayed until its
 /// stream ends.
-async fn send_stateless(upstream: Upstream, message: Value, addr: SocketAddr, events: mpsc::UnboundedSender<Event>) {
+async fn send_stateless(
+    n: u64,
+    upstream: Upstream,
+    message: Value,
+    addr: SocketAddr,
+    events: mpsc::UnboundedSender<Event>,
+) {
     use futures::StreamExt;
     let id = message.get("id").cloned().unwrap_or(Value::Null);
     let sent = tokio::time::timeout(SEND_LIMIT, upstream.send_stateless(&message))
@@ -246,11 +260,11 @@ async fn send_stateless(upstream: Upstream, message: Value, addr: SocketAddr, ev
         Ok(Sent::Accepted) | Err(SendError::Broken(_)) => None,
         Err(SendError::Status(status)) => Some(format!("mcpool at {addr} answered HTTP {status} to this request")),
         Err(SendError::Undelivered(failure)) => {
-            let _ = events.send(Event::StatelessUndelivered(message, failure));
+            let _ = events.send(Event::StatelessUndelivered(n, message, failure));
             return;
         }
     };
-    let _ = events.send(Event::StatelessEnded(id, why));
+    let _ = events.send(Event::StatelessEnded(n, id, why));
 }
 
 /// The end of the live session's task; never, without one.
