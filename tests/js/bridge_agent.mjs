@@ -6,12 +6,18 @@
 //   --sdk v1   @modelcontextprotocol/sdk (a 2025-11-25 session: the question
 //              comes as an elicitation/create request on the call's stream)
 //
-//   node bridge_agent.mjs --sdk v1|v2 --url URL --token TOKEN --tool NAME
-//        [--message TEXT] --answer TEXT [--node-modules DIR]
+//
+//   node bridge_agent.mjs --sdk v1|v2 (--url URL --token TOKEN | --stdio-cmd CMD)
+//        --tool NAME [--message TEXT] --answer TEXT [--args JSON]
+//        [--node-modules DIR]
+//
+// --stdio-cmd (v2 only) spawns a stdio server instead, e.g. `mcpool stdio`,
+// with this process's environment (words split on spaces); in "auto" the
+// SDK probes it with server/discover first.
 //
 // Prints one JSON line: {"protocol": "...", "elicited": ["<message>", ...],
-// "text": "<the tool result's text>", "is_error": false}, or
-// {"error": "..."} with exit status 1.
+// "text": "<the tool result's text>", "is_error": false, "connect_s": N},
+// or {"error": "..."} with exit status 1.
 
 import { join } from "node:path";
 import { pathToFileURL, fileURLToPath } from "node:url";
@@ -26,6 +32,8 @@ const url = arg("url");
 const token = arg("token");
 const tool = arg("tool");
 const message = arg("message", "Pick one");
+const stdioCmd = arg("stdio-cmd");
+const toolArgs = arg("args") ? JSON.parse(arg("args")) : { message };
 const answer = arg("answer");
 const here = fileURLToPath(new URL(".", import.meta.url));
 const nodeModules = arg("node-modules", join(here, "..", "..", "node_modules"));
@@ -47,7 +55,13 @@ if (sdkLine === "v2") {
   // "auto": server/discover first, as a 2026-07-28 client does.
   client = new Client(info, { capabilities, versionNegotiation: { mode: "auto" } });
   client.setRequestHandler("elicitation/create", onElicit);
-  transport = new StreamableHTTPClientTransport(new URL(url), { requestInit });
+  if (stdioCmd) {
+    const { StdioClientTransport } = await load("@modelcontextprotocol/client/dist/stdio.mjs");
+    const [command, ...args] = stdioCmd.split(" ").filter((w) => w !== "");
+    transport = new StdioClientTransport({ command, args, env: { ...process.env } });
+  } else {
+    transport = new StreamableHTTPClientTransport(new URL(url), { requestInit });
+  }
 } else {
   const { Client } = await load("@modelcontextprotocol/sdk/dist/esm/client/index.js");
   const { StreamableHTTPClientTransport } = await load("@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js");
@@ -58,10 +72,13 @@ if (sdkLine === "v2") {
 }
 
 try {
+  const started = performance.now();
   await client.connect(transport);
-  const result = await client.callTool({ name: tool, arguments: { message } });
+  const connectS = (performance.now() - started) / 1000;
+  const result = await client.callTool({ name: tool, arguments: toolArgs });
   const text = (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
-  console.log(JSON.stringify({ protocol: transport.protocolVersion ?? null, elicited, text, is_error: result.isError === true }));
+  const protocol = transport.protocolVersion ?? client.getNegotiatedProtocolVersion?.() ?? null;
+  console.log(JSON.stringify({ protocol, elicited, text, is_error: result.isError === true, connect_s: connectS }));
   await client.close();
   process.exit(0);
 } catch (e) {

@@ -19,6 +19,7 @@ pub mod agent;
 pub mod events;
 pub mod netns;
 pub mod process;
+pub mod proxy;
 pub mod raw;
 pub mod sdk_agents;
 pub mod secrets;

@@ -100,3 +100,35 @@ impl LineAgent {
         Ok(())
     }
 }
+
+/// A one-call agent of the 2026-07-28 SDKs: the Python SDK 2.x
+/// (`tests/py/agent2026.py`, `sdk` = `py2`) or the TypeScript SDK v2
+/// (`tests/js/bridge_agent.mjs --sdk v2`, `v2`), with `args` after the
+/// script and extra environment (which a `--stdio-cmd` child inherits).
+/// Its JSON report, or why it failed.
+pub async fn sdk_agent_2026(sdk: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Value> {
+    let mut cmd = if sdk == "py2" {
+        let mut cmd = Command::new(crate::python_mcp2());
+        cmd.arg(repo_root().join("tests/py/agent2026.py"));
+        cmd
+    } else {
+        let mut cmd = Command::new("node");
+        cmd.arg(repo_root().join("tests/js/bridge_agent.mjs"))
+            .args(["--sdk", sdk, "--node-modules"])
+            .arg(node_modules());
+        cmd
+    };
+    cmd.args(args).stdin(Stdio::null()).kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(120), cmd.output()).await??;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_str(stdout.trim())
+        .map_err(|e| anyhow!("the {sdk} agent printed no JSON ({e}): {stdout}\nstderr: {stderr}"))?;
+    if !out.status.success() {
+        bail!("the {sdk} agent failed: {report}\nstderr: {stderr}");
+    }
+    Ok(report)
+}

@@ -77,6 +77,10 @@ struct Common {
     /// Never answer initialize.
     #[arg(long)]
     hang_at_start: bool,
+    /// (stdio) Never see `server/discover`: no answer at all, as servers on
+    /// SDKs that drop unknown requests before `initialize` do.
+    #[arg(long)]
+    ignore_discover: bool,
     /// (stdio) Print a non-JSON line to stdout before serving.
     #[arg(long)]
     malformed_at_start: bool,
@@ -180,7 +184,7 @@ async fn main() -> anyhow::Result<()> {
                 }
                 None => Vec::new(),
             };
-            stdio::serve(|injector| common.shared(Some(injector)), raw_tools).await
+            stdio::serve(common.ignore_discover, |injector| common.shared(Some(injector)), raw_tools).await
         }
         Command::Http {
             listen,

@@ -22,10 +22,13 @@ const PIPE_BYTES: usize = 256 * 1024;
 /// How long the forwarder may take to drain stdout once the session ended.
 const DRAIN_DEADLINE: Duration = Duration::from_secs(5);
 
-/// Serves one MCP session on stdin/stdout until stdin closes. `raw_tools`
+/// Serves one MCP session on stdin/stdout until stdin closes; with
+/// `ignore_discover`, it never sees `server/discover` (as servers on SDKs
+/// that drop unknown requests before `initialize` do). `raw_tools`
 /// (`--raw-tools`) are appended as they are to every `tools/list` result,
 /// so a test can list tool definitions that rmcp's types cannot hold.
 pub async fn serve(
+    ignore_discover: bool,
     make_shared: impl FnOnce(mpsc::UnboundedSender<String>) -> Shared,
     raw_tools: Vec<Value>,
 ) -> anyhow::Result<()> {
@@ -35,10 +38,14 @@ pub async fn serve(
     let rewrite = move |frame: &mut Vec<u8>| append_raw_tools(frame, &raw_tools);
     let forwarder = tokio::spawn(forward_lines(forwarder_side, inject_rx, tokio::io::stdout(), rewrite));
 
-    let running = Faulty::new(shared)
-        .serve((tokio::io::stdin(), rmcp_side))
-        .await
-        .context("stdio session did not start")?;
+    let served = if ignore_discover {
+        let (filtered, input) = tokio::io::duplex(PIPE_BYTES);
+        tokio::spawn(drop_discover(tokio::io::stdin(), filtered));
+        Faulty::new(shared).serve((input, rmcp_side)).await
+    } else {
+        Faulty::new(shared).serve((tokio::io::stdin(), rmcp_side)).await
+    };
+    let running = served.context("stdio session did not start")?;
     running.waiting().await.context("stdio session failed")?;
 
     match tokio::time::timeout(DRAIN_DEADLINE, forwarder).await {
@@ -46,6 +53,24 @@ pub async fn serve(
         Ok(Err(join_error)) => Err(join_error).context("stdout forwarder panicked"),
         Err(_) => anyhow::bail!("stdout forwarder did not drain in time"),
     }
+}
+
+/// Copies the client's lines to `out`, leaving out `server/discover`
+/// requests without a word.
+async fn drop_discover(input: impl AsyncRead + Unpin, mut out: impl AsyncWrite + Unpin) -> std::io::Result<()> {
+    let mut lines = BufReader::new(input).lines();
+    while let Some(line) = lines.next_line().await? {
+        let method = serde_json::from_str::<serde_json::Value>(&line)
+            .ok()
+            .and_then(|m| m.get("method").and_then(|m| m.as_str()).map(str::to_owned));
+        if method.as_deref() == Some("server/discover") {
+            continue;
+        }
+        out.write_all(line.as_bytes()).await?;
+        out.write_all(b"\n").await?;
+        out.flush().await?;
+    }
+    Ok(())
 }
 
 /// Adds `raw` to the tools of a frame that is a `tools/list` result.

@@ -191,7 +191,10 @@ async fn each_client_is_edited_in_place_with_a_backup_and_only_once() -> anyhow:
             "{client}: the backup differs"
         );
         assert_eq!(mode(&backups[0]), 0o640, "{client}: backup mode");
-        assert_eq!(mode(&file), 0o640, "{client}: file mode");
+        // Holding the token, the file is the owner's alone; Claude Desktop's
+        // bridge entry holds none here (the token is in the keyring).
+        let private = if written.contains(TOKEN) { 0o600 } else { 0o640 };
+        assert_eq!(mode(&file), private, "{client}: file mode");
 
         // Again: nothing to do, no new backup.
         let (o, stdout, _) = home.run(&[client, "--write", "--yes"]).await?;
@@ -262,6 +265,33 @@ async fn a_missing_file_is_created_private() -> anyhow::Result<()> {
     let v: Value = serde_json::from_str(&home.read(".gemini/settings.json"))?;
     assert_eq!(v["mcpServers"]["mcpool"]["httpUrl"], "http://127.0.0.1:7410/mcp");
     assert!(home.backups(".gemini/settings.json").is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_readable_file_that_gets_the_token_becomes_private() -> anyhow::Result<()> {
+    let home = Home::new("connect-private");
+    let rel = ".cursor/mcp.json";
+    home.put(rel, "{\n  \"mcpServers\": {}\n}\n", 0o644);
+    let (o, stdout, stderr) = home.run(&["cursor", "--write", "--dry-run"]).await?;
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("the file will hold mcpool's token (file mode 0600, was 0644)"),
+        "{stdout}"
+    );
+    assert_eq!(mode(&home.path(rel)), 0o644, "a dry run changed nothing");
+
+    let (o, _, stderr) = home.run(&["cursor", "--write", "--yes"]).await?;
+    assert!(o.status.success(), "{stderr}");
+    assert!(home.read(rel).contains(TOKEN));
+    assert_eq!(mode(&home.path(rel)), 0o600, "only its owner reads the token");
+    let backups = home.backups(rel);
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(
+        mode(&backups[0]),
+        0o644,
+        "the backup holds no token: its mode is the file's own"
+    );
     Ok(())
 }
 

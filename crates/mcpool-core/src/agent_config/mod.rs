@@ -314,8 +314,11 @@ pub struct Plan {
     pub changes: Vec<Change>,
     /// Where the original goes first (when there is one).
     pub backup: Option<PathBuf>,
-    /// The file's permission bits (0600 for a new file).
+    /// The permission bits of the file written: its own (0600 for a new
+    /// file), without any for group and others once it holds the token.
     pub mode: u32,
+    /// The file's permission bits now, which its backup keeps.
+    backup_mode: u32,
 }
 
 impl Plan {
@@ -377,7 +380,7 @@ pub fn plan(
         Client::Codex => codex::edit(&path, text, conn, served)?,
         _ => json::edit(client, &path, text, conn, served)?,
     };
-    let mode = match &original {
+    let backup_mode = match &original {
         Some(_) => file_mode(&target),
         None => 0o600,
     };
@@ -390,6 +393,13 @@ pub fn plan(
     } else {
         edited.text
     };
+    // The token opens every server mcpool serves: a file holding it is for
+    // its owner alone, whatever others could read before.
+    let mode = if holds_token(&updated, conn) {
+        backup_mode & !0o077
+    } else {
+        backup_mode
+    };
     Ok(Plan {
         client,
         path,
@@ -399,7 +409,12 @@ pub fn plan(
         changes: edited.changes,
         backup,
         mode,
+        backup_mode,
     })
+}
+
+fn holds_token(text: &str, conn: &Connection) -> bool {
+    !conn.token.is_empty() && text.contains(&conn.token)
 }
 
 /// The plan as the user reads it.
@@ -431,11 +446,15 @@ pub fn describe(plan: &Plan, conn: &Connection) -> String {
     if let Some(backup) = &plan.backup {
         out.push_str(&format!("  backup of the current file: {}\n", backup.display()));
     }
-    if plan.updated.contains(&conn.token) {
+    if holds_token(&plan.updated, conn) {
+        let was = match &plan.original {
+            Some(_) if plan.mode == plan.backup_mode => ", kept".to_string(),
+            Some(_) => format!(", was {:04o}", plan.backup_mode),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "  the file will hold mcpool's token (file mode {:04o}{})\n",
-            plan.mode,
-            if plan.original.is_some() { ", kept" } else { "" }
+            "  the file will hold mcpool's token (file mode {:04o}{was})\n",
+            plan.mode
         ));
     }
     out
@@ -448,7 +467,8 @@ pub struct Written {
 }
 
 /// Writes the plan: the original to its backup first (same mode), then the
-/// new text atomically (same mode; 0600 for a new file). Refuses when the
+/// new text atomically (same mode, less group and others' bits once it
+/// holds the token; 0600 for a new file). Refuses when the
 /// file changed since the plan was made. An up-to-date plan writes nothing.
 pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
     if plan.up_to_date() {
@@ -476,7 +496,7 @@ pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
     let mut backup = None;
     if let (Some(original), Some(path)) = (&plan.original, &plan.backup) {
         let path = unique(path);
-        write_new(&path, original.as_bytes(), plan.mode).map_err(write_err(&path))?;
+        write_new(&path, original.as_bytes(), plan.backup_mode).map_err(write_err(&path))?;
         backup = Some(path);
     }
     if let Some(dir) = plan.target.parent() {

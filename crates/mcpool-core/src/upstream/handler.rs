@@ -25,6 +25,8 @@ pub enum Signal {
     ResourcesChanged,
 }
 
+/// Cloned for a second try at the same connection (see `connect`).
+#[derive(Clone)]
 pub struct UpstreamHandler {
     pub server: String,
     pub hub: Arc<Hub>,

@@ -51,41 +51,18 @@ pub async fn connect(
     let ledger = handler.ledger.clone();
     match &spec.transport {
         TransportSpec::Stdio { .. } => {
-            let spawned = stdio::spawn(&spec.transport)?;
-            let mut group = spawned.group;
-            // Our limit is enforced before rmcp's reader, whose own limit sits
-            // above it: a reply over it fails its call instead of vanishing.
-            let stdout = line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name)
-                .with_tail(spawned.stderr.clone());
-            let transport = Observed {
-                inner: probe::LegacyProbe::new(
-                    AsyncRwTransport::new_client(stdout, spawned.stdin)
-                        .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),
-                ),
-                ledger,
-            };
-            match handler.serve_with_lifecycle(transport, newest_first()).await {
-                Ok(running) => Ok(Established {
-                    peer: running.peer().clone(),
-                    running,
-                    group: Some(group),
-                    stderr: Some(spawned.stderr),
-                }),
-                Err(e) => {
-                    // Give a process that is exiting a moment, so its exit
-                    // status and last words make the error.
-                    let status = group.wait_exit(Duration::from_millis(300)).await;
-                    let reason = match status {
-                        Some(_) => stdio::describe_exit(status),
-                        None => chain_text(&e),
+            let verdict = probe::Verdict::default();
+            let lifecycle = newest_first();
+            match local(spec, handler.clone(), lifecycle, Some(verdict.clone())).await {
+                // It was only slow to start: a 2026-07-28 server, asked
+                // again, this time with nothing but `server/discover`.
+                Err(_) if verdict.modern_after_silence() => {
+                    let discover = ClientLifecycleMode::Discover {
+                        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
                     };
-                    group.stop(stdio::STOP_GRACE).await;
-                    spawned.stderr.wait_closed(Duration::from_millis(300)).await;
-                    Err(ConnectError::Exited {
-                        reason,
-                        stderr: spawned.stderr.tail(),
-                    })
+                    local(spec, handler, discover, None).await
                 }
+                other => other,
             }
         }
         TransportSpec::Http { url, headers } => {
@@ -143,14 +120,68 @@ pub async fn connect(
     }
 }
 
+/// How long a local server may leave `server/discover` unanswered before it
+/// gets `initialize` instead (rmcp alone waits 10 s at every connect).
+pub const PROBE_SILENCE: Duration = Duration::from_secs(2);
+
+/// Spawns a local server and agrees on a revision with `lifecycle`; with a
+/// `verdict`, a probe unanswered for [`PROBE_SILENCE`] falls back to
+/// `initialize`, and the verdict tells whether the server proved modern.
+async fn local(
+    spec: &ServerSpec,
+    handler: UpstreamHandler,
+    lifecycle: ClientLifecycleMode,
+    verdict: Option<probe::Verdict>,
+) -> Result<Established, ConnectError> {
+    let ledger = handler.ledger.clone();
+    let spawned = stdio::spawn(&spec.transport)?;
+    let mut group = spawned.group;
+    // Our limit is enforced before rmcp's reader, whose own limit sits
+    // above it: a reply over it fails its call instead of vanishing.
+    let stdout =
+        line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name).with_tail(spawned.stderr.clone());
+    let mut probe = probe::LegacyProbe::new(
+        AsyncRwTransport::new_client(stdout, spawned.stdin)
+            .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),
+    );
+    if let Some(verdict) = verdict {
+        probe = probe.with_silence(PROBE_SILENCE, verdict);
+    }
+    let transport = Observed { inner: probe, ledger };
+    match handler.serve_with_lifecycle(transport, lifecycle).await {
+        Ok(running) => Ok(Established {
+            peer: running.peer().clone(),
+            running,
+            group: Some(group),
+            stderr: Some(spawned.stderr),
+        }),
+        Err(e) => {
+            // Give a process that is exiting a moment, so its exit
+            // status and last words make the error.
+            let status = group.wait_exit(Duration::from_millis(300)).await;
+            let reason = match status {
+                Some(_) => stdio::describe_exit(status),
+                None => chain_text(&e),
+            };
+            group.stop(stdio::STOP_GRACE).await;
+            spawned.stderr.wait_closed(Duration::from_millis(300)).await;
+            Err(ConnectError::Exited {
+                reason,
+                stderr: spawned.stderr.tail(),
+            })
+        }
+    }
+}
+
 /// The newest revision the server supports: `server/discover` first
 /// (2026-07-28, stateless); a server that answers it with an error that a
 /// 2026-07-28 server would not give (method not found, a 400 to a request
 /// without a session) is a session server and gets `initialize` on the same
 /// connection, asking for 2025-11-25 (it answers with the newest it has).
 /// So does one that refuses it naming only session revisions
-/// ([`probe::LegacyProbe`]). A server that does not answer the probe at all
-/// gets `initialize` after rmcp's 10 s.
+/// ([`probe::LegacyProbe`]). A remote server that does not answer the probe
+/// at all gets `initialize` after rmcp's 10 s; a local one after
+/// [`PROBE_SILENCE`].
 pub fn newest_first() -> ClientLifecycleMode {
     ClientLifecycleMode::Auto {
         preferred_versions: vec![ProtocolVersion::V_2026_07_28],

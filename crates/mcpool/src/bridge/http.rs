@@ -1,7 +1,10 @@
 //! The bridge's side of Streamable HTTP: one session on mcpool's `/mcp`
 //! (each message POSTed, its answer read as JSON or an event stream; the
-//! session's GET event stream), with failures sorted by whether the message
-//! can have reached mcpool. Messages stay JSON values, relayed as they are.
+//! session's GET event stream), and stateless requests of the 2026-07-28
+//! revision (POSTed on their own with the headers of that revision), with
+//! failures sorted by whether the message can have reached mcpool.
+//! Messages stay JSON values, relayed as they are. One HTTP client serves
+//! the bridge's whole life, so messages share kept-alive connections.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,6 +16,7 @@ use serde_json::Value;
 use sse_stream::SseStream;
 
 use super::relay::{Attempt, Connect, Failure};
+use super::revision;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -20,6 +24,19 @@ const VERSION_HEADER: &str = "mcp-protocol-version";
 /// header must also carry the SEP-2243 routing headers; the header is
 /// optional, so such sessions go without it.
 const STANDARD_HEADERS_VERSION: &str = "2026-07-28";
+
+/// The bridge's HTTP client, for its whole life: kept-alive connections.
+///
+/// A connection mcpool closed (it stopped) is seen closed before it is used
+/// again, and a request that finds it unusable before any byte was written
+/// is sent on a new connection, which is simply refused: "never arrived".
+/// A write that raced the close fails as "may have arrived", never replayed.
+pub fn client() -> Result<reqwest::Client, reqwest::Error> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .tcp_nodelay(true)
+        .build()
+}
 
 /// A session (or, before one is open, just the instance) on mcpool.
 pub struct Upstream {
@@ -59,24 +76,14 @@ fn classify(e: &reqwest::Error) -> SendError {
 }
 
 impl Upstream {
-    pub fn new(addr: SocketAddr, token: String) -> Result<Self, reqwest::Error> {
-        // A fresh connection for every message: on a kept-alive one to an
-        // instance that just died, a send fails in a way that cannot tell
-        // "never arrived" from "lost in flight"; a new connection is simply
-        // refused, and the request waits for the next session. Loopback
-        // connects cost tens of microseconds.
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(0)
-            .connect_timeout(Duration::from_secs(5))
-            .tcp_nodelay(true)
-            .build()?;
-        Ok(Upstream {
+    pub fn new(client: reqwest::Client, addr: SocketAddr, token: String) -> Self {
+        Upstream {
             client,
             base: format!("http://{addr}"),
             token,
             session: None,
             version: None,
-        })
+        }
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
@@ -95,9 +102,22 @@ impl Upstream {
 
     /// POSTs one message; for a request, its answer comes as `Messages`.
     pub async fn send(&self, message: &Value) -> Result<Sent, SendError> {
+        self.post(self.request(reqwest::Method::POST, "/mcp"), message).await
+    }
+
+    /// POSTs a stateless (2026-07-28) request: outside any session, with
+    /// the headers an HTTP agent of that revision sends.
+    pub async fn send_stateless(&self, message: &Value) -> Result<Sent, SendError> {
+        let mut builder = self.client.post(format!("{}/mcp", self.base)).bearer_auth(&self.token);
+        for (name, value) in revision::headers(message) {
+            builder = builder.header(name, value);
+        }
+        self.post(builder, message).await
+    }
+
+    async fn post(&self, builder: reqwest::RequestBuilder, message: &Value) -> Result<Sent, SendError> {
         let body = serde_json::to_vec(message).map_err(|e| SendError::Broken(e.to_string()))?;
-        let response = self
-            .request(reqwest::Method::POST, "/mcp")
+        let response = builder
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json")
             .body(body)
@@ -111,7 +131,10 @@ impl Upstream {
             StatusCode::NOT_FOUND if self.session.is_some() => Err(SendError::Undelivered(Failure::Other(
                 "mcpool no longer knows this session".into(),
             ))),
-            s => Err(SendError::Status(s.as_u16())),
+            s => error_answer(response, message.get("id"))
+                .await
+                .map(|answer| Sent::Messages(stream::once(async move { Ok(answer) }).boxed()))
+                .ok_or(SendError::Status(s.as_u16())),
         }
     }
 
@@ -139,6 +162,16 @@ impl Upstream {
             let _ = self.request(reqwest::Method::DELETE, "/mcp").send().await;
         }
     }
+}
+
+/// The JSON-RPC error an HTTP error status carries for this request (a
+/// 2026-07-28 request's refusals come as HTTP 400 with one), which is its
+/// answer.
+async fn error_answer(response: Response, id: Option<&Value>) -> Option<Value> {
+    let id = id?;
+    let bytes = response.bytes().await.ok()?;
+    let answer: Value = serde_json::from_slice(&bytes).ok()?;
+    (answer.get("error").is_some() && answer.get("id") == Some(id)).then_some(answer)
 }
 
 /// The JSON-RPC messages of a response: a JSON body, or the data of each
@@ -171,11 +204,13 @@ fn messages(response: Response) -> Messages {
 
 /// One attempt: check that an instance answers, or open a new session with
 /// `connect.initialize` (and `notifications/initialized`).
-pub async fn attempt(addr: SocketAddr, token: String, connect: &Connect) -> (Attempt, Option<Upstream>) {
-    let mut upstream = match Upstream::new(addr, token) {
-        Ok(u) => u,
-        Err(e) => return (Attempt::Failed(Failure::Other(e.to_string())), None),
-    };
+pub async fn attempt(
+    client: reqwest::Client,
+    addr: SocketAddr,
+    token: String,
+    connect: &Connect,
+) -> (Attempt, Option<Upstream>) {
+    let mut upstream = Upstream::new(client, addr, token);
     let Some(initialize) = &connect.initialize else {
         let probe = upstream.request(reqwest::Method::GET, "/api/servers").send().await;
         return match probe {

@@ -4,11 +4,14 @@
 //!
 //! `relay` decides (no I/O); this module drives it: stdin lines in, stdout
 //! lines out, one session task at a time on mcpool (`http`), one attempt at
-//! a time to open the next session.
+//! a time to open the next session, and a task per stateless (2026-07-28)
+//! request (`revision`), which needs no session.
 
 mod http;
 mod relay;
+mod revision;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -53,6 +56,12 @@ enum Event {
     /// A request's answer stream ended (`None`) or mcpool refused it with
     /// an HTTP error (the sentence).
     RequestEnded(u64, Value, Option<String>),
+    /// The same for stateless requests, which belong to no session (each
+    /// exchange numbered: an agent may reuse an id once answered).
+    StatelessMessage(Value),
+    StatelessEnded(u64, Value, Option<String>),
+    /// This stateless request never reached mcpool.
+    StatelessUndelivered(u64, Value, Failure),
 }
 
 struct Live {
@@ -83,6 +92,11 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
     // again when the instance refuses it (it may have been renewed).
     let setup = args.instance.setup.clone();
     let mut token = client::token_or_create(&setup).await?;
+    let http_client = http::client()?;
+    // Stateless requests under way, by id (as JSON text), with their
+    // exchange's number: dropping one ends its exchange.
+    let mut stateless: HashMap<String, (u64, AbortOnDropHandle<()>)> = HashMap::new();
+    let mut exchanges = 0u64;
     let policy = Policy {
         backoff: Backoff::new(FIRST_RETRY, MAX_RETRY)?,
         wait: Duration::from_secs(args.wait),
@@ -109,9 +123,19 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
                         let _ = live.queue.send(message);
                     }
                 }
+                Effect::Stateless(message) => {
+                    let upstream = Upstream::new(http_client.clone(), addr, token.clone());
+                    let id = message.get("id").map(Value::to_string).unwrap_or_default();
+                    exchanges += 1;
+                    let task = tokio::spawn(send_stateless(exchanges, upstream, message, addr, events_tx.clone()));
+                    stateless.insert(id, (exchanges, AbortOnDropHandle::new(task)));
+                }
+                Effect::Abandon(id) => {
+                    stateless.remove(&id.to_string());
+                }
                 Effect::Connect(connect) => {
                     let token = token.clone();
-                    attempts.spawn(attempt(addr, token, setup.clone(), connect));
+                    attempts.spawn(attempt(http_client.clone(), addr, token, setup.clone(), connect));
                 }
                 Effect::Log(line) => eprintln!("mcpool stdio: {line}"),
                 Effect::Exit(line) => {
@@ -140,7 +164,22 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
                     break;
                 }
             },
-            Some(event) = events.recv() => on_event(&mut relay, live.as_ref(), event),
+            Some(event) = events.recv() => {
+                // A stateless exchange that ended is no longer one to abandon.
+                let ended = match &event {
+                    Event::StatelessEnded(n, id, _) => Some((*n, id.to_string())),
+                    Event::StatelessUndelivered(n, message, _) => {
+                        Some((*n, message.get("id").map(Value::to_string).unwrap_or_default()))
+                    }
+                    _ => None,
+                };
+                if let Some((n, id)) = ended {
+                    if stateless.get(&id).is_some_and(|(current, _)| *current == n) {
+                        stateless.remove(&id);
+                    }
+                }
+                on_event(&mut relay, live.as_ref(), event)
+            },
             ended = session_end(&mut live) => {
                 let current = live.take();
                 // What the readers sent before the session ended comes first.
@@ -188,8 +227,44 @@ fn on_event(relay: &mut Relay, live: Option<&Live>, event: Event) -> Vec<Effect>
     match event {
         Event::Message(g, message) if Some(g) == current => relay.on_upstream(message),
         Event::RequestEnded(g, id, why) if Some(g) == current => relay.request_ended(&id, why),
+        Event::StatelessMessage(message) => relay.on_upstream(message),
+        Event::StatelessEnded(_, id, why) => relay.request_ended(&id, why),
+        Event::StatelessUndelivered(_, message, failure) => {
+            relay.stateless_undelivered(message, failure, Instant::now())
+        }
         _ => Vec::new(),
     }
+}
+
+/// One stateless request: POSTed on its own, its answers relayed until its
+/// stream ends.
+async fn send_stateless(
+    n: u64,
+    upstream: Upstream,
+    message: Value,
+    addr: SocketAddr,
+    events: mpsc::UnboundedSender<Event>,
+) {
+    use futures::StreamExt;
+    let id = message.get("id").cloned().unwrap_or(Value::Null);
+    let sent = tokio::time::timeout(SEND_LIMIT, upstream.send_stateless(&message))
+        .await
+        .unwrap_or_else(|_| Err(SendError::Broken("mcpool did not take the message in time".into())));
+    let why = match sent {
+        Ok(Sent::Messages(mut answers)) => {
+            while let Some(Ok(answer)) = answers.next().await {
+                let _ = events.send(Event::StatelessMessage(answer));
+            }
+            None
+        }
+        Ok(Sent::Accepted) | Err(SendError::Broken(_)) => None,
+        Err(SendError::Status(status)) => Some(format!("mcpool at {addr} answered HTTP {status} to this request")),
+        Err(SendError::Undelivered(failure)) => {
+            let _ = events.send(Event::StatelessUndelivered(n, message, failure));
+            return;
+        }
+    };
+    let _ = events.send(Event::StatelessEnded(n, id, why));
 }
 
 /// The end of the live session's task; never, without one.
@@ -208,11 +283,18 @@ async fn sleep_until(deadline: Option<Instant>) {
 
 /// One attempt, bounded; a refused token is read again once (unless it
 /// came from the environment).
-async fn attempt(addr: SocketAddr, mut token: String, setup: Setup, connect: Connect) -> Done {
+async fn attempt(
+    http_client: reqwest::Client,
+    addr: SocketAddr,
+    mut token: String,
+    setup: Setup,
+    connect: Connect,
+) -> Done {
     let once = |token: String| {
         let connect = connect.clone();
+        let http_client = http_client.clone();
         async move {
-            tokio::time::timeout(ATTEMPT_LIMIT, http::attempt(addr, token, &connect))
+            tokio::time::timeout(ATTEMPT_LIMIT, http::attempt(http_client, addr, token, &connect))
                 .await
                 .unwrap_or((
                     Attempt::Failed(Failure::Other("mcpool did not answer in time".into())),

@@ -7,6 +7,10 @@
 //! call may have reached its server): those in flight when the connection
 //! ends get an error. Only a request that provably never arrived (the
 //! connection was refused, or the session was unknown) is sent again.
+//!
+//! A request of the stateless revision (2026-07-28: `server/discover`, or
+//! `_meta` naming the revision) needs no session: it goes to mcpool on its
+//! own as soon as an instance answers, from the agent's first message on.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::Duration;
@@ -15,8 +19,11 @@ use mcpool_core::backoff::Backoff;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
+use super::revision::is_stateless;
+
 /// JSON-RPC "internal error": the bridge's own answers carry it.
 const INTERNAL_ERROR: i64 = -32603;
+const NOT_INITIALIZED: &str = "mcpool stdio: the session is not initialized; send `initialize` first";
 
 /// Why an attempt to reach mcpool, or a send on a session, failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +69,15 @@ pub enum Attempt {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     ToAgent(Value),
+    /// On the session, in the agent's order.
     ToUpstream(Value),
+    /// A stateless request, on its own (no session) with its revision's
+    /// headers; its outcome comes through `on_upstream`, `request_ended` or
+    /// `stateless_undelivered`.
+    Stateless(Value),
+    /// The agent cancelled this stateless request: end its exchange (mcpool
+    /// cancels a request whose stream closes).
+    Abandon(Value),
     Connect(Connect),
     /// A line for stderr (the client's log).
     Log(String),
@@ -102,6 +117,8 @@ pub struct Relay {
     initialized: bool,
     /// Request ids (as JSON text) sent on the session and not answered.
     in_flight: HashSet<String>,
+    /// Stateless requests sent and not answered: no session holds them.
+    stateless: HashSet<String>,
     /// Requests held until a session is open: (id as JSON text, message).
     waiting: VecDeque<(String, Value)>,
     reinits: u64,
@@ -137,6 +154,7 @@ impl Relay {
             init: None,
             initialized: false,
             in_flight: HashSet::new(),
+            stateless: HashSet::new(),
             waiting: VecDeque::new(),
             reinits: 0,
         }
@@ -188,6 +206,18 @@ impl Relay {
                 }
                 out
             }
+            (Some(_), Some(id)) if is_stateless(&message) => {
+                if matches!(self.link, Link::Up { .. }) {
+                    self.stateless.insert(key(&id));
+                    return vec![Effect::Stateless(message)];
+                }
+                self.waiting.push_back((key(&id), message));
+                let mut out = Vec::new();
+                if self.past_wait(now) {
+                    self.start_attempt(&mut out);
+                }
+                out
+            }
             (Some("ping"), Some(id)) if !self.has_session() => {
                 vec![Effect::ToAgent(json!({"jsonrpc": "2.0", "id": id, "result": {}}))]
             }
@@ -197,10 +227,7 @@ impl Relay {
                     return vec![Effect::ToUpstream(message)];
                 }
                 if self.init.is_none() && matches!(self.link, Link::Up { .. }) {
-                    return vec![Effect::ToAgent(error(
-                        &id,
-                        "mcpool stdio: the session is not initialized; send `initialize` first".into(),
-                    ))];
+                    return vec![Effect::ToAgent(error(&id, NOT_INITIALIZED.into()))];
                 }
                 self.waiting.push_back((key(&id), message));
                 let mut out = Vec::new();
@@ -219,6 +246,9 @@ impl Relay {
                         let k = key(cancelled);
                         self.waiting.retain(|(w, _)| *w != k);
                         self.in_flight.remove(&k);
+                        if self.stateless.remove(&k) {
+                            return vec![Effect::Abandon(cancelled.clone())];
+                        }
                     }
                 }
                 // Without a session, a notification has nobody to go to: a
@@ -236,11 +266,13 @@ impl Relay {
         }
     }
 
-    /// A message mcpool sent on the current session.
+    /// A message mcpool sent on the current session or a stateless
+    /// request's stream.
     pub fn on_upstream(&mut self, message: Value) -> Vec<Effect> {
         if !is_request(&message) {
             if let Some(id) = message.get("id") {
                 self.in_flight.remove(&key(id));
+                self.stateless.remove(&key(id));
             }
         }
         vec![Effect::ToAgent(message)]
@@ -249,11 +281,56 @@ impl Relay {
     /// A request's stream ended without its response, or mcpool answered it
     /// with an HTTP error (`why`); no-op when it was answered already.
     pub fn request_ended(&mut self, id: &Value, why: Option<String>) -> Vec<Effect> {
-        if !self.in_flight.remove(&key(id)) {
+        let k = key(id);
+        if !self.in_flight.remove(&k) && !self.stateless.remove(&k) {
             return Vec::new();
         }
         let message = why.unwrap_or_else(|| self.lost_sentence());
         vec![Effect::ToAgent(error(id, message))]
+    }
+
+    /// A stateless request never reached mcpool (`failure` says why): it
+    /// waits for an instance to answer again. Without a session, that is
+    /// the news that mcpool went away; with one, the session learns it too
+    /// and its end starts the reconnect.
+    pub fn stateless_undelivered(&mut self, message: Value, failure: Failure, now: Instant) -> Vec<Effect> {
+        let Some(id) = message.get("id") else {
+            return Vec::new();
+        };
+        let k = key(id);
+        if !self.stateless.remove(&k) {
+            return Vec::new();
+        }
+        self.waiting.push_front((k, message));
+        if !matches!(self.link, Link::Up { session: false }) {
+            return Vec::new();
+        }
+        self.link = Link::Down {
+            since: now,
+            failures: 0,
+            next: now,
+            last: failure,
+        };
+        self.tick(now)
+    }
+
+    /// Sends the waiting stateless requests (an instance answers), and,
+    /// with a session, the others too, in the agent's order.
+    fn release_waiting(&mut self, out: &mut Vec<Effect>) {
+        let session = self.has_session();
+        let mut kept = VecDeque::new();
+        for (k, message) in std::mem::take(&mut self.waiting) {
+            if is_stateless(&message) {
+                self.stateless.insert(k);
+                out.push(Effect::Stateless(message));
+            } else if session {
+                self.in_flight.insert(k);
+                out.push(Effect::ToUpstream(message));
+            } else {
+                kept.push_back((k, message));
+            }
+        }
+        self.waiting = kept;
     }
 
     /// The session ended (its event stream closed, or a message was
@@ -335,9 +412,18 @@ impl Relay {
             Attempt::Up(None) => {
                 self.ever_up = true;
                 self.link = Link::Up { session: false };
+                self.release_waiting(&mut out);
                 // The agent's initialize arrived during the check.
                 if self.init.is_some() {
                     self.start_attempt(&mut out);
+                } else {
+                    // Session requests before any `initialize`: refused as
+                    // they would be with mcpool there from the start.
+                    for (k, _) in std::mem::take(&mut self.waiting) {
+                        if let Ok(id) = serde_json::from_str::<Value>(&k) {
+                            out.push(Effect::ToAgent(error(&id, NOT_INITIALIZED.into())));
+                        }
+                    }
                 }
             }
             Attempt::Up(Some(result)) => {
@@ -372,10 +458,7 @@ impl Relay {
                     out.push(Effect::Log(format!("reconnected to mcpool at {}", self.addr)));
                     out.extend(self.list_changed());
                 }
-                for (k, message) in std::mem::take(&mut self.waiting) {
-                    self.in_flight.insert(k);
-                    out.push(Effect::ToUpstream(message));
-                }
+                self.release_waiting(&mut out);
             }
             Attempt::Rejected(err) => {
                 let message = err.get("message").and_then(Value::as_str).unwrap_or("no reason given");
@@ -389,6 +472,7 @@ impl Relay {
                         out.push(Effect::ToAgent(json!({"jsonrpc": "2.0", "id": id, "error": err})));
                         self.ever_up = true;
                         self.link = Link::Up { session: false };
+                        self.release_waiting(&mut out);
                         let sentence = format!("mcpool at {} refused to initialize: {message}", self.addr);
                         for (k, _) in std::mem::take(&mut self.waiting) {
                             if let Ok(id) = serde_json::from_str::<Value>(&k) {
@@ -404,10 +488,9 @@ impl Relay {
             }
             Attempt::Failed(failure) => {
                 if failure == Failure::Unauthorized && !self.ever_up {
-                    out.push(Effect::Exit(format!(
-                        "the instance at {} refused the token (check MCPOOL_TOKEN)",
-                        self.addr
-                    )));
+                    let sentence = format!("the instance at {} refused the token (check MCPOOL_TOKEN)", self.addr);
+                    out.extend(self.fail_waiting(&sentence));
+                    out.push(Effect::Exit(sentence));
                     return out;
                 }
                 let failures = match &self.link {
@@ -469,22 +552,38 @@ impl Relay {
         let Link::Down { last, .. } = &self.link else {
             return Vec::new();
         };
+        let sentence = match last {
+            Failure::Unreachable if !self.ever_up => format!(
+                "no mcpool instance is running at {} (start it with `mcpool serve` or the tray app; waited {} s)",
+                self.addr,
+                self.policy.wait.as_secs()
+            ),
+            other => self.away_sentence(other),
+        };
+        let mut out = self.fail_waiting(&sentence);
         if !self.ever_up {
-            let sentence = match last {
-                Failure::Unreachable => format!(
-                    "no mcpool instance is running at {} (start it with `mcpool serve` or the tray app; waited {} s)",
-                    self.addr,
-                    self.policy.wait.as_secs()
-                ),
-                other => self.away_sentence(other),
-            };
-            return vec![Effect::Exit(sentence)];
+            out.push(Effect::Exit(sentence));
         }
-        let sentence = self.away_sentence(last);
-        std::mem::take(&mut self.waiting)
-            .into_iter()
-            .filter_map(|(k, _)| serde_json::from_str::<Value>(&k).ok())
-            .map(|id| Effect::ToAgent(error(&id, sentence.clone())))
+        out
+    }
+
+    /// Every request that waits gets `sentence` as its answer, the agent's
+    /// own unanswered `initialize` too, so that the client shows it instead
+    /// of a bare timeout.
+    fn fail_waiting(&mut self, sentence: &str) -> Vec<Effect> {
+        let mut ids = Vec::new();
+        if let Some(Init { answered: None, .. }) = &self.init {
+            if let Some(Init { request, .. }) = self.init.take() {
+                ids.extend(request.get("id").cloned());
+            }
+        }
+        ids.extend(
+            std::mem::take(&mut self.waiting)
+                .into_iter()
+                .filter_map(|(k, _)| serde_json::from_str::<Value>(&k).ok()),
+        );
+        ids.iter()
+            .map(|id| Effect::ToAgent(error(id, sentence.to_string())))
             .collect()
     }
 

@@ -374,3 +374,110 @@ async fn a_request_before_initialize_is_refused() {
         )]
     );
 }
+
+/// A 2026-07-28 request: its revision, client info and capabilities in `_meta`.
+fn stateless(id: i64, method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "agent", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }}})
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stateless_agent_is_served_from_its_first_message_without_initialize() {
+    let mut relay = Relay::new(ADDR, policy(), now());
+    assert_eq!(connects(&relay.tick(now())).len(), 1);
+    // The first message arrives while the bridge checks for an instance.
+    let discover = stateless(1, "server/discover");
+    assert!(relay.on_agent(discover.clone(), now()).is_empty());
+    assert_eq!(
+        relay.attempt_done(Attempt::Up(None), now()),
+        vec![Effect::Stateless(discover)],
+        "sent as soon as an instance answers, with no session to open"
+    );
+    relay.on_upstream(json!({"jsonrpc": "2.0", "id": 1, "result": {"supportedVersions": ["2026-07-28"]}}));
+    assert_eq!(relay.request_ended(&json!(1), None), vec![], "answered");
+
+    let list = stateless(2, "tools/list");
+    assert_eq!(relay.on_agent(list.clone(), now()), vec![Effect::Stateless(list)]);
+    // A stream that ends unanswered gets the sentence; never sent again.
+    let effects = relay.request_ended(&json!(2), None);
+    assert_eq!(effects.iter().filter_map(error_message).count(), 1, "{effects:?}");
+
+    // A cancelled one is abandoned: its exchange ends, nothing answers it.
+    relay.on_agent(stateless(3, "tools/call"), now());
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}});
+    assert_eq!(relay.on_agent(cancel, now()), vec![Effect::Abandon(json!(3))]);
+    assert_eq!(relay.request_ended(&json!(3), None), vec![]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stateless_request_that_never_arrived_waits_for_mcpool_and_goes_again() {
+    let mut relay = Relay::new(ADDR, policy(), now());
+    relay.tick(now());
+    relay.attempt_done(Attempt::Up(None), now());
+    let call = stateless(4, "tools/call");
+    assert_eq!(
+        relay.on_agent(call.clone(), now()),
+        vec![Effect::Stateless(call.clone())]
+    );
+    // mcpool went away: the connection was refused.
+    let effects = relay.stateless_undelivered(call.clone(), Failure::Unreachable, now());
+    assert_eq!(connects(&effects).len(), 1, "{effects:?}");
+    assert!(
+        relay.on_agent(stateless(5, "tools/list"), now()).is_empty(),
+        "waits behind it"
+    );
+    assert!(relay
+        .attempt_done(Attempt::Failed(Failure::Unreachable), now())
+        .is_empty());
+    advance(100).await;
+    assert_eq!(connects(&relay.tick(now())).len(), 1);
+    assert_eq!(
+        relay.attempt_done(Attempt::Up(None), now()),
+        vec![Effect::Stateless(call), Effect::Stateless(stateless(5, "tools/list"))],
+        "in the agent's order"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_an_instance_every_waiting_request_gets_the_sentence_before_the_bridge_exits() {
+    let mut relay = Relay::new(ADDR, policy(), now());
+    relay.tick(now());
+    relay.attempt_done(Attempt::Failed(Failure::Unreachable), now());
+    assert!(relay.on_agent(stateless(1, "server/discover"), now()).is_empty());
+    assert!(relay.on_agent(initialize(2), now()).is_empty());
+    let mut effects = Vec::new();
+    while !effects.iter().any(|e| matches!(e, Effect::Exit(_))) {
+        let due = relay.next_deadline().unwrap();
+        tokio::time::sleep_until(due).await;
+        for effect in relay.tick(now()) {
+            if matches!(effect, Effect::Connect(_)) {
+                effects.extend(relay.attempt_done(Attempt::Failed(Failure::Unreachable), now()));
+            } else {
+                effects.push(effect);
+            }
+        }
+    }
+    let sentence =
+        "no mcpool instance is running at 127.0.0.1:7007 (start it with `mcpool serve` or the tray app; waited 30 s)";
+    assert_eq!(
+        effects.iter().filter_map(error_message).collect::<Vec<_>>(),
+        vec![(json!(2), sentence.to_string()), (json!(1), sentence.to_string())],
+        "the agent's initialize, then what waited"
+    );
+    assert_eq!(effects.last(), Some(&Effect::Exit(sentence.into())));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_session_request_that_waited_for_the_first_check_is_refused_without_initialize() {
+    let mut relay = Relay::new(ADDR, policy(), now());
+    relay.tick(now());
+    assert!(relay.on_agent(call(1), now()).is_empty());
+    let effects = relay.attempt_done(Attempt::Up(None), now());
+    assert_eq!(
+        effects.iter().filter_map(error_message).collect::<Vec<_>>(),
+        vec![(json!(1), NOT_INITIALIZED.to_string())]
+    );
+}
