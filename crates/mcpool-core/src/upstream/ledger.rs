@@ -82,6 +82,8 @@ impl ProgressLedger {
         };
         let _ = tokio::time::timeout(limit, wait).await;
         lock(&self.counts).remove(token);
+        // Turns still waiting on this token need not wait any longer.
+        self.changed.notify_waiters();
     }
 }
 
@@ -176,5 +178,22 @@ mod tests {
         let start = tokio::time::Instant::now();
         ledger.wait_turn(&token, next, TURN_WAIT).await;
         assert_eq!(start.elapsed(), TURN_WAIT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_settled_token_releases_the_turns_still_waiting() {
+        let ledger = Arc::new(ProgressLedger::default());
+        let token = ProgressToken(NumberOrString::Number(1));
+        let _lost = ledger.received(&token);
+        let next = ledger.received(&token);
+        let (l, t) = (ledger.clone(), token.clone());
+        let waiter = tokio::spawn(async move {
+            l.wait_turn(&t, next, TURN_WAIT).await;
+            tokio::time::Instant::now()
+        });
+        let start = tokio::time::Instant::now();
+        // The call's result came and its wait for the lost step ran out.
+        ledger.settle(&token, Duration::from_secs(1)).await;
+        assert_eq!(waiter.await.unwrap() - start, Duration::from_secs(1));
     }
 }
