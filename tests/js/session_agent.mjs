@@ -13,6 +13,8 @@
 // "protocol_version": "..."} (or {"ready": false, "error": "..."}, exit 1).
 // Then one JSON command per stdin line, one JSON answer line each:
 //   {"op": "call", "tool": "NAME", "args": {...}} -> {"ok": true, "text": "...", "is_error": false}
+//   {"op": "call", ..., "progress": true} -> ... and "progress": [values], each
+//     progress notification the SDK handed `onprogress` before the result, in order
 //   {"op": "list"}                                -> {"ok": true, "tools": [...]}
 //   {"op": "ping"}                                -> {"ok": true}
 //   {"op": "session"}                             -> {"ok": true, "session_id": "..."}
@@ -56,16 +58,22 @@ emit({ ready: true, session_id: transport.sessionId, protocol_version: transport
 async function handle(command) {
   switch (command.op) {
     case "call": {
+      const progress = [];
+      const options = { timeout: TIMEOUT_MS };
+      if (command.progress) options.onprogress = (p) => progress.push(p.progress);
       const result = await client.callTool(
         { name: command.tool, arguments: command.args ?? {} },
         undefined,
-        { timeout: TIMEOUT_MS },
+        options,
       );
       const text = (result.content ?? [])
         .filter((c) => c.type === "text")
         .map((c) => c.text)
         .join("\n");
-      return { ok: true, text, is_error: Boolean(result.isError) };
+      const answer = { ok: true, text, is_error: Boolean(result.isError) };
+      // Copied now: only what came before the result counts.
+      if (command.progress) answer.progress = [...progress];
+      return answer;
     }
     case "list": {
       const tools = await client.listTools(undefined, { timeout: TIMEOUT_MS });

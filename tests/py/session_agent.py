@@ -12,6 +12,9 @@ Prints one JSON line when ready: {"ready": true, "session_id": "...",
 Then reads one JSON command per line on stdin and answers one JSON line each:
 
     {"op": "call", "tool": "NAME", "args": {...}} -> {"ok": true, "text": "...", "is_error": false}
+    {"op": "call", ..., "progress": true}        -> ... and "progress": [values], each
+                                                    progress notification the SDK handed
+                                                    its callback before the result, in order
     {"op": "list"}                                -> {"ok": true, "tools": ["...", ...]}
     {"op": "ping"}                                -> {"ok": true}
     {"op": "session"}                             -> {"ok": true, "session_id": "..."}
@@ -48,10 +51,22 @@ def text_of(result: types.CallToolResult) -> str:
 async def handle(session: ClientSession, get_session_id, command: dict[str, Any]) -> dict[str, Any]:
     op = command.get("op")
     if op == "call":
+        progress: list[float] = []
+
+        async def on_progress(value: float, total: float | None, message: str | None) -> None:
+            progress.append(value)
+
         result = await session.call_tool(
-            command["tool"], command.get("args") or {}, read_timeout_seconds=REQUEST_TIMEOUT
+            command["tool"],
+            command.get("args") or {},
+            read_timeout_seconds=REQUEST_TIMEOUT,
+            progress_callback=on_progress if command.get("progress") else None,
         )
-        return {"ok": True, "text": text_of(result), "is_error": bool(result.isError)}
+        answer = {"ok": True, "text": text_of(result), "is_error": bool(result.isError)}
+        if command.get("progress"):
+            # Copied now: only what came before the result counts.
+            answer["progress"] = list(progress)
+        return answer
     if op == "list":
         tools = await session.list_tools()
         return {"ok": True, "tools": [t.name for t in tools.tools]}

@@ -98,9 +98,14 @@ fn original_tools() -> Vec<Tool> {
         ),
         Tool::new(
             "progress",
-            "Sends `steps` progress notifications, `interval_ms` apart (default 20), then answers",
+            "Sends `steps` progress notifications, `interval_ms` apart (default 20), then answers; or each of \
+             `values` at once, just before the answer (as a server that flushes its progress with the result)",
             object(
-                json!({ "steps": { "type": "integer", "minimum": 0 }, "interval_ms": { "type": "integer", "minimum": 0 } }),
+                json!({
+                    "steps": { "type": "integer", "minimum": 0 },
+                    "interval_ms": { "type": "integer", "minimum": 0 },
+                    "values": { "type": "array", "items": { "type": "number" } },
+                }),
                 &[],
             ),
         ),
@@ -199,6 +204,7 @@ struct Big {
 struct Progress {
     steps: Option<u32>,
     interval_ms: Option<u64>,
+    values: Option<Vec<f64>>,
 }
 
 #[derive(Deserialize)]
@@ -278,6 +284,9 @@ pub async fn call(
             }))
         }
         "progress" => match parse::<Progress>(arguments) {
+            Ok(Progress {
+                values: Some(values), ..
+            }) => burst(&context, &values).await,
             Ok(args) => {
                 let interval = Duration::from_millis(args.interval_ms.unwrap_or(20));
                 progress(&context, args.steps.unwrap_or(3), interval).await
@@ -397,6 +406,25 @@ async fn progress(
         let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
             .with_total(f64::from(steps))
             .with_message(format!("step {step}"));
+        if let Err(error) = context.peer.notify_progress(param).await {
+            return Ok(failure(format!("progress failed: {error}")));
+        }
+    }
+    Ok(text("done"))
+}
+
+/// Sends every value as progress back to back, with no pause before the
+/// answer: the notifications reach the client in one burst with the result.
+async fn burst(context: &RequestContext<RoleServer>, values: &[f64]) -> Result<CallToolResult, McpError> {
+    let Some(token) = context.meta.get_progress_token() else {
+        return Ok(text("done"));
+    };
+    let total = values.last().copied();
+    for (step, value) in values.iter().enumerate() {
+        let mut param = ProgressNotificationParam::new(token.clone(), *value).with_message(format!("value {step}"));
+        if let Some(total) = total {
+            param = param.with_total(total);
+        }
         if let Err(error) = context.peer.notify_progress(param).await {
             return Ok(failure(format!("progress failed: {error}")));
         }

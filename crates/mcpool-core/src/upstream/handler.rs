@@ -15,6 +15,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, Service};
 use tokio::sync::mpsc;
 
+use super::ledger::{Turn, TURN_WAIT};
 use crate::hub::Hub;
 
 /// A change an upstream announced.
@@ -67,11 +68,17 @@ impl Service<RoleClient> for UpstreamHandler {
     async fn handle_notification(
         &self,
         notification: ServerNotification,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) -> Result<(), McpError> {
         match notification {
             ServerNotification::ProgressNotification(n) => {
                 let token = n.params.progress_token.clone();
+                // In the order the server sent them, not the order rmcp's
+                // tasks happen to run (the hub drops progress that would
+                // go backwards).
+                if let Some(turn) = context.extensions.get::<Turn>() {
+                    self.ledger.wait_turn(&token, *turn, TURN_WAIT).await;
+                }
                 self.hub.route_progress(&self.server, n.params).await;
                 self.ledger.handled(&token);
             }

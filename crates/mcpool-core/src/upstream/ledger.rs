@@ -1,17 +1,21 @@
-//! Keeps a call's progress ahead of its result. rmcp hands each incoming
-//! notification to a task of its own but delivers a response at once, so a
-//! result could overtake the progress sent before it. The transport wrapper
-//! [`Observed`] counts progress notifications in wire order; the handler
-//! counts them again once delivered; a call waits for the two to meet.
-//! The same count tells a call's limit (`callTimeout`) that the server is
-//! still at work: [`ProgressLedger::quiet_for`].
+//! Keeps a call's progress in wire order and ahead of its result. rmcp
+//! hands each incoming notification to a task of its own but delivers a
+//! response at once, so a result could overtake the progress sent before
+//! it, and progress read in one burst runs in any order (tokio runs the
+//! newest spawned task first). The transport wrapper [`Observed`] numbers
+//! progress notifications per token in wire order ([`Turn`]); the handler
+//! waits for its turn, and counts each once delivered; a call waits for
+//! the two counts to meet. The same count tells a call's limit
+//! (`callTimeout`) that the server is still at work:
+//! [`ProgressLedger::quiet_for`].
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    JsonRpcError, JsonRpcMessage, JsonRpcResponse, NumberOrString, ProgressToken, RequestId, ServerNotification,
+    GetExtensions, JsonRpcError, JsonRpcMessage, JsonRpcResponse, NumberOrString, ProgressToken, RequestId,
+    ServerNotification,
 };
 use rmcp::service::{RoleClient, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
@@ -21,14 +25,32 @@ use crate::sync::lock;
 
 #[derive(Default)]
 pub struct ProgressLedger {
+    /// Per token: progress notifications read, and handled.
     counts: Mutex<HashMap<ProgressToken, (u64, u64)>>,
     changed: Notify,
 }
 
+/// A progress notification's place among its token's, in the order the
+/// transport read them; [`Observed`] puts it in the notification's
+/// extensions, which rmcp hands the handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Turn(u64);
+
+/// How long a progress notification waits for those read before it: one
+/// that is stuck (its agent does not read) holds the others back no longer.
+pub const TURN_WAIT: Duration = Duration::from_secs(5);
+
 impl ProgressLedger {
-    fn received(&self, token: &ProgressToken) {
-        lock(&self.counts).entry(token.clone()).or_default().0 += 1;
+    fn received(&self, token: &ProgressToken) -> Turn {
+        let turn = {
+            let mut counts = lock(&self.counts);
+            let (received, _) = counts.entry(token.clone()).or_default();
+            let turn = Turn(*received);
+            *received += 1;
+            turn
+        };
         self.changed.notify_waiters();
+        turn
     }
 
     fn received_count(&self, token: &ProgressToken) -> u64 {
@@ -63,6 +85,23 @@ impl ProgressLedger {
         lock(&self.counts).remove(token);
     }
 
+    /// Waits (at most `limit`) until every progress notification for `token`
+    /// read before the one in `turn` has been handled, so that they go on in
+    /// the order the server sent them.
+    pub async fn wait_turn(&self, token: &ProgressToken, turn: Turn, limit: Duration) {
+        let wait = async {
+            loop {
+                let notified = self.changed.notified();
+                let due = lock(&self.counts).get(token).is_none_or(|(_, h)| *h >= turn.0);
+                if due {
+                    return;
+                }
+                notified.await;
+            }
+        };
+        let _ = tokio::time::timeout(limit, wait).await;
+    }
+
     /// Marks one progress notification for `token` as handled (sent on or dropped).
     pub fn handled(&self, token: &ProgressToken) {
         lock(&self.counts).entry(token.clone()).or_default().1 += 1;
@@ -84,6 +123,8 @@ impl ProgressLedger {
         };
         let _ = tokio::time::timeout(limit, wait).await;
         lock(&self.counts).remove(token);
+        // Turns still waiting on this token need not wait any longer.
+        self.changed.notify_waiters();
     }
 }
 
@@ -113,11 +154,12 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         loop {
-            let message = self.inner.receive().await;
-            match &message {
+            let mut message = self.inner.receive().await;
+            match &mut message {
                 Some(JsonRpcMessage::Notification(n)) => {
                     if let ServerNotification::ProgressNotification(p) = &n.notification {
-                        self.ledger.received(&p.params.progress_token);
+                        let turn = self.ledger.received(&p.params.progress_token);
+                        n.notification.extensions_mut().insert(turn);
                     }
                 }
                 Some(JsonRpcMessage::Response(JsonRpcResponse { id, .. }))
@@ -166,6 +208,55 @@ mod tests {
         let start = tokio::time::Instant::now();
         ledger.settle(&token, Duration::from_secs(1)).await;
         assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn progress_read_in_a_burst_goes_on_in_wire_order() {
+        let ledger = Arc::new(ProgressLedger::default());
+        let token = ProgressToken(NumberOrString::Number(1));
+        let turns: Vec<Turn> = (0..3).map(|_| ledger.received(&token)).collect();
+        assert_eq!(turns, [Turn(0), Turn(1), Turn(2)]);
+        let delivered = Arc::new(Mutex::new(Vec::new()));
+        let began = tokio::time::Instant::now();
+        // Started newest first, as tokio runs a burst of rmcp's tasks.
+        let mut tasks = Vec::new();
+        for (step, turn) in turns.into_iter().enumerate().rev() {
+            let (l, t, d) = (ledger.clone(), token.clone(), delivered.clone());
+            tasks.push(tokio::spawn(async move {
+                l.wait_turn(&t, turn, TURN_WAIT).await;
+                lock(&d).push(step);
+                l.handled(&t);
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        assert_eq!(*lock(&delivered), [0, 1, 2]);
+        assert_eq!(began.elapsed(), Duration::ZERO, "no turn waited for its limit");
+
+        // Bounded: a turn whose predecessor is never handled goes on after TURN_WAIT.
+        let _lost = ledger.received(&token);
+        let next = ledger.received(&token);
+        let start = tokio::time::Instant::now();
+        ledger.wait_turn(&token, next, TURN_WAIT).await;
+        assert_eq!(start.elapsed(), TURN_WAIT);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_settled_token_releases_the_turns_still_waiting() {
+        let ledger = Arc::new(ProgressLedger::default());
+        let token = ProgressToken(NumberOrString::Number(1));
+        let _lost = ledger.received(&token);
+        let next = ledger.received(&token);
+        let (l, t) = (ledger.clone(), token.clone());
+        let waiter = tokio::spawn(async move {
+            l.wait_turn(&t, next, TURN_WAIT).await;
+            tokio::time::Instant::now()
+        });
+        let start = tokio::time::Instant::now();
+        // The call's result came and its wait for the lost step ran out.
+        ledger.settle(&token, Duration::from_secs(1)).await;
+        assert_eq!(waiter.await.unwrap() - start, Duration::from_secs(1));
     }
 
     #[test]
