@@ -184,7 +184,12 @@ async fn main() -> anyhow::Result<()> {
                 }
                 None => Vec::new(),
             };
-            stdio::serve(common.ignore_discover, |injector| common.shared(Some(injector)), raw_tools).await
+            stdio::serve(
+                common.ignore_discover,
+                |injector| common.shared(Some(injector)),
+                raw_tools,
+            )
+            .await
         }
         Command::Http {
             listen,

@@ -138,8 +138,8 @@ async fn local(
     let mut group = spawned.group;
     // Our limit is enforced before rmcp's reader, whose own limit sits
     // above it: a reply over it fails its call instead of vanishing.
-    let stdout =
-        line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name).with_tail(spawned.stderr.clone());
+    let stdout = line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name)
+        .with_tail(spawned.stderr.clone());
     let mut probe = probe::LegacyProbe::new(
         AsyncRwTransport::new_client(stdout, spawned.stdin)
             .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),
