@@ -120,6 +120,29 @@ impl Drop for TempDir {
     }
 }
 
+/// `mcpool stdio` pointed at a loopback address nothing listens on (the
+/// address comes back too), waiting 1 s for an instance (`MCPOOL_STDIO_WAIT`),
+/// its profile and folders under `dir`, with stdin, stdout and stderr piped.
+pub fn stdio_bridge_to_nothing(dir: &Path) -> anyhow::Result<(tokio::process::Child, String)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let listen = format!("127.0.0.1:{port}");
+    let child = tokio::process::Command::new(bin("mcpool"))
+        .arg("stdio")
+        .env("MCPOOL_LISTEN", &listen)
+        .env("MCPOOL_TOKEN", "some-token")
+        .env("MCPOOL_STDIO_WAIT", "1")
+        .env("MCPOOL_PROFILE", profile_for(dir))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    Ok((child, listen))
+}
+
 /// A config entry that runs our fault-injecting server over stdio, logging
 /// its spawns to `log`.
 pub fn faulty_stdio(log: &Path, extra: &[&str]) -> Value {

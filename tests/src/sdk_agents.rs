@@ -101,9 +101,9 @@ impl LineAgent {
     }
 }
 
-/// A one-call agent of the 2026-07-28 SDKs: the Python SDK 2.x
-/// (`tests/py/agent2026.py`, `sdk` = `py2`) or the TypeScript SDK v2
-/// (`tests/js/bridge_agent.mjs --sdk v2`, `v2`), with `args` after the
+/// A one-call agent of the official SDKs: the Python SDK 2.x
+/// (`tests/py/agent2026.py`, `sdk` = `py2`) or the TypeScript SDK
+/// (`tests/js/bridge_agent.mjs --sdk v2` or `v1`), with `args` after the
 /// script and extra environment (which a `--stdio-cmd` child inherits).
 /// Its JSON report, or why it failed.
 pub async fn sdk_agent_2026(sdk: &str, args: &[&str], env: &[(&str, &str)]) -> anyhow::Result<Value> {

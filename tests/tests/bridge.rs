@@ -2,12 +2,10 @@
 //! to the running instance, driven by the official Python SDK over stdio; and
 //! a clear refusal when no instance runs (after a bounded wait for one).
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::process::Command;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -85,25 +83,9 @@ async fn the_python_sdk_runs_a_whole_session_through_mcpool_stdio() -> anyhow::R
 #[tokio::test]
 async fn mcpool_stdio_says_so_when_no_instance_runs() -> anyhow::Result<()> {
     let dir = TempDir::new("bridge-none");
-    // A loopback port that nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let listen = format!("127.0.0.1:{port}");
-    // It waits (here 1 s, MCPOOL_STDIO_WAIT) for an instance to start, with
-    // the client's stdin open as a client keeps it.
-    let mut child = Command::new(bin("mcpool"))
-        .arg("stdio")
-        .env("MCPOOL_LISTEN", &listen)
-        .env("MCPOOL_TOKEN", "some-token")
-        .env("MCPOOL_STDIO_WAIT", "1")
-        .env("MCPOOL_PROFILE", profile_for(dir.path()))
-        .env("XDG_DATA_HOME", dir.path().join("data"))
-        .env("XDG_CONFIG_HOME", dir.path().join("config"))
-        .env("XDG_CACHE_HOME", dir.path().join("cache"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
+    // It waits (here 1 s) for an instance to start, with the client's stdin
+    // open as a client keeps it.
+    let (mut child, listen) = stdio_bridge_to_nothing(dir.path())?;
     let _stdin = child.stdin.take();
     let out = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output()).await??;
     let stderr = String::from_utf8_lossy(&out.stderr);

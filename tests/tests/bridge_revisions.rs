@@ -84,20 +84,7 @@ async fn answer(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdo
 #[tokio::test]
 async fn without_an_instance_the_requests_are_answered_with_the_sentence() -> anyhow::Result<()> {
     let dir = TempDir::new("bridge-revisions-none");
-    // A loopback port that nothing listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let listen = format!("127.0.0.1:{port}");
-    let mut child = Command::new(bin("mcpool"))
-        .arg("stdio")
-        .env("MCPOOL_LISTEN", &listen)
-        .env("MCPOOL_TOKEN", "some-token")
-        .env("MCPOOL_STDIO_WAIT", "1")
-        .env("MCPOOL_PROFILE", profile_for(dir.path()))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
+    let (mut child, listen) = stdio_bridge_to_nothing(dir.path())?;
     let mut stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("stdin"))?;
     let mut lines = BufReader::new(child.stdout.take().ok_or_else(|| anyhow::anyhow!("stdout"))?).lines();
     let meta = json!({

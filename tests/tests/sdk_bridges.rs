@@ -13,45 +13,33 @@
 //!
 //! Each agent answers, and the tool's result carries the answer.
 
-use std::process::Stdio;
 use std::time::Duration;
 
+use mcpool_tests::sdk_agents::sdk_agent_2026;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::process::Command;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
 /// One call through `tests/js/bridge_agent.mjs` on SDK line `sdk` (`v1`,
 /// `v2`), or `tests/py/agent2026.py` (`py2`).
 async fn agent_call(pool: &Mcpool, sdk: &str, tool: &str, message: &str, answer: &str) -> anyhow::Result<Value> {
-    let mut cmd = if sdk == "py2" {
-        let mut cmd = Command::new(python_mcp2());
-        cmd.arg(repo_root().join("tests/py/agent2026.py"));
-        cmd
-    } else {
-        let mut cmd = Command::new("node");
-        cmd.arg(repo_root().join("tests/js/bridge_agent.mjs"))
-            .args(["--sdk", sdk, "--node-modules"])
-            .arg(node_modules());
-        cmd
-    };
-    let out = cmd
-        .args(["--url", &pool.url("/mcp"), "--token", &pool.token])
-        .args(["--tool", tool, "--message", message, "--answer", answer])
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(60), out).await??;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let report: Value = serde_json::from_str(stdout.trim()).map_err(|e| {
-        anyhow::anyhow!(
-            "the {sdk} agent printed no JSON ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })?;
-    anyhow::ensure!(out.status.success(), "{sdk} agent calling {tool}: {report}");
-    Ok(report)
+    let url = pool.url("/mcp");
+    let args = [
+        "--url",
+        &url,
+        "--token",
+        &pool.token,
+        "--tool",
+        tool,
+        "--message",
+        message,
+        "--answer",
+        answer,
+    ];
+    sdk_agent_2026(sdk, &args, &[])
+        .await
+        .map_err(|e| anyhow::anyhow!("{sdk} agent calling {tool}: {e:#}"))
 }
 
 #[tokio::test]
