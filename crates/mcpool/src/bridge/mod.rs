@@ -10,6 +10,7 @@
 mod http;
 mod relay;
 mod revision;
+mod vocabulary;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

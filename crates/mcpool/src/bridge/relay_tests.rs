@@ -1,5 +1,9 @@
 //! Event scripts for the relay on paused time.
 
+use std::time::Duration;
+
+use mcpool_core::backoff::Backoff;
+
 use super::*;
 
 const ADDR: &str = "127.0.0.1:7007";
