@@ -12,7 +12,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::http::{header, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt;
+use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use rmcp::transport::streamable_http_server::session::SessionId;
 use serde_json::{json, Value};
 
@@ -86,41 +86,16 @@ enum BodyError {
 }
 
 /// The whole body, refused as soon as it (or its declared length) passes
-/// `limit`.
+/// `limit` (`http_body_util::Limited` stops reading there).
 async fn read_body(body: Body, declared: Option<u64>, limit: usize) -> Result<Bytes, BodyError> {
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(BodyError::TooLarge);
     }
-    let mut stream = body.into_data_stream();
-    let mut first: Option<Bytes> = None;
-    let mut rest: Vec<u8> = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| BodyError::Unreadable(e.to_string()))?;
-        // `rest` holds the first chunk too once there is a second.
-        let so_far = if rest.is_empty() {
-            first.as_ref().map_or(0, Bytes::len)
-        } else {
-            rest.len()
-        };
-        if so_far + chunk.len() > limit {
-            return Err(BodyError::TooLarge);
-        }
-        // Most bodies come in one chunk: kept as it is, without a copy.
-        match &first {
-            None => first = Some(chunk),
-            Some(f) => {
-                if rest.is_empty() {
-                    rest.extend_from_slice(f);
-                }
-                rest.extend_from_slice(&chunk);
-            }
-        }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(BodyError::TooLarge),
+        Err(e) => Err(BodyError::Unreadable(e.to_string())),
     }
-    Ok(if rest.is_empty() {
-        first.unwrap_or_default()
-    } else {
-        Bytes::from(rest)
-    })
 }
 
 fn rpc_error(status: StatusCode, code: i32, id: Value, message: &str) -> Response {
