@@ -187,7 +187,14 @@ async fn next_call_succeeds_after(signal: i32) -> anyhow::Result<()> {
 
     mcpool.stop(signal).await?;
     // The agent does nothing special: a call made while mcpool is away
-    // waits for it, and goes through once it is back.
+    // waits for it, and goes through once it is back. Made once the bridge
+    // has seen mcpool go: one written in the instant mcpool dies may have
+    // reached it, and fails once with a sentence instead (README, "What
+    // happens when a server fails").
+    wait_for("the bridge to see mcpool go", LIMIT, || {
+        mcpool.bridge_logs().contains("lost the connection to mcpool")
+    })
+    .await?;
     let peer = agent.service.peer().clone();
     let during = tokio::spawn(async move {
         let params = rmcp::model::CallToolRequestParams::new("f__echo")
