@@ -18,6 +18,8 @@
 //   {"op": "list"}                                -> {"ok": true, "tools": [...]}
 //   {"op": "ping"}                                -> {"ok": true}
 //   {"op": "session"}                             -> {"ok": true, "session_id": "..."}
+//   {"op": "changes"} -> {"ok": true, "tool_list_changed": N}, the
+//     notifications/tools/list_changed seen so far
 // A failed command answers {"ok": false, "error": "..."} and the agent goes
 // on. It exits when stdin closes.
 
@@ -39,6 +41,7 @@ const sdk = (path) => import(pathToFileURL(join(nodeModules, "@modelcontextproto
 
 const { Client } = await sdk("client/index.js");
 const { StreamableHTTPClientTransport } = await sdk("client/streamableHttp.js");
+const { ToolListChangedNotificationSchema } = await sdk("types.js");
 
 const emit = (obj) => process.stdout.write(JSON.stringify(obj) + "\n");
 const TIMEOUT_MS = 30_000;
@@ -47,6 +50,10 @@ const transport = new StreamableHTTPClientTransport(new URL(url), {
   requestInit: token ? { headers: { Authorization: `Bearer ${token}` } } : {},
 });
 const client = new Client({ name: "mcpool-session-agent-ts", version: "0.1.0" });
+let toolListChanged = 0;
+client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+  toolListChanged += 1;
+});
 try {
   await client.connect(transport);
 } catch (e) {
@@ -70,7 +77,7 @@ async function handle(command) {
         .filter((c) => c.type === "text")
         .map((c) => c.text)
         .join("\n");
-      const answer = { ok: true, text, is_error: Boolean(result.isError) };
+      const answer = { ok: true, text, is_error: Boolean(result.isError), structured: result.structuredContent ?? null };
       // Copied now: only what came before the result counts.
       if (command.progress) answer.progress = [...progress];
       return answer;
@@ -84,6 +91,8 @@ async function handle(command) {
       return { ok: true };
     case "session":
       return { ok: true, session_id: transport.sessionId };
+    case "changes":
+      return { ok: true, tool_list_changed: toolListChanged };
     default:
       return { ok: false, error: `unknown op ${JSON.stringify(command.op)}` };
   }

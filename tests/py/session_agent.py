@@ -18,6 +18,8 @@ Then reads one JSON command per line on stdin and answers one JSON line each:
     {"op": "list"}                                -> {"ok": true, "tools": ["...", ...]}
     {"op": "ping"}                                -> {"ok": true}
     {"op": "session"}                             -> {"ok": true, "session_id": "..."}
+    {"op": "changes"}                             -> {"ok": true, "tool_list_changed": N}, the
+                                                    notifications/tools/list_changed seen so far
 
 A failed command answers {"ok": false, "error": "..."} and the agent goes on.
 It exits when stdin closes.
@@ -37,6 +39,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 REQUEST_TIMEOUT = timedelta(seconds=30)
+
+
+# What the server told this agent on its own.
+SEEN = {"tool_list_changed": 0}
+
+
+async def on_message(message: Any) -> None:
+    if isinstance(message, types.ServerNotification) and isinstance(message.root, types.ToolListChangedNotification):
+        SEEN["tool_list_changed"] += 1
 
 
 def emit(obj: dict[str, Any]) -> None:
@@ -62,7 +73,12 @@ async def handle(session: ClientSession, get_session_id, command: dict[str, Any]
             read_timeout_seconds=REQUEST_TIMEOUT,
             progress_callback=on_progress if command.get("progress") else None,
         )
-        answer = {"ok": True, "text": text_of(result), "is_error": bool(result.isError)}
+        answer = {
+            "ok": True,
+            "text": text_of(result),
+            "is_error": bool(result.isError),
+            "structured": result.structuredContent,
+        }
         if command.get("progress"):
             # Copied now: only what came before the result counts.
             answer["progress"] = list(progress)
@@ -75,6 +91,8 @@ async def handle(session: ClientSession, get_session_id, command: dict[str, Any]
         return {"ok": True}
     if op == "session":
         return {"ok": True, "session_id": get_session_id()}
+    if op == "changes":
+        return {"ok": True, "tool_list_changed": SEEN["tool_list_changed"]}
     return {"ok": False, "error": f"unknown op {op!r}"}
 
 
@@ -92,6 +110,7 @@ async def main() -> int:
                 read,
                 write,
                 client_info=types.Implementation(name="mcpool-session-agent-py", version="0.1.0"),
+                message_handler=on_message,
             ) as session:
                 try:
                     init = await session.initialize()

@@ -137,6 +137,11 @@ impl<'a> Recording<'a> {
         self.target = Some((server.to_string(), tool.to_string()));
     }
 
+    /// The server and tool this call went to, once known.
+    pub fn target_of(&self) -> Option<(&str, &str)> {
+        self.target.as_ref().map(|(s, t)| (s.as_str(), t.as_str()))
+    }
+
     pub fn finish(mut self, outcome: Outcome) {
         if let Some((server, tool)) = self.target.take() {
             self.log.record(&server, &tool, self.started, outcome);

@@ -242,6 +242,7 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
     let pool = Pool::new(pool_options);
     let shutdown = CancellationToken::new();
     start_healing(&pool, options.wake_window, &shutdown);
+    tokio::spawn(flush_usage(pool.clone(), shutdown.clone()));
 
     let config_path = options.config_path;
     // Stamped before reading, so a change made while loading is seen.
@@ -316,6 +317,8 @@ impl Service {
     pub async fn shutdown(mut self) {
         self.shutdown.cancel();
         self.pool.shutdown().await;
+        let pool = self.pool.clone();
+        let _ = tokio::task::spawn_blocking(move || pool.flush_usage()).await;
         if tokio::time::timeout(DRAIN, &mut self.server).await.is_err() {
             self.server.abort();
         }
@@ -356,6 +359,7 @@ async fn pool_options(
     tracing::info!("tool cache in {}", cache_dir.display());
     Ok(PoolOptions {
         approvals_file: Some(crate::toolctl::approvals::file_for(&paths::data_dir(), &profile)),
+        usage_file: Some(crate::usage::file_for(&paths::data_dir(), &profile)),
         backoff: Default::default(),
         secrets: Arc::new(keyring),
         cache: Some((ToolCache::new(&cache_dir), fingerprinter)),
@@ -397,6 +401,22 @@ pub async fn stop_requested() -> std::io::Result<()> {
 }
 
 /// Sleep, wake and network changes heal the pool by themselves (rule 11).
+/// Writes the tool call counts every [`crate::usage::FLUSH_EVERY`] while
+/// they change, until shutdown (which writes them once more).
+async fn flush_usage(pool: Pool, stop: CancellationToken) {
+    let mut tick = tokio::time::interval(crate::usage::FLUSH_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tick.tick() => {
+                let pool = pool.clone();
+                let _ = tokio::task::spawn_blocking(move || pool.flush_usage()).await;
+            }
+        }
+    }
+}
+
 fn start_healing(pool: &Pool, window: Option<Duration>, stop: &CancellationToken) {
     let mut config = HealConfig::default();
     if let Some(window) = window {

@@ -59,6 +59,12 @@ pub struct ConnectArgs {
     /// mcpool's config file (for --replace: which servers mcpool serves).
     #[arg(long, env = "MCPOOL_CONFIG")]
     config: Option<PathBuf>,
+    /// The tool listing the client gets: `all` (every tool), `search` (the
+    /// search and call tools plus pinned and found tools) or `auto`.
+    /// Default: `all` for clients that search tools themselves (Claude
+    /// Code, opencode, Cursor), `search` for the others.
+    #[arg(long, value_name = "MODE", value_parser = ["all", "search", "auto"])]
+    tool_listing: Option<String>,
 }
 
 /// How a client reaches the instance at `listen`.
@@ -80,8 +86,13 @@ pub fn connection(listen: SocketAddr, token: String, token_fixed: bool) -> Conne
 pub async fn run(args: ConnectArgs) -> anyhow::Result<ExitCode> {
     let setup = &args.instance.setup;
     let token = crate::client::token_or_create(setup).await?;
-    let conn = connection(args.instance.listen, token, setup.fixed_token().is_some());
     let client = Client::from(args.client);
+    let mode = args
+        .tool_listing
+        .as_deref()
+        .and_then(mcpool_core::search::ListingMode::parse)
+        .unwrap_or(client.default_listing());
+    let conn = connection(args.instance.listen, token, setup.fixed_token().is_some()).with_listing(mode);
     let dirs = Dirs::from_env();
     if !args.write && !args.dry_run {
         let (path, _) = dirs.location(client);

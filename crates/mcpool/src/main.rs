@@ -8,6 +8,7 @@ mod import_cmd;
 mod login;
 mod secret;
 mod serve;
+mod tools_cmd;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -94,6 +95,9 @@ enum Command {
     },
     /// A stdio MCP server relaying to the running instance (for stdio-only clients).
     Stdio(bridge::StdioArgs),
+    /// Search and list the running instance's tools.
+    #[command(subcommand)]
+    Tools(tools_cmd::ToolsCommand),
 }
 
 fn main() -> ExitCode {
@@ -123,6 +127,7 @@ fn main() -> ExitCode {
             Command::Connect(args) => connect::run(args).await,
             Command::Ui { instance, no_open } => client::ui(&instance, no_open).await,
             Command::Stdio(args) => bridge::run(args).await,
+            Command::Tools(command) => tools_cmd::run(command).await,
         }
     });
     match result {

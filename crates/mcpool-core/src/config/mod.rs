@@ -206,9 +206,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
         }
     }
     let names = config.servers.keys().cloned().collect();
-    let (profiles, approve, problems) = crate::toolctl::parse_root(&root, &names);
-    config.tools.profiles = profiles;
-    config.tools.approve = approve;
+    let (policy, problems) = crate::toolctl::parse_root(&root, &names);
+    config.tools.profiles = policy.profiles;
+    config.tools.approve = policy.approve;
+    config.tools.listing = policy.listing;
     for p in problems {
         let mut found = problem(path, p.server.as_deref(), Some(&p.field), p.message);
         found.warning = p.warning;

@@ -29,6 +29,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/config", get(config))
         .route("/api/sessions", get(sessions))
         .route("/api/calls", get(calls))
+        .merge(super::api_tools::routes())
 }
 
 /// The last tool calls agents made, newest first: names and timings only.

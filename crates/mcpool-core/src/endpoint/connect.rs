@@ -59,6 +59,7 @@ pub fn snippets(conn: &Connection, dirs: &Dirs) -> Vec<Snippet> {
     Client::ALL
         .into_iter()
         .map(|client| {
+            let conn = &conn.with_listing(client.default_listing());
             let (path, _) = dirs.location(client);
             let hint = match client {
                 Client::ClaudeCode => "# Run this once:".to_string(),
@@ -111,7 +112,8 @@ pub async fn write(State(state): State<AppState>, Path(name): Path<String>, head
         )
             .into_response();
     };
-    let conn = connection(&host(&headers), &state.options.token, state.options.token_fixed);
+    let conn = connection(&host(&headers), &state.options.token, state.options.token_fixed)
+        .with_listing(client.default_listing());
     let dirs = state.options.client_dirs.clone();
     let done = tokio::task::spawn_blocking(move || {
         let plan = agents::plan(client, &dirs, &conn, &[], false, SystemTime::now())?;

@@ -44,6 +44,20 @@ pub struct Hub {
     progress_order: tokio::sync::Mutex<()>,
     /// The last tool calls agents made, names and timings only.
     recent_calls: crate::calls::CallLog,
+    /// The tools searches found for 2026-07-28 agents, which have no
+    /// session to keep them: by endpoint and client (`clientInfo`).
+    stateless_found: Mutex<StatelessFound>,
+}
+
+/// [`Hub::stateless_found`]'s sets, the most recent [`StatelessFound::KEPT`].
+#[derive(Default)]
+struct StatelessFound {
+    sets: HashMap<String, crate::search::listing::FoundTools>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl StatelessFound {
+    const KEPT: usize = 256;
 }
 
 /// How long an upstream's progress waits for its call's route while a call
@@ -89,6 +103,26 @@ impl Hub {
                 tasks.server.remove(&oldest);
             }
         }
+    }
+
+    /// Adds `names` to the found tools of the 2026-07-28 client `key`;
+    /// answers whether its set changed.
+    pub fn add_stateless_found(&self, key: &str, names: &[&str]) -> bool {
+        let mut all = crate::sync::lock(&self.stateless_found);
+        if !all.sets.contains_key(key) {
+            all.order.push_back(key.to_string());
+            while all.order.len() > StatelessFound::KEPT {
+                if let Some(oldest) = all.order.pop_front() {
+                    all.sets.remove(&oldest);
+                }
+            }
+        }
+        all.sets.entry(key.to_string()).or_default().add(names.iter().copied())
+    }
+
+    /// The found tools of the 2026-07-28 client `key`.
+    pub fn stateless_found(&self, key: &str) -> crate::search::listing::FoundTools {
+        crate::sync::lock(&self.stateless_found).sets.get(key).cloned().unwrap_or_default()
     }
 
     /// The server that made `task_id`, if an agent was handed it.

@@ -79,6 +79,7 @@ impl PoolInner {
             let tools = l.map(|l| l.tools.as_slice()).unwrap_or_default();
             control.approvals.observe(name, tools, mode);
             self.update_held(name, tools);
+            self.reindex(name, l.map(|l| l.tools.as_slice()));
         }
         let view = tool_view_of(&self.builtin_tools, &lists, |s, t| control.visible(s, t));
         let profiles = control.policy().profiles;

@@ -2,6 +2,7 @@
 //! agents see (names, list changes), and the status events for the UI.
 
 mod changes;
+mod search;
 mod views;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,6 +24,7 @@ use crate::toolctl::{Approvals, ToolControl};
 use changes::SigScope;
 pub use changes::{HeldEvent, StatusEvent};
 use views::Views;
+pub use search::{SearchScope, ToolMatch};
 pub use views::{PromptView, ToolView};
 
 /// How long shutdown waits for every server to stop.
@@ -59,6 +61,10 @@ struct PoolInner {
     held_events: broadcast::Sender<HeldEvent>,
     config: tokio::sync::watch::Sender<ConfigState>,
     observer: Weak<dyn Observer>,
+    /// Every tool the servers list, for tool search (`search.rs`).
+    index: RwLock<crate::search::ToolIndex>,
+    /// Calls per tool and day, for `pinMostUsed`.
+    usage: crate::usage::Usage,
 }
 
 impl Observer for PoolInner {
@@ -84,6 +90,9 @@ pub struct PoolOptions {
     /// under their own names (the endpoint's `mcpool__status` and
     /// `mcpool__reconnect`, [`crate::endpoint::builtin::tools`]).
     pub builtin_tools: Vec<Tool>,
+    /// Where the tool call counts of `pinMostUsed` are kept; `None`: in
+    /// memory.
+    pub usage_file: Option<std::path::PathBuf>,
 }
 
 /// Default keepalive: rare enough that an idle machine does almost no work.
@@ -101,6 +110,7 @@ impl Default for PoolOptions {
             keepalive: Some(DEFAULT_KEEPALIVE),
             approvals_file: None,
             builtin_tools: Vec::new(),
+            usage_file: None,
         }
     }
 }
@@ -115,6 +125,7 @@ impl Pool {
     pub fn new(options: PoolOptions) -> Self {
         let oauth = Arc::new(crate::oauth::OAuth::new(options.secrets.clone()));
         let approvals = options.approvals_file.map(Approvals::open).unwrap_or_default();
+        let usage = options.usage_file.map(crate::usage::Usage::open).unwrap_or_default();
         let ctx = Arc::new(Context {
             oauth,
             hub: Arc::new(Hub::default()),
@@ -144,8 +155,11 @@ impl Pool {
                 held_events,
                 config: tokio::sync::watch::Sender::new(ConfigState::default()),
                 observer: weak_observer,
+                index: RwLock::new(crate::search::ToolIndex::default()),
+                usage,
             }
         });
+        inner.index_builtins();
         Pool { inner }
     }
 

@@ -15,6 +15,21 @@ use crate::sync::lock;
 pub struct ToolView {
     pub tools: Vec<Tool>,
     pub names: NameTable,
+    /// Each listed tool's place in `tools`, by public name.
+    pub by_name: std::collections::HashMap<String, usize>,
+    tokens: std::sync::OnceLock<usize>,
+}
+
+impl ToolView {
+    /// The listed tool `public`, if agents see it.
+    pub fn get(&self, public: &str) -> Option<&Tool> {
+        self.by_name.get(public).and_then(|i| self.tools.get(*i))
+    }
+
+    /// The estimated tokens of the whole listing (computed once).
+    pub fn tokens(&self) -> usize {
+        *self.tokens.get_or_init(|| crate::search::compact::listing_tokens(&self.tools))
+    }
 }
 
 pub struct PromptView {
@@ -129,7 +144,13 @@ pub(super) fn tool_view_of(
             }
         }
     }
-    ToolView { tools, names }
+    let by_name = tools.iter().enumerate().map(|(i, t)| (t.name.to_string(), i)).collect();
+    ToolView {
+        tools,
+        names,
+        by_name,
+        tokens: Default::default(),
+    }
 }
 
 /// The tools of `view` a profile lets through.

@@ -230,6 +230,13 @@ impl Supervisor {
         lists.tools.iter().find(|t| t.name == name).cloned()
     }
 
+    /// One tool of [`Self::lists`] and where the list came from.
+    pub fn tool_and_source(&self, name: &str) -> Option<(rmcp::model::Tool, crate::lifecycle::Source)> {
+        let inner = self.lock();
+        let (lists, source) = inner.machine.lists()?;
+        lists.tools.iter().find(|t| t.name == name).cloned().map(|t| (t, source))
+    }
+
     pub fn info(&self) -> Option<Arc<ServerPeerInfo>> {
         self.lock().info.clone()
     }

@@ -25,6 +25,9 @@ pub struct ServerSnapshot {
     pub protocol: Option<String>,
     pub tools: Vec<ToolSnapshot>,
     pub tool_count: usize,
+    /// The estimated tokens its listed tools add to a full `tools/list`
+    /// (enabled and approved ones; see `search::compact`).
+    pub tool_tokens: usize,
     pub connecting: bool,
     /// Milliseconds until the next attempt is allowed, during a backoff.
     pub retry_in_ms: Option<u64>,
@@ -54,6 +57,8 @@ pub struct ToolSnapshot {
     pub state: ToolState,
     /// `false` when the config's `disabledTools`/`enabledTools` hide it.
     pub enabled: bool,
+    /// The estimated tokens of its definition in a listing.
+    pub tokens: usize,
     /// For a `changed` tool: the definition the user approved (`null` when
     /// never approved) and the one the server gives now, to compare.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -105,11 +110,13 @@ impl Supervisor {
                 .map(|t| {
                     let control = &self.ctx.tools;
                     let enabled = control.enabled(&self.name, &t.name);
+                    let tokens = crate::search::compact::tool_tokens(t);
                     match control.approvals.verdict(&self.name, t) {
                         Verdict::Approved => ToolSnapshot {
                             name: t.name.to_string(),
                             state: source.into(),
                             enabled,
+                            tokens,
                             approved: None,
                             current: None,
                         },
@@ -117,6 +124,7 @@ impl Supervisor {
                             name: t.name.to_string(),
                             state: ToolState::Changed,
                             enabled,
+                            tokens,
                             approved: Some(approved),
                             current: Some(Definition::of(t)),
                         },
@@ -131,6 +139,11 @@ impl Supervisor {
             error: inner.machine.error().map(str::to_string),
             transport: inner.spec.transport.kind(),
             protocol: inner.info.as_ref().map(|i| i.protocol_version.to_string()),
+            tool_tokens: tools
+                .iter()
+                .filter(|t| t.enabled && t.state != ToolState::Changed)
+                .map(|t| t.tokens)
+                .sum(),
             tool_count: tools.len(),
             tools,
             connecting: inner.machine.attempting(),

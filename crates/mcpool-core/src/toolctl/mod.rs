@@ -45,6 +45,9 @@ impl ToolFilter {
 pub struct Profile {
     pub servers: BTreeSet<String>,
     pub tools: BTreeSet<String>,
+    /// The profile's own `toolListing`, `toolListingBudget`, `pinnedTools`
+    /// and `pinMostUsed` (unset ones follow the top level's).
+    pub listing: crate::search::ListingSettings,
 }
 
 impl Profile {
@@ -78,6 +81,8 @@ pub struct ToolPolicy {
     pub filters: BTreeMap<String, ToolFilter>,
     pub profiles: BTreeMap<String, Profile>,
     pub approve: ApproveMode,
+    /// The top level's listing keys.
+    pub listing: crate::search::ListingSettings,
 }
 
 impl ToolPolicy {
@@ -125,6 +130,13 @@ impl ToolControl {
 
     pub fn profile(&self, name: &str) -> Option<Profile> {
         read(&self.policy).profiles.get(name).cloned()
+    }
+
+    /// The listing settings of `/mcp` (`None`) or of a profile.
+    pub fn listing(&self, profile: Option<&str>) -> crate::search::Listing {
+        let policy = read(&self.policy);
+        let own = profile.and_then(|p| policy.profiles.get(p)).map(|p| &p.listing);
+        own.cloned().unwrap_or_default().over(&policy.listing)
     }
 
     /// Whether agents see `tool` of `server`: enabled and approved as it is.
@@ -193,12 +205,9 @@ fn names(obj: &Map<String, Value>, key: &str) -> Result<Option<BTreeSet<String>>
     }
 }
 
-/// The top-level `profiles` and `approveNewTools`; `servers` are the names
-/// the config serves (a profile naming another is a warning).
-pub fn parse_root(
-    root: &Map<String, Value>,
-    servers: &BTreeSet<String>,
-) -> (BTreeMap<String, Profile>, ApproveMode, Vec<SettingProblem>) {
+/// The top-level `profiles`, `approveNewTools` and listing keys; `servers`
+/// are the names the config serves (a profile naming another is a warning).
+pub fn parse_root(root: &Map<String, Value>, servers: &BTreeSet<String>) -> (ToolPolicy, Vec<SettingProblem>) {
     let mut problems = Vec::new();
     let mut problem = |field: String, message: String, warning: bool| {
         problems.push(SettingProblem {
@@ -222,13 +231,20 @@ pub fn parse_root(
             ApproveMode::Ask
         }
     };
+    let (listing, listing_problems) = crate::search::listing::parse_settings(root, "");
+    for (field, message) in listing_problems {
+        problem(field, message, false);
+    }
     let mut profiles = BTreeMap::new();
     match root.get("profiles") {
         None | Some(Value::Null) => {}
         Some(Value::Object(entries)) => {
             for (name, value) in entries {
                 match parse_profile(name, value) {
-                    Ok(profile) => {
+                    Ok((profile, listing_problems)) => {
+                        for (field, message) in listing_problems {
+                            problem(field, message, false);
+                        }
                         for server in profile.servers.difference(servers) {
                             problem(
                                 format!("profiles.{name}.servers"),
@@ -244,10 +260,20 @@ pub fn parse_root(
         }
         Some(_) => problem("profiles".into(), "expected an object of profiles".into(), false),
     }
-    (profiles, approve, problems)
+    let policy = ToolPolicy {
+        filters: BTreeMap::new(),
+        profiles,
+        approve,
+        listing,
+    };
+    (policy, problems)
 }
 
-fn parse_profile(name: &str, value: &Value) -> Result<Profile, (String, String)> {
+/// The keys a profile may have.
+const PROFILE_KEYS: &[&str] = &["servers", "tools", "toolListing", "toolListingBudget", "pinnedTools", "pinMostUsed"];
+
+/// A profile and the problems of its listing keys (which leave it in).
+fn parse_profile(name: &str, value: &Value) -> Result<(Profile, Vec<(String, String)>), (String, String)> {
     let field = |k: &str| format!("profiles.{name}{k}");
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         return Err((
@@ -258,10 +284,10 @@ fn parse_profile(name: &str, value: &Value) -> Result<Profile, (String, String)>
     let Value::Object(obj) = value else {
         return Err((field(""), "expected an object with \"servers\" and/or \"tools\"".into()));
     };
-    if let Some(key) = obj.keys().find(|k| !matches!(k.as_str(), "servers" | "tools")) {
+    if let Some(key) = obj.keys().find(|k| !PROFILE_KEYS.contains(&k.as_str())) {
         return Err((
             field(&format!(".{key}")),
-            "unknown field (expected servers or tools)".into(),
+            format!("unknown field (expected {})", PROFILE_KEYS.join(", ")),
         ));
     }
     let list = |key: &str| match obj.get(key) {
@@ -276,10 +302,13 @@ fn parse_profile(name: &str, value: &Value) -> Result<Profile, (String, String)>
             .collect(),
         Some(_) => Err((field(&format!(".{key}")), "expected an array of names".into())),
     };
-    Ok(Profile {
+    let (listing, problems) = crate::search::listing::parse_settings(obj, &format!("profiles.{name}."));
+    let profile = Profile {
         servers: list("servers")?,
         tools: list("tools")?,
-    })
+        listing,
+    };
+    Ok((profile, problems))
 }
 
 #[cfg(test)]
@@ -323,8 +352,9 @@ mod tests {
             }
         });
         let servers = BTreeSet::from(["gh".to_string(), "fs".to_string()]);
-        let (profiles, approve, problems) = parse_root(root.as_object().unwrap(), &servers);
-        assert_eq!(approve, ApproveMode::Ask);
+        let (policy, problems) = parse_root(root.as_object().unwrap(), &servers);
+        let profiles = policy.profiles;
+        assert_eq!(policy.approve, ApproveMode::Ask);
         let review = &profiles["review"];
         assert!(review.includes_tool(Some("gh"), "gh__anything"));
         assert!(review.includes_tool(Some("fs"), "fs__read"));
@@ -344,7 +374,7 @@ mod tests {
                 ),
                 (
                     "profiles.typo.server",
-                    "unknown field (expected servers or tools)",
+                    "unknown field (expected servers, tools, toolListing, toolListingBudget, pinnedTools, pinMostUsed)",
                     false,
                 ),
                 (
@@ -361,9 +391,34 @@ mod tests {
     #[test]
     fn approve_mode_defaults_to_auto_and_a_typo_is_stricter() {
         let parse = |v: Value| parse_root(v.as_object().unwrap(), &BTreeSet::new());
-        assert_eq!(parse(json!({})).1, ApproveMode::Auto);
-        let (_, mode, problems) = parse(json!({"approveNewTools": "never"}));
-        assert_eq!(mode, ApproveMode::Ask);
+        assert_eq!(parse(json!({})).0.approve, ApproveMode::Auto);
+        let (policy, problems) = parse(json!({"approveNewTools": "never"}));
+        assert_eq!(policy.approve, ApproveMode::Ask);
         assert_eq!(problems[0].field, "approveNewTools");
+    }
+
+    #[test]
+    fn listing_keys_parse_at_the_top_and_per_profile() {
+        let root = json!({
+            "toolListing": "search",
+            "pinnedTools": ["gh__create_issue"],
+            "profiles": {
+                "review": {"servers": ["gh"], "toolListing": "all", "pinMostUsed": 5},
+                "odd": {"servers": ["gh"], "toolListingBudget": "big"}
+            }
+        });
+        let servers = BTreeSet::from(["gh".to_string()]);
+        let (policy, problems) = parse_root(root.as_object().unwrap(), &servers);
+        let control = ToolControl::default();
+        control.set_policy(&policy);
+        let top = control.listing(None);
+        assert_eq!(top.mode, crate::search::ListingMode::Search);
+        assert!(top.pinned.contains("gh__create_issue"));
+        let review = control.listing(Some("review"));
+        assert_eq!((review.mode, review.pin_most_used), (crate::search::ListingMode::All, 5));
+        assert!(review.pinned.contains("gh__create_issue"), "unset keys follow the top level");
+        let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(fields, ["profiles.odd.toolListingBudget"]);
+        assert!(policy.profiles.contains_key("odd"), "a bad listing key leaves the profile in");
     }
 }

@@ -42,6 +42,9 @@ pub fn client() -> Result<reqwest::Client, reqwest::Error> {
 pub struct Upstream {
     client: reqwest::Client,
     base: String,
+    /// `/mcp`, with the listing mode the bridge was started with
+    /// (`/mcp?toolListing=search`).
+    mcp: String,
     token: String,
     session: Option<String>,
     version: Option<String>,
@@ -76,10 +79,11 @@ fn classify(e: &reqwest::Error) -> SendError {
 }
 
 impl Upstream {
-    pub fn new(client: reqwest::Client, addr: SocketAddr, token: String) -> Self {
+    pub fn new(client: reqwest::Client, addr: SocketAddr, mcp: &str, token: String) -> Self {
         Upstream {
             client,
             base: format!("http://{addr}"),
+            mcp: mcp.to_string(),
             token,
             session: None,
             version: None,
@@ -102,13 +106,13 @@ impl Upstream {
 
     /// POSTs one message; for a request, its answer comes as `Messages`.
     pub async fn send(&self, message: &Value) -> Result<Sent, SendError> {
-        self.post(self.request(reqwest::Method::POST, "/mcp"), message).await
+        self.post(self.request(reqwest::Method::POST, &self.mcp), message).await
     }
 
     /// POSTs a stateless (2026-07-28) request: outside any session, with
     /// the headers an HTTP agent of that revision sends.
     pub async fn send_stateless(&self, message: &Value) -> Result<Sent, SendError> {
-        let mut builder = self.client.post(format!("{}/mcp", self.base)).bearer_auth(&self.token);
+        let mut builder = self.client.post(format!("{}{}", self.base, self.mcp)).bearer_auth(&self.token);
         for (name, value) in revision::headers(message) {
             builder = builder.header(name, value);
         }
@@ -141,7 +145,7 @@ impl Upstream {
     /// The session's GET event stream: what mcpool sends outside any request.
     pub async fn events(&self) -> Result<Messages, SendError> {
         let response = self
-            .request(reqwest::Method::GET, "/mcp")
+            .request(reqwest::Method::GET, &self.mcp)
             .header(ACCEPT, "text/event-stream")
             .send()
             .await
@@ -159,7 +163,7 @@ impl Upstream {
     /// Ends the session (best effort: the agent is leaving).
     pub async fn close(&self) {
         if self.session.is_some() {
-            let _ = self.request(reqwest::Method::DELETE, "/mcp").send().await;
+            let _ = self.request(reqwest::Method::DELETE, &self.mcp).send().await;
         }
     }
 }
@@ -207,10 +211,11 @@ fn messages(response: Response) -> Messages {
 pub async fn attempt(
     client: reqwest::Client,
     addr: SocketAddr,
+    mcp: &str,
     token: String,
     connect: &Connect,
 ) -> (Attempt, Option<Upstream>) {
-    let mut upstream = Upstream::new(client, addr, token);
+    let mut upstream = Upstream::new(client, addr, mcp, token);
     let Some(initialize) = &connect.initialize else {
         let probe = upstream.request(reqwest::Method::GET, "/api/servers").send().await;
         return match probe {
@@ -245,7 +250,7 @@ pub async fn attempt(
 /// POSTs `initialize`; returns its answer and the new session's id.
 async fn open(upstream: &Upstream, initialize: &Value) -> Result<(Value, Option<String>), Failure> {
     let response = upstream
-        .request(reqwest::Method::POST, "/mcp")
+        .request(reqwest::Method::POST, &upstream.mcp)
         .header(ACCEPT, "application/json, text/event-stream")
         .header(CONTENT_TYPE, "application/json")
         .json(initialize)

@@ -48,6 +48,10 @@ pub struct StdioArgs {
     /// (and, at start, for an instance to start) before it fails.
     #[arg(long, env = "MCPOOL_STDIO_WAIT", default_value_t = 30, value_name = "SECONDS")]
     pub wait: u64,
+    /// The tool listing the agent gets (`all`, `search` or `auto`) over the
+    /// config's `toolListing`, as `mcpool connect` writes it per client.
+    #[arg(long, value_name = "MODE", value_parser = ["all", "search", "auto"])]
+    pub tool_listing: Option<String>,
 }
 
 /// What a session's readers report, tagged with the session's generation
@@ -89,6 +93,10 @@ struct Done {
 
 pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
     let addr = args.instance.listen;
+    let mcp: Arc<str> = match &args.tool_listing {
+        Some(mode) => format!("/mcp?{}={mode}", mcpool_core::search::listing::URL_PARAM).into(),
+        None => "/mcp".into(),
+    };
     // A token from the environment is fixed; one from the keyring is read
     // again when the instance refuses it (it may have been renewed).
     let setup = args.instance.setup.clone();
@@ -125,7 +133,7 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
                     }
                 }
                 Effect::Stateless(message) => {
-                    let upstream = Upstream::new(http_client.clone(), addr, token.clone());
+                    let upstream = Upstream::new(http_client.clone(), addr, &mcp, token.clone());
                     let id = message.get("id").map(Value::to_string).unwrap_or_default();
                     exchanges += 1;
                     let task = tokio::spawn(send_stateless(exchanges, upstream, message, addr, events_tx.clone()));
@@ -136,7 +144,7 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
                 }
                 Effect::Connect(connect) => {
                     let token = token.clone();
-                    attempts.spawn(attempt(http_client.clone(), addr, token, setup.clone(), connect));
+                    attempts.spawn(attempt(http_client.clone(), addr, mcp.clone(), token, setup.clone(), connect));
                 }
                 Effect::Log(line) => eprintln!("mcpool stdio: {line}"),
                 Effect::Exit(line) => {
@@ -287,6 +295,7 @@ async fn sleep_until(deadline: Option<Instant>) {
 async fn attempt(
     http_client: reqwest::Client,
     addr: SocketAddr,
+    mcp: Arc<str>,
     mut token: String,
     setup: Setup,
     connect: Connect,
@@ -294,8 +303,9 @@ async fn attempt(
     let once = |token: String| {
         let connect = connect.clone();
         let http_client = http_client.clone();
+        let mcp = mcp.clone();
         async move {
-            tokio::time::timeout(ATTEMPT_LIMIT, http::attempt(http_client, addr, token, &connect))
+            tokio::time::timeout(ATTEMPT_LIMIT, http::attempt(http_client, addr, &mcp, token, &connect))
                 .await
                 .unwrap_or((
                     Attempt::Failed(Failure::Other("mcpool did not answer in time".into())),

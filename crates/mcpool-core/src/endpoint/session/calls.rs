@@ -14,7 +14,9 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::{into_mcp, mark_complete, no_profile, not_in_profile, refused, unexpected, AgentSession};
+use super::meta as meta_call;
 use crate::calls::{Outcome, Recording};
+use crate::search::meta;
 use crate::endpoint::builtin::{self, BUILTIN_SERVER};
 use crate::hub::Scope;
 use crate::lifecycle::Status;
@@ -28,7 +30,29 @@ impl AgentSession {
     ) -> Result<CallToolResponse, McpError> {
         let hub = self.pool.hub().clone();
         let mut recording = Recording::start(hub.recent_calls());
+        let aggregated = !matches!(self.scope, Scope::One(_));
+        let wrapped = aggregated && request.name == meta::CALL_TOOL;
+        let request = if wrapped {
+            match meta_call::unwrap_call(&request) {
+                Ok(inner) => inner,
+                Err(sentence) => {
+                    recording.target(BUILTIN_SERVER, "call_tool");
+                    recording.finish(Outcome::Refused);
+                    return Ok(refused(sentence));
+                }
+            }
+        } else {
+            request
+        };
         let (result, outcome) = self.call_tool_routed(request, context, &mut recording).await;
+        // Through the call tool, an error the endpoint would answer a direct
+        // call with is the meta-tool's result, in the same words.
+        let (result, outcome) = match result {
+            Err(e) if wrapped && outcome != Some(Outcome::Cancelled) => {
+                (Ok(refused(e.message.to_string())), outcome.or(Some(Outcome::ProtocolError)))
+            }
+            other => (other, outcome),
+        };
         let outcome = outcome.unwrap_or(match &result {
             Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => Outcome::ToolError,
             Ok(CallToolResponse::Complete(_)) => Outcome::Ok,
@@ -38,6 +62,10 @@ impl AgentSession {
             Ok(_) => Outcome::Ok,
             Err(_) => Outcome::ProtocolError,
         });
+        let reached = matches!(outcome, Outcome::Ok | Outcome::ToolError | Outcome::Task | Outcome::InputRequired);
+        if let Some((server, tool)) = recording.target_of().filter(|(s, _)| reached && *s != BUILTIN_SERVER) {
+            self.pool.count_call(server, tool);
+        }
         recording.finish(outcome);
         result
     }
@@ -60,6 +88,11 @@ impl AgentSession {
         let refusal = |sentence| (Ok(refused(sentence)), Some(Outcome::Refused));
         let (sup, upstream_request): (Arc<Supervisor>, _) = match &self.scope {
             Scope::All | Scope::Profile(_) => {
+                if request.name == meta::SEARCH_TOOL {
+                    recording.target(BUILTIN_SERVER, "search_tools");
+                    let result = self.search_call(request.arguments.as_ref(), &context).await;
+                    return (Ok(CallToolResponse::Complete(result)), None);
+                }
                 if builtin::is_builtin(&request.name) {
                     let short = request
                         .name

@@ -11,7 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::{no_profile, speaks_2026, unexpected, AgentSession};
+use super::{speaks_2026, unexpected, AgentSession};
 use crate::hub::Scope;
 use crate::supervisor::{Lists, Supervisor};
 
@@ -61,14 +61,10 @@ impl AgentSession {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         match &self.scope {
-            Scope::All => Ok(hinted!(
-                &ctx,
-                ListToolsResult::with_all_items(self.pool.tool_view().tools.clone())
-            )),
-            Scope::Profile(name) => Ok(hinted!(
-                &ctx,
-                ListToolsResult::with_all_items(self.pool.profile_tools(name).ok_or_else(|| no_profile(name))?)
-            )),
+            Scope::All | Scope::Profile(_) => {
+                let (tools, _) = self.aggregated_tools(&ctx)?;
+                Ok(hinted!(&ctx, ListToolsResult::with_all_items(tools)))
+            }
             Scope::One(_) => {
                 let sup = self.single()?;
                 let control = self.pool.tool_control().clone();

@@ -12,7 +12,8 @@
 //!
 //! `info.rs`: `initialize` and `server/discover`; `lists.rs`: the lists;
 //! `calls.rs`: requests to one server; `listen.rs`: resource subscriptions
-//! and `subscriptions/listen`; `routing.rs`: names and URIs to servers.
+//! and `subscriptions/listen`; `meta.rs`: the listing modes and the
+//! meta-tools; `routing.rs`: names and URIs to servers.
 
 // Logging and subscriptions are deprecated by SEP-2577 but still used by the
 // agents and servers mcpool sits between, so it passes them through.
@@ -22,6 +23,7 @@ mod calls;
 mod info;
 mod listen;
 mod lists;
+mod meta;
 mod routing;
 mod tasks;
 
@@ -51,6 +53,9 @@ pub struct AgentSession {
     /// which is when rmcp ends the session. Never set for a 2026-07-28
     /// agent, which has no session.
     agent: Arc<OnceLock<Registration>>,
+    /// The tools this session's searches found, which its `search` listing
+    /// adds (behaviour.md rule 19).
+    found: Arc<std::sync::Mutex<crate::search::listing::FoundTools>>,
 }
 
 impl AgentSession {
@@ -59,6 +64,7 @@ impl AgentSession {
             pool,
             scope,
             agent: Arc::new(OnceLock::new()),
+            found: Default::default(),
         }
     }
 

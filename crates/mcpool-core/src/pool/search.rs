@@ -1,0 +1,269 @@
+//! The pool's side of tool search: the index kept current as servers'
+//! lists change, searches narrowed to what an endpoint may call, the
+//! summaries that describe the search tool, and the most-used tools.
+
+use rmcp::model::Tool;
+
+use super::{Pool, PoolInner};
+use crate::lifecycle::Status;
+use crate::search::meta::{summarize, ServerSummary};
+use crate::supervisor::ToolState;
+use crate::sync::{read, write};
+use crate::toolctl::{Profile, Verdict};
+
+/// The index's name for the endpoint's own tools: no configured server can
+/// be named so.
+const BUILTIN_KEY: &str = "";
+
+/// What a search may find.
+#[derive(Debug, Clone, Default)]
+pub struct SearchScope {
+    /// Only tools agents may call now (listed: enabled and approved).
+    /// `false` (the dashboard): disabled and held-back tools too.
+    pub callable_only: bool,
+    pub server: Option<String>,
+    pub profile: Option<Profile>,
+}
+
+/// One tool a search found.
+#[derive(Debug, Clone)]
+pub struct ToolMatch {
+    /// Its public name on the aggregated endpoint.
+    pub public: String,
+    /// The server's name (`mcpool` for the endpoint's own tools).
+    pub server: String,
+    /// The definition as agents see it (under its public name).
+    pub tool: Tool,
+    pub status: Status,
+    pub state: ToolState,
+    pub enabled: bool,
+    pub score: f32,
+}
+
+impl PoolInner {
+    /// Re-indexes `server`'s tools (`None`: removed).
+    pub(super) fn reindex(&self, server: &str, tools: Option<&[Tool]>) {
+        let about = read(&self.servers).get(server).and_then(|s| s.info()).map(|info| {
+            let own = info.server_info.as_ref();
+            let own = [
+                own.and_then(|i| i.title.as_deref()),
+                own.and_then(|i| i.description.as_deref()),
+                info.instructions.as_deref(),
+            ];
+            own.into_iter().flatten().collect::<Vec<_>>().join(". ")
+        });
+        let mut index = write(&self.index);
+        match tools {
+            Some(tools) => index.set_server(server, about.as_deref().unwrap_or_default(), tools),
+            None => index.remove_server(server),
+        }
+    }
+
+    pub(super) fn index_builtins(&self) {
+        write(&self.index).set_server(BUILTIN_KEY, "mcpool: the pool of MCP servers itself", &self.builtin_tools);
+    }
+}
+
+impl Pool {
+    /// The tools best matching `query`, best first, at most `limit`.
+    pub fn search_tools(&self, query: &str, limit: usize, scope: &SearchScope) -> Vec<ToolMatch> {
+        let view = self.tool_view();
+        let control = self.tool_control();
+        let builtin = crate::endpoint::builtin::BUILTIN_SERVER;
+        let public_of = |server: &str, tool: &str| -> Option<String> {
+            if server == BUILTIN_KEY {
+                return Some(tool.to_string());
+            }
+            view.names.public_name(server, tool).map(str::to_string)
+        };
+        let accept = |server: &str, tool: &str| {
+            let shown = if server == BUILTIN_KEY { builtin } else { server };
+            if scope.server.as_deref().is_some_and(|s| s != shown) {
+                return false;
+            }
+            let Some(public) = public_of(server, tool) else { return false };
+            if let Some(p) = &scope.profile {
+                let owner = (server != BUILTIN_KEY).then_some(server);
+                if !p.includes_tool(owner, &public) {
+                    return false;
+                }
+            }
+            !scope.callable_only || view.get(&public).is_some()
+        };
+        let hits = read(&self.inner.index).search(query, limit, accept);
+        hits.into_iter()
+            .filter_map(|hit| {
+                let public = public_of(&hit.server, &hit.tool)?;
+                if hit.server == BUILTIN_KEY {
+                    let tool = view.get(&public)?.clone();
+                    return Some(ToolMatch {
+                        public,
+                        server: builtin.to_string(),
+                        tool,
+                        status: Status::Connected,
+                        state: ToolState::Live,
+                        enabled: true,
+                        score: hit.score,
+                    });
+                }
+                let sup = self.server(&hit.server)?;
+                let (own, source) = sup.tool_and_source(&hit.tool)?;
+                let state = match control.approvals.verdict(&hit.server, &own) {
+                    Verdict::Approved => source.into(),
+                    Verdict::Changed { .. } => ToolState::Changed,
+                };
+                let mut tool = view.get(&public).cloned().unwrap_or(own);
+                tool.name = public.clone().into();
+                Some(ToolMatch {
+                    public,
+                    server: hit.server.clone(),
+                    enabled: control.enabled(&hit.server, &hit.tool),
+                    tool,
+                    status: sup.status(),
+                    state,
+                    score: hit.score,
+                })
+            })
+            .collect()
+    }
+
+    /// The number of tools the index holds (every server's, hidden ones
+    /// too, and the endpoint's own).
+    pub fn indexed_tools(&self) -> usize {
+        read(&self.inner.index).len()
+    }
+
+    /// What each server in `include` offers, for the search tool's
+    /// description: servers with listed tools, in name order.
+    pub fn server_summaries(&self, include: impl Fn(&str) -> bool) -> Vec<ServerSummary> {
+        let view = self.tool_view();
+        self.servers()
+            .iter()
+            .filter(|s| include(s.name()))
+            .map(|s| {
+                let names: Vec<String> = s
+                    .lists()
+                    .tools
+                    .iter()
+                    .filter(|t| view.names.public_name(s.name(), &t.name).is_some_and(|p| view.get(p).is_some()))
+                    .map(|t| t.name.to_string())
+                    .collect();
+                let info = s.info();
+                let about = info.as_ref().and_then(|i| {
+                    i.instructions
+                        .as_deref()
+                        .or(i.server_info.as_ref().and_then(|s| s.description.as_deref()))
+                        .map(str::to_string)
+                });
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                ServerSummary {
+                    name: s.name().to_string(),
+                    summary: summarize(about.as_deref(), &refs),
+                    tools: names.len(),
+                }
+            })
+            .collect()
+    }
+
+    /// One call that reached `tool` of `server`, for `pinMostUsed`.
+    pub fn count_call(&self, server: &str, tool: &str) {
+        self.inner.usage.record(server, tool, crate::usage::today());
+    }
+
+    /// The public names of the `n` tools called most in the last 7 days
+    /// that agents may call now.
+    pub fn most_used(&self, n: usize) -> Vec<String> {
+        if n == 0 {
+            return Vec::new();
+        }
+        let view = self.tool_view();
+        // Asked for more than n: some may be hidden or gone.
+        self.inner
+            .usage
+            .top(n.saturating_mul(2).max(n + 8), crate::usage::today())
+            .into_iter()
+            .filter_map(|(server, tool)| view.names.public_name(&server, &tool).map(str::to_string))
+            .filter(|public| view.get(public).is_some())
+            .take(n)
+            .collect()
+    }
+
+    /// Writes changed call counts (blocking; see [`crate::usage::Usage::flush`]).
+    pub fn flush_usage(&self) {
+        if let Err(e) = self.inner.usage.flush(crate::usage::today()) {
+            tracing::warn!("cannot save the tool usage counts: {e}");
+        }
+    }
+}
+
+/// What an aggregated endpoint's `tools/list` sends.
+#[derive(Debug, Clone)]
+pub struct Listed {
+    pub tools: Vec<Tool>,
+    pub sent: crate::search::Sent,
+    /// The settings in force (the URL's mode applied).
+    pub listing: crate::search::Listing,
+    /// What `all` would send: its tools and estimated tokens.
+    pub full_count: usize,
+    pub full_tokens: usize,
+}
+
+impl Pool {
+    /// The meta-tools of `/mcp` (`None`) or a profile, the search tool
+    /// described from the servers it serves.
+    pub fn meta_tools(&self, profile: Option<&Profile>) -> Vec<Tool> {
+        let summaries = self.server_summaries(|s| profile.is_none_or(|p| p.includes_server(s)));
+        vec![
+            crate::search::meta::search_tool(&summaries),
+            crate::search::meta::call_tool(),
+        ]
+    }
+
+    /// The listing of `/mcp` (`profile` `None`) or of a profile (`None` when
+    /// there is no such profile): `mode` over the configured one, `found`
+    /// the tools the asking agent's searches found.
+    pub fn listed(
+        &self,
+        profile: Option<&str>,
+        mode: Option<crate::search::ListingMode>,
+        found: &dyn Fn(&str) -> bool,
+    ) -> Option<Listed> {
+        use crate::search::compact::listing_tokens;
+        let control = self.tool_control();
+        let (full, full_tokens, own) = match profile {
+            Some(name) => {
+                let p = control.profile(name)?;
+                let tools = self.profile_tools(name)?;
+                let tokens = listing_tokens(&tools);
+                (tools, tokens, Some(p))
+            }
+            None => {
+                let view = self.tool_view();
+                (view.tools.clone(), view.tokens(), None)
+            }
+        };
+        let meta = self.meta_tools(own.as_ref());
+        let mut listing = control.listing(profile);
+        if let Some(mode) = mode {
+            listing.mode = mode;
+        }
+        let full_tokens = full_tokens + listing_tokens(&meta);
+        let full_count = full.len() + meta.len();
+        let sent = listing.decide(full_tokens);
+        let tools = match sent {
+            crate::search::Sent::All => meta.into_iter().chain(full).collect(),
+            crate::search::Sent::Search => {
+                let mut pinned = listing.pinned.clone();
+                pinned.extend(self.most_used(listing.pin_most_used));
+                crate::search::listing::search_listing(meta, &full, |n| pinned.contains(n) || found(n))
+            }
+        };
+        Some(Listed {
+            tools,
+            sent,
+            listing,
+            full_count,
+            full_tokens,
+        })
+    }
+}

@@ -1,0 +1,217 @@
+//! The meta-tools of every aggregated endpoint: `mcpool__search_tools`,
+//! whose description tells what the servers behind it offer, and
+//! `mcpool__call_tool`; and a search's answer, as text for the model and
+//! as `structuredContent` (behaviour.md rule 19).
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::compact::{compact_schema, one_line, signature};
+
+pub const SEARCH_TOOL: &str = "mcpool__search_tools";
+pub const CALL_TOOL: &str = "mcpool__call_tool";
+/// `limit` when the agent gives none, and its largest value.
+pub const DEFAULT_LIMIT: usize = 5;
+pub const MAX_LIMIT: usize = 20;
+/// Longest one-line description in a search answer.
+const DESCRIPTION_CHARS: usize = 160;
+/// Longest server summary in the search tool's description, and how many
+/// servers it names.
+const SUMMARY_CHARS: usize = 70;
+const SERVERS_NAMED: usize = 40;
+
+pub fn is_meta(name: &str) -> bool {
+    name == SEARCH_TOOL || name == CALL_TOOL
+}
+
+/// What one server offers, for the search tool's description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerSummary {
+    pub name: String,
+    pub summary: String,
+    pub tools: usize,
+}
+
+/// A server's one-line summary: its instructions' or its own description's
+/// first sentence, else a few of its tools' names.
+pub fn summarize(about: Option<&str>, tool_names: &[&str]) -> String {
+    if let Some(about) = about.map(str::trim).filter(|a| !a.is_empty()) {
+        return one_line(about, SUMMARY_CHARS);
+    }
+    let shown: Vec<&str> = tool_names.iter().take(4).copied().collect();
+    let more = if tool_names.len() > shown.len() { ", …" } else { "" };
+    one_line(&format!("{}{more}", shown.join(", ")), SUMMARY_CHARS)
+}
+
+fn schema(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// `mcpool__search_tools`, described from the servers the endpoint serves.
+pub fn search_tool(servers: &[ServerSummary]) -> Tool {
+    let total: usize = servers.iter().map(|s| s.tools).sum();
+    let mut named: Vec<String> = servers
+        .iter()
+        .filter(|s| s.tools > 0)
+        .take(SERVERS_NAMED)
+        .map(|s| format!("{} ({})", s.name, s.summary))
+        .collect();
+    let with_tools = servers.iter().filter(|s| s.tools > 0).count();
+    if with_tools > SERVERS_NAMED {
+        named.push(format!("and {} more", with_tools - SERVERS_NAMED));
+    }
+    let servers_text = if named.is_empty() {
+        "No server offers tools yet.".to_string()
+    } else {
+        format!("Servers: {}.", named.join("; "))
+    };
+    let description = format!(
+        "Find the right tool among the {total} tools of the MCP servers behind mcpool; most are not in your tool list. \
+         Describe the task in plain words (for example \"take a screenshot of the page\"). You get the best matches \
+         with their arguments; call one by its name if your tool list now has it, else through mcpool__call_tool. \
+         {servers_text}"
+    );
+    let mut tool = Tool::new(
+        SEARCH_TOOL,
+        description,
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "description": "What you want to do, in plain words"},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "How many tools to return (default 5)"},
+                "server": {"type": "string", "description": "Only this server's tools"}
+            },
+            "required": ["query"]
+        })),
+    );
+    tool.annotations = Some(ToolAnnotations::new().read_only(true).open_world(false));
+    tool
+}
+
+/// `mcpool__call_tool`.
+pub fn call_tool() -> Tool {
+    Tool::new(
+        CALL_TOOL,
+        "Call a tool of a server behind mcpool by the name mcpool__search_tools gave, with its arguments.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The tool's name as mcpool__search_tools gave it"},
+                "arguments": {"type": "object", "description": "The tool's arguments"}
+            },
+            "required": ["name"]
+        })),
+    )
+}
+
+/// One tool a search found, as the agent and the API see it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Found {
+    /// The public name: what `tools/call` and `mcpool__call_tool` take.
+    pub name: String,
+    pub server: String,
+    /// The server's status (`connected`, `failed`, …).
+    pub status: String,
+    pub description: String,
+    #[serde(rename = "inputSchema")]
+    pub input_schema: Value,
+}
+
+impl Found {
+    pub fn new(name: String, server: String, status: String, tool: &Tool) -> Self {
+        Found {
+            name,
+            server,
+            status,
+            description: one_line(tool.description.as_deref().unwrap_or_default(), DESCRIPTION_CHARS),
+            input_schema: compact_schema(&tool.input_schema),
+        }
+    }
+}
+
+/// Where the agent finds the tools it was given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Added to the session's tool list (it was told `list_changed`).
+    Listed,
+    /// Through `mcpool__call_tool` only.
+    CallTool,
+}
+
+/// A search's answer: one line per tool in the text, the same as JSON in
+/// `structuredContent.tools`.
+pub fn answer(query: &str, found: &[Found], delivery: Delivery) -> CallToolResult {
+    let text = if found.is_empty() {
+        format!(
+            "No tool matches \"{query}\". Try other words for the task, or a shorter query; mcpool__status shows which servers are connected."
+        )
+    } else {
+        let how = match delivery {
+            Delivery::Listed => "They are now in your tool list: call them by name (or through mcpool__call_tool).",
+            Delivery::CallTool => "Call one with mcpool__call_tool {\"name\": ..., \"arguments\": {...}}.",
+        };
+        let mut text = format!("{} tools for \"{query}\". {how} Arguments marked * are required.\n", found.len());
+        let empty = JsonObject::new();
+        for f in found {
+            let args = signature(match &f.input_schema {
+                Value::Object(m) => m,
+                _ => &empty,
+            });
+            text.push_str(&format!("- {} [{}, {}]: {}", f.name, f.server, f.status, f.description));
+            if !args.is_empty() {
+                text.push_str(&format!(" Args: {args}"));
+            }
+            text.push('\n');
+        }
+        text
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({"tools": found}));
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_search_tool_says_what_each_server_offers() {
+        let servers = vec![
+            ServerSummary { name: "github".into(), summary: summarize(Some("Work with GitHub issues and pull requests. More."), &[]), tools: 26 },
+            ServerSummary { name: "time".into(), summary: summarize(None, &["get_current_time", "convert_time"]), tools: 2 },
+            ServerSummary { name: "down".into(), summary: String::new(), tools: 0 },
+        ];
+        let tool = search_tool(&servers);
+        let d = tool.description.as_deref().unwrap_or_default();
+        assert!(d.contains("among the 28 tools"), "{d}");
+        assert!(d.contains("github (Work with GitHub issues and pull requests.)"), "{d}");
+        assert!(d.contains("time (get_current_time, convert_time)"), "{d}");
+        assert!(!d.contains("down ("), "{d}");
+        assert_eq!(search_tool(&[]).description.as_deref().map(|d| d.contains("No server offers tools yet.")), Some(true));
+    }
+
+    #[test]
+    fn an_answer_is_text_and_structured_content() {
+        let tool = Tool::new(
+            "echo",
+            "Echo the message back.\nMore lines.",
+            schema(json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]})),
+        );
+        let found = vec![Found::new("s__echo".into(), "s".into(), "connected".into(), &tool)];
+        let result = answer("say it back", &found, Delivery::CallTool);
+        let text = result.content[0].as_text().expect("a text block").text.clone();
+        assert!(text.contains("- s__echo [s, connected]: Echo the message back. Args: message*: string"), "{text}");
+        assert!(text.contains("mcpool__call_tool"), "{text}");
+        let tools = &result.structured_content.as_ref().unwrap()["tools"];
+        assert_eq!(tools[0]["name"], "s__echo");
+        assert_eq!(tools[0]["inputSchema"]["required"], json!(["message"]));
+        let none = answer("nothing", &[], Delivery::Listed);
+        assert_eq!(none.structured_content, Some(json!({"tools": []})));
+    }
+}

@@ -1,0 +1,16 @@
+//! Tool search: an index over every tool the servers list (`index.rs`, on
+//! the `bm25` crate, with `words.rs` and `synonyms.rs`), the meta-tools
+//! that agents search and call through (`meta.rs`), the listing modes
+//! (`listing.rs`) and the short forms and token estimates of tools
+//! (`compact.rs`). Pure: the pool keeps the index current and asks it.
+
+pub mod compact;
+pub mod index;
+pub mod listing;
+pub mod meta;
+mod synonyms;
+mod words;
+
+pub use index::{Hit, ToolIndex};
+pub use listing::{Listing, ListingMode, ListingSettings, Sent};
+pub use words::{split, Words};
