@@ -219,7 +219,8 @@ async fn measure(cli: &Cli, child: &mut Child, pid: u32, token: &str, started: I
         .filter_map(|c| sys::status_kb(c.pid, "VmRSS").ok())
         .sum();
 
-    let agent = connect(&url("/mcp"), token).await?;
+    // The full listing: past its budget, `/mcp` alone lists by search.
+    let agent = connect(&url("/mcp?toolListing=all"), token).await?;
     for i in 0..cli.lists + 5 {
         let t = Instant::now();
         let n = list_all(agent.peer()).await?;

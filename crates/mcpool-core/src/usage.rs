@@ -158,10 +158,19 @@ mod tests {
         usage.record("old", "gone", 90);
         assert_eq!(
             usage.top(2, 101),
-            [("gh".to_string(), "create_issue".to_string()), ("fs".into(), "read_file".into())]
+            [
+                ("gh".to_string(), "create_issue".to_string()),
+                ("fs".into(), "read_file".into())
+            ]
         );
         assert_eq!(usage.top(10, 101).len(), 3, "a call 11 days ago no longer counts");
-        assert_eq!(usage.top(10, 107), [("fs".to_string(), "read_file".to_string()), ("fs".into(), "write_file".into())]);
+        assert_eq!(
+            usage.top(10, 107),
+            [
+                ("fs".to_string(), "read_file".to_string()),
+                ("fs".into(), "write_file".into())
+            ]
+        );
         assert!(usage.top(0, 101).is_empty());
     }
 
@@ -174,7 +183,10 @@ mod tests {
         usage.flush(200).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains("create_issue") && !text.contains("arguments"), "{text}");
-        assert_eq!(Usage::open(path.clone()).top(1, 200), [("gh".to_string(), "create_issue".to_string())]);
+        assert_eq!(
+            Usage::open(path.clone()).top(1, 200),
+            [("gh".to_string(), "create_issue".to_string())]
+        );
         std::fs::write(&path, b"{not json").unwrap();
         assert!(Usage::open(path.clone()).top(5, 200).is_empty());
         #[cfg(unix)]

@@ -16,6 +16,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
                 name: format!("tool{i}"),
                 state,
                 enabled: true,
+                tokens: 50,
                 approved: None,
                 current: None,
             })
@@ -29,6 +30,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         transport: "stdio",
         protocol: None,
         tool_count: tools.len(),
+        tool_tokens: tools.len() * 50,
         tools,
         connecting: status == Status::Pending,
         retry_in_ms: None,

@@ -102,8 +102,15 @@ async fn search(
     let name_w = found.iter().map(|f| f.name.len()).max().unwrap_or(4).max(4);
     println!("{:<name_w$}  {:<10}  {:<8}  DESCRIPTION", "NAME", "STATUS", "STATE");
     for f in &found {
-        let state = if f.enabled { f.state.clone() } else { "disabled".to_string() };
-        println!("{:<name_w$}  {:<10}  {:<8}  {} ({})", f.name, f.status, state, f.description, f.server);
+        let state = if f.enabled {
+            f.state.clone()
+        } else {
+            "disabled".to_string()
+        };
+        println!(
+            "{:<name_w$}  {:<10}  {:<8}  {} ({})",
+            f.name, f.status, state, f.description, f.server
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -140,14 +147,23 @@ async fn list(instance: &Instance, only: Option<&str>) -> anyhow::Result<ExitCod
         .max()
         .unwrap_or(4)
         .max(4);
-    println!("{:<server_w$}  {:<tool_w$}  {:<8}  {:>6}", "SERVER", "TOOL", "STATE", "TOKENS");
+    println!(
+        "{:<server_w$}  {:<tool_w$}  {:<8}  {:>6}",
+        "SERVER", "TOOL", "STATE", "TOKENS"
+    );
     for s in &servers {
         for t in &s.tools {
             let state = if t.enabled { t.state.as_str() } else { "disabled" };
-            println!("{:<server_w$}  {:<tool_w$}  {:<8}  {:>6}", s.name, t.name, state, t.tokens);
+            println!(
+                "{:<server_w$}  {:<tool_w$}  {:<8}  {:>6}",
+                s.name, t.name, state, t.tokens
+            );
         }
         if s.tools.is_empty() {
-            println!("{:<server_w$}  {:<tool_w$}  {:<8}  {:>6}", s.name, "(no tools)", s.status, 0);
+            println!(
+                "{:<server_w$}  {:<tool_w$}  {:<8}  {:>6}",
+                s.name, "(no tools)", s.status, 0
+            );
         }
     }
     let count: usize = servers.iter().map(|s| s.tools.len()).sum();

@@ -175,12 +175,17 @@ impl Connection {
     /// `?toolListing=` and the stdio bridge's `--tool-listing`.
     pub fn with_listing(&self, mode: ListingMode) -> Connection {
         let mut conn = self.clone();
-        let base = conn.url.split_once('?').map_or(conn.url.as_str(), |(b, _)| b).to_string();
+        let base = conn
+            .url
+            .split_once('?')
+            .map_or(conn.url.as_str(), |(b, _)| b)
+            .to_string();
         conn.url = format!("{base}?{}={}", crate::search::listing::URL_PARAM, mode.as_str());
         if let Some(i) = conn.stdio.iter().position(|a| a == "--tool-listing") {
             conn.stdio.drain(i..(i + 2).min(conn.stdio.len()));
         }
-        conn.stdio.extend(["--tool-listing".to_string(), mode.as_str().to_string()]);
+        conn.stdio
+            .extend(["--tool-listing".to_string(), mode.as_str().to_string()]);
         conn
     }
 }

@@ -61,10 +61,17 @@ async fn search(State(state): State<AppState>, Query(query): Query<SearchQuery>)
     let tools: Vec<serde_json::Value> = matches
         .iter()
         .map(|m| {
-            let found = Found::new(m.public.clone(), m.server.clone(), m.status.as_str().to_string(), &m.tool);
+            let found = Found::new(
+                m.public.clone(),
+                m.server.clone(),
+                m.status.as_str().to_string(),
+                &m.tool,
+            );
             let mut value = serde_json::to_value(found).unwrap_or_default();
             if let Some(obj) = value.as_object_mut() {
-                let own = m.public.strip_prefix(&format!("{}__", crate::names::sanitize(&m.server)));
+                let own = m
+                    .public
+                    .strip_prefix(&format!("{}__", crate::names::sanitize(&m.server)));
                 obj.insert("tool".into(), json!(own.unwrap_or(&m.public)));
                 obj.insert("state".into(), json!(m.state));
                 obj.insert("enabled".into(), json!(m.enabled));
@@ -96,7 +103,10 @@ async fn listing(State(state): State<AppState>) -> Response {
                 "full_tools": listed.full_count,
                 "full_tokens": listed.full_tokens,
                 "sent_tools": listed.tools.len(),
-                "sent_tokens": listing_tokens(&listed.tools),
+                "sent_tokens": match listed.sent {
+                    crate::search::Sent::All => listed.full_tokens,
+                    crate::search::Sent::Search => listing_tokens(&listed.tools),
+                },
                 "pinned": listed.listing.pinned,
                 "pin_most_used": listed.listing.pin_most_used,
             }))

@@ -122,7 +122,11 @@ impl Hub {
 
     /// The found tools of the 2026-07-28 client `key`.
     pub fn stateless_found(&self, key: &str) -> crate::search::listing::FoundTools {
-        crate::sync::lock(&self.stateless_found).sets.get(key).cloned().unwrap_or_default()
+        crate::sync::lock(&self.stateless_found)
+            .sets
+            .get(key)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// The server that made `task_id`, if an agent was handed it.

@@ -58,8 +58,7 @@ impl PoolInner {
             let mut v = lock(&self.views);
             *v = Views {
                 generation: v.generation + 1,
-                tools: None,
-                prompts: None,
+                ..Views::default()
             };
         }
         let servers: Vec<Arc<Supervisor>> = read(&self.servers).values().cloned().collect();

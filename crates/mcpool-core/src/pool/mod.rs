@@ -23,8 +23,8 @@ use crate::sync::{lock, read, write};
 use crate::toolctl::{Approvals, ToolControl};
 use changes::SigScope;
 pub use changes::{HeldEvent, StatusEvent};
-use views::Views;
 pub use search::{SearchScope, ToolMatch};
+use views::Views;
 pub use views::{PromptView, ToolView};
 
 /// How long shutdown waits for every server to stop.

@@ -60,7 +60,11 @@ impl PoolInner {
     }
 
     pub(super) fn index_builtins(&self) {
-        write(&self.index).set_server(BUILTIN_KEY, "mcpool: the pool of MCP servers itself", &self.builtin_tools);
+        write(&self.index).set_server(
+            BUILTIN_KEY,
+            "mcpool: the pool of MCP servers itself",
+            &self.builtin_tools,
+        );
     }
 }
 
@@ -81,7 +85,9 @@ impl Pool {
             if scope.server.as_deref().is_some_and(|s| s != shown) {
                 return false;
             }
-            let Some(public) = public_of(server, tool) else { return false };
+            let Some(public) = public_of(server, tool) else {
+                return false;
+            };
             if let Some(p) = &scope.profile {
                 let owner = (server != BUILTIN_KEY).then_some(server);
                 if !p.includes_tool(owner, &public) {
@@ -134,18 +140,27 @@ impl Pool {
     }
 
     /// What each server in `include` offers, for the search tool's
-    /// description: servers with listed tools, in name order.
+    /// description: in name order, built once per change of some server's
+    /// lists.
     pub fn server_summaries(&self, include: impl Fn(&str) -> bool) -> Vec<ServerSummary> {
+        let all = self.cached_view(|v| &mut v.summaries, || self.build_summaries());
+        all.iter().filter(|s| include(&s.name)).cloned().collect()
+    }
+
+    fn build_summaries(&self) -> Vec<ServerSummary> {
         let view = self.tool_view();
         self.servers()
             .iter()
-            .filter(|s| include(s.name()))
             .map(|s| {
                 let names: Vec<String> = s
                     .lists()
                     .tools
                     .iter()
-                    .filter(|t| view.names.public_name(s.name(), &t.name).is_some_and(|p| view.get(p).is_some()))
+                    .filter(|t| {
+                        view.names
+                            .public_name(s.name(), &t.name)
+                            .is_some_and(|p| view.get(p).is_some())
+                    })
                     .map(|t| t.name.to_string())
                     .collect();
                 let info = s.info();

@@ -28,7 +28,9 @@ impl ToolView {
 
     /// The estimated tokens of the whole listing (computed once).
     pub fn tokens(&self) -> usize {
-        *self.tokens.get_or_init(|| crate::search::compact::listing_tokens(&self.tools))
+        *self
+            .tokens
+            .get_or_init(|| crate::search::compact::listing_tokens(&self.tools))
     }
 }
 
@@ -43,6 +45,8 @@ pub(super) struct Views {
     pub(super) generation: u64,
     pub(super) tools: Option<Arc<ToolView>>,
     pub(super) prompts: Option<Arc<PromptView>>,
+    /// What each server offers, for the search tool's description.
+    pub(super) summaries: Option<Arc<Vec<crate::search::meta::ServerSummary>>>,
 }
 
 impl Pool {
@@ -65,7 +69,11 @@ impl Pool {
         self.cached_view(|v| &mut v.prompts, || self.build_prompt_view())
     }
 
-    fn cached_view<T>(&self, slot: impl Fn(&mut Views) -> &mut Option<Arc<T>>, build: impl FnOnce() -> T) -> Arc<T> {
+    pub(super) fn cached_view<T>(
+        &self,
+        slot: impl Fn(&mut Views) -> &mut Option<Arc<T>>,
+        build: impl FnOnce() -> T,
+    ) -> Arc<T> {
         let (generation, cached) = {
             let mut v = lock(&self.inner.views);
             (v.generation, slot(&mut v).clone())

@@ -65,7 +65,10 @@ fn compact(schema: &Map<String, Value>, depth: usize) -> Value {
         out.insert("description".into(), Value::String(one_line(d, PARAM_DESCRIPTION)));
     }
     if let Some(Value::Array(values)) = schema.get("enum") {
-        out.insert("enum".into(), Value::Array(values.iter().take(ENUM_VALUES).cloned().collect()));
+        out.insert(
+            "enum".into(),
+            Value::Array(values.iter().take(ENUM_VALUES).cloned().collect()),
+        );
     }
     for key in ["anyOf", "oneOf"] {
         if let Some(Value::Array(variants)) = schema.get(key) {
@@ -75,7 +78,14 @@ fn compact(schema: &Map<String, Value>, depth: usize) -> Value {
                 .filter(|t| t != "null")
                 .collect();
             if !types.is_empty() && !out.contains_key("type") {
-                out.insert("type".into(), if types.len() == 1 { types[0].clone() } else { Value::Array(types) });
+                out.insert(
+                    "type".into(),
+                    if types.len() == 1 {
+                        types[0].clone()
+                    } else {
+                        Value::Array(types)
+                    },
+                );
             }
         }
     }
@@ -139,7 +149,12 @@ fn type_of(prop: &Value) -> String {
         Some(Value::String(t)) => t.clone(),
         Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect::<Vec<_>>().join("|"),
         _ => match prop.get("anyOf").or(prop.get("oneOf")) {
-            Some(Value::Array(vs)) => vs.iter().map(type_of).filter(|t| t != "null").collect::<Vec<_>>().join("|"),
+            Some(Value::Array(vs)) => vs
+                .iter()
+                .map(type_of)
+                .filter(|t| t != "null")
+                .collect::<Vec<_>>()
+                .join("|"),
             _ => "any".into(),
         },
     }
@@ -159,9 +174,15 @@ mod tests {
 
     #[test]
     fn one_line_takes_the_first_sentence_of_the_first_line() {
-        assert_eq!(one_line("Take a screenshot of the page. Use it to see.", 200), "Take a screenshot of the page.");
+        assert_eq!(
+            one_line("Take a screenshot of the page. Use it to see.", 200),
+            "Take a screenshot of the page."
+        );
         assert_eq!(one_line("\n  First line\nsecond", 200), "First line");
-        assert_eq!(one_line("Go. Then more words follow here.", 200), "Go. Then more words follow here.");
+        assert_eq!(
+            one_line("Go. Then more words follow here.", 200),
+            "Go. Then more words follow here."
+        );
         assert_eq!(one_line("abcdefghij", 5), "abcd…");
         assert_eq!(one_line("", 5), "");
     }

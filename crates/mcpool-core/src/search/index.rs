@@ -30,7 +30,13 @@ enum Field {
     About,
 }
 
-const FIELDS: [Field; 5] = [Field::Name, Field::Description, Field::Params, Field::Server, Field::About];
+const FIELDS: [Field; 5] = [
+    Field::Name,
+    Field::Description,
+    Field::Params,
+    Field::Server,
+    Field::About,
+];
 
 impl Field {
     fn weight(self) -> f32 {
@@ -38,7 +44,7 @@ impl Field {
             Field::Name => 2.5,
             Field::Description => 1.0,
             Field::Params => 0.4,
-            Field::Server => 1.2,
+            Field::Server => 1.5,
             Field::About => 0.25,
         }
     }
@@ -53,6 +59,11 @@ impl Field {
 
 /// The weight of a synonym of a request's word against the word itself.
 const SYNONYM_WEIGHT: f32 = 0.35;
+/// How much of a score a tool keeps that meets none of a request's words
+/// but through its synonyms (the rest grows with the share it meets).
+const COVERAGE_FLOOR: f32 = 0.5;
+/// The factor of the tools of a server the request names ("… on GitHub").
+const SERVER_NAMED: f32 = 1.3;
 /// BM25's term-frequency saturation.
 const K1: f32 = 1.2;
 /// A field's index is rebuilt when its true average length has moved this
@@ -65,7 +76,11 @@ struct Spaces;
 
 impl bm25::Tokenizer for Spaces {
     fn tokenize(&self, input_text: &str) -> Vec<String> {
-        input_text.split(' ').filter(|s| !s.is_empty()).map(str::to_string).collect()
+        input_text
+            .split(' ')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
     }
 }
 
@@ -243,10 +258,35 @@ impl ToolIndex {
         self.docs.remove(&id);
     }
 
+    /// The servers a request names: a word of the request is a word of the
+    /// server's name, or the start of one (four letters or more: "mongo"
+    /// names `mongodb`).
+    fn servers_named(&self, query: &str) -> std::collections::BTreeSet<&str> {
+        let asked: Vec<String> = split(query)
+            .into_iter()
+            .filter(|w| !super::words::is_stop_word(w))
+            .collect();
+        self.by_server
+            .keys()
+            .filter(|server| {
+                split(server).iter().any(|part| {
+                    asked
+                        .iter()
+                        .any(|w| w == part || (w.chars().count() >= 4 && part.starts_with(w.as_str())))
+                })
+            })
+            .map(String::as_str)
+            .collect()
+    }
+
     fn field_texts(&self, server: &str, about: &str, tool: &Tool) -> [Vec<String>; 5] {
         let w = &self.words;
         let mut name = w.stems(&tool.name);
-        if let Some(title) = tool.title.as_deref().or(tool.annotations.as_ref().and_then(|a| a.title.as_deref())) {
+        if let Some(title) = tool
+            .title
+            .as_deref()
+            .or(tool.annotations.as_ref().and_then(|a| a.title.as_deref()))
+        {
             name.extend(w.stems(title));
         }
         let description = w.stems(tool.description.as_deref().unwrap_or_default());
@@ -261,28 +301,46 @@ impl ToolIndex {
     /// lets through (server, tool name); at most `limit`.
     pub fn search(&self, query: &str, limit: usize, accept: impl Fn(&str, &str) -> bool) -> Vec<Hit> {
         let mut own = self.words.stems(query);
+        own.sort();
         own.dedup();
-        let mut own_sorted = own.clone();
-        own_sorted.sort();
-        own_sorted.dedup();
-        let mut terms: BTreeMap<&str, f32> = own_sorted.iter().map(|s| (s.as_str(), 1.0)).collect();
-        for stem in &own_sorted {
+        own.truncate(64);
+        // Each term: its weight, and which of the request's words it stands for.
+        let mut terms: BTreeMap<&str, (f32, u64)> = own
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.as_str(), (1.0, 1 << i)))
+            .collect();
+        for (i, stem) in own.iter().enumerate() {
             for synonym in self.synonyms.of(stem) {
-                terms.entry(synonym).or_insert(SYNONYM_WEIGHT);
+                let entry = terms.entry(synonym).or_insert((SYNONYM_WEIGHT, 0));
+                entry.1 |= 1 << i;
             }
         }
-        let mut scores: HashMap<u32, f32> = HashMap::new();
-        for (term, weight) in &terms {
+        let mut scores: HashMap<u32, (f32, u64)> = HashMap::new();
+        for (term, (weight, words)) in &terms {
             let q = Embedding(vec![TokenEmbedding {
                 index: u32::embed(term),
                 value: 1.0,
             }]);
             for f in &self.fields {
                 for m in f.scorer.matches(&q) {
-                    *scores.entry(m.id).or_default() += f.field.weight() * weight * m.score;
+                    let entry = scores.entry(m.id).or_default();
+                    entry.0 += f.field.weight() * weight * m.score;
+                    entry.1 |= words;
                 }
             }
         }
+        let asked = own.len().max(1) as f32;
+        let named = self.servers_named(query);
+        let scores = scores.into_iter().map(|(id, (score, words))| {
+            // A tool that meets more of the request's words is the likelier one.
+            let met = words.count_ones() as f32 / asked;
+            let mut score = score * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * met);
+            if self.docs.get(&id).is_some_and(|d| named.contains(d.server.as_str())) {
+                score *= SERVER_NAMED;
+            }
+            (id, score)
+        });
         let mut hits: Vec<Hit> = scores
             .into_iter()
             .filter_map(|(id, score)| {
@@ -331,7 +389,9 @@ fn fingerprint(about: &str, tool: &Tool) -> u64 {
     tool.name.hash(&mut h);
     tool.title.hash(&mut h);
     tool.description.hash(&mut h);
-    serde_json::to_string(&tool.input_schema).unwrap_or_default().hash(&mut h);
+    serde_json::to_string(&tool.input_schema)
+        .unwrap_or_default()
+        .hash(&mut h);
     tool.annotations.as_ref().and_then(|a| a.title.clone()).hash(&mut h);
     h.finish()
 }

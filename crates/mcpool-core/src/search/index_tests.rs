@@ -6,7 +6,9 @@ use serde_json::json;
 use super::*;
 
 fn tool(name: &str, description: &str, schema: serde_json::Value) -> Tool {
-    let serde_json::Value::Object(map) = schema else { panic!("schema must be an object") };
+    let serde_json::Value::Object(map) = schema else {
+        panic!("schema must be an object")
+    };
     Tool::new(name.to_string(), description.to_string(), Arc::new(map))
 }
 
@@ -29,7 +31,11 @@ fn catalog() -> ToolIndex {
         "github",
         "",
         &[
-            tool("create_issue", "Open a new issue in a GitHub repository.", json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}})),
+            tool(
+                "create_issue",
+                "Open a new issue in a GitHub repository.",
+                json!({"type": "object", "properties": {"title": {"type": "string"}, "body": {"type": "string"}}}),
+            ),
             tool("search_repositories", "Search for GitHub repositories.", no_params()),
         ],
     );
@@ -60,7 +66,10 @@ fn words_of_a_name_find_the_tool() {
 fn a_paraphrase_finds_the_tool_through_synonyms() {
     let index = catalog();
     assert_eq!(top(&index, "remove a folder")[0], "fs/delete_directory");
-    assert_eq!(top(&index, "capture a picture of the web page")[0], "browser/browser_take_screenshot");
+    assert_eq!(
+        top(&index, "capture a picture of the web page")[0],
+        "browser/browser_take_screenshot"
+    );
     assert_eq!(top(&index, "report a bug on github")[0], "github/create_issue");
 }
 
@@ -98,9 +107,15 @@ fn a_server_update_replaces_its_tools_and_keeps_the_unchanged_ones() {
         ],
     );
     assert_eq!(index.len(), 5);
-    assert_eq!(id_of(&index, "fs", "read_file"), before, "an unchanged tool is not re-indexed");
+    assert_eq!(
+        id_of(&index, "fs", "read_file"),
+        before,
+        "an unchanged tool is not re-indexed"
+    );
     assert_eq!(id_of(&index, "fs", "list_directory"), changed);
-    assert!(top(&index, "delete directory").iter().all(|t| t != "fs/delete_directory"));
+    assert!(top(&index, "delete directory")
+        .iter()
+        .all(|t| t != "fs/delete_directory"));
     assert_eq!(top(&index, "what does the folder hold")[0], "fs/list_directory");
     index.remove_server("github");
     assert_eq!(index.len(), 3);

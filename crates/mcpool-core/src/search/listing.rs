@@ -156,10 +156,7 @@ pub fn parse_settings(obj: &Map<String, Value>, prefix: &str) -> (ListingSetting
             }
             settings.pinned = Some(pinned);
         }
-        Some(_) => problems.push((
-            field("pinnedTools"),
-            "expected an array of public tool names".into(),
-        )),
+        Some(_) => problems.push((field("pinnedTools"), "expected an array of public tool names".into())),
     }
     match obj.get("pinMostUsed") {
         None | Some(Value::Null) => {}
@@ -185,15 +182,28 @@ mod tests {
 
     #[test]
     fn settings_parse_and_bad_values_are_named() {
-        let (s, problems) = parse(json!({"toolListing": "search", "toolListingBudget": 2000, "pinnedTools": ["a__b"], "pinMostUsed": 3}));
+        let (s, problems) = parse(
+            json!({"toolListing": "search", "toolListingBudget": 2000, "pinnedTools": ["a__b"], "pinMostUsed": 3}),
+        );
         assert!(problems.is_empty());
         assert_eq!(s.mode, Some(ListingMode::Search));
         assert_eq!(s.budget, Some(2000));
         assert_eq!(s.pinned, Some(BTreeSet::from(["a__b".to_string()])));
         assert_eq!(s.pin_most_used, Some(3));
-        let (s, problems) = parse(json!({"toolListing": "some", "toolListingBudget": -1, "pinnedTools": ["", 3, "ok"], "pinMostUsed": 1000}));
+        let (s, problems) = parse(
+            json!({"toolListing": "some", "toolListingBudget": -1, "pinnedTools": ["", 3, "ok"], "pinMostUsed": 1000}),
+        );
         let fields: Vec<&str> = problems.iter().map(|(f, _)| f.as_str()).collect();
-        assert_eq!(fields, ["toolListing", "toolListingBudget", "pinnedTools[0]", "pinnedTools[1]", "pinMostUsed"]);
+        assert_eq!(
+            fields,
+            [
+                "toolListing",
+                "toolListingBudget",
+                "pinnedTools[0]",
+                "pinnedTools[1]",
+                "pinMostUsed"
+            ]
+        );
         assert_eq!(s.over(&ListingSettings::default()).mode, ListingMode::Auto);
         assert_eq!(s.pinned, Some(BTreeSet::from(["ok".to_string()])));
         let (_, problems) = parse_settings(json!({"pinnedTools": "x"}).as_object().unwrap(), "profiles.p.");
@@ -202,13 +212,24 @@ mod tests {
 
     #[test]
     fn a_profile_overrides_the_top_level_key_by_key() {
-        let top = ListingSettings { mode: Some(ListingMode::Search), budget: Some(100), pinned: Some(BTreeSet::from(["x".into()])), pin_most_used: Some(2) };
-        let profile = ListingSettings { mode: Some(ListingMode::All), ..Default::default() };
+        let top = ListingSettings {
+            mode: Some(ListingMode::Search),
+            budget: Some(100),
+            pinned: Some(BTreeSet::from(["x".into()])),
+            pin_most_used: Some(2),
+        };
+        let profile = ListingSettings {
+            mode: Some(ListingMode::All),
+            ..Default::default()
+        };
         let l = profile.over(&top);
         assert_eq!((l.mode, l.budget, l.pin_most_used), (ListingMode::All, 100, 2));
         assert!(l.pinned.contains("x"));
         let d = ListingSettings::default().over(&ListingSettings::default());
-        assert_eq!((d.mode, d.budget, d.pin_most_used), (ListingMode::Auto, DEFAULT_BUDGET, 0));
+        assert_eq!(
+            (d.mode, d.budget, d.pin_most_used),
+            (ListingMode::Auto, DEFAULT_BUDGET, 0)
+        );
     }
 
     #[test]
@@ -216,9 +237,15 @@ mod tests {
         let l = ListingSettings::default().over(&ListingSettings::default());
         assert_eq!(l.decide(DEFAULT_BUDGET), Sent::All);
         assert_eq!(l.decide(DEFAULT_BUDGET + 1), Sent::Search);
-        let all = Listing { mode: ListingMode::All, ..l.clone() };
+        let all = Listing {
+            mode: ListingMode::All,
+            ..l.clone()
+        };
         assert_eq!(all.decide(usize::MAX), Sent::All);
-        let search = Listing { mode: ListingMode::Search, ..l };
+        let search = Listing {
+            mode: ListingMode::Search,
+            ..l
+        };
         assert_eq!(search.decide(0), Sent::Search);
     }
 
@@ -226,7 +253,9 @@ mod tests {
     fn the_search_listing_is_meta_then_kept_tools_in_listing_order() {
         let t = |n: &str| Tool::new(n.to_string(), "d", std::sync::Arc::new(Default::default()));
         let full = vec![t("mcpool__search_tools"), t("a__x"), t("b__y"), t("c__z")];
-        let listed = search_listing(vec![t("mcpool__search_tools"), t("mcpool__call_tool")], &full, |n| n == "c__z" || n == "a__x");
+        let listed = search_listing(vec![t("mcpool__search_tools"), t("mcpool__call_tool")], &full, |n| {
+            n == "c__z" || n == "a__x"
+        });
         let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
         assert_eq!(names, ["mcpool__search_tools", "mcpool__call_tool", "a__x", "c__z"]);
     }

@@ -156,7 +156,10 @@ pub fn answer(query: &str, found: &[Found], delivery: Delivery) -> CallToolResul
             Delivery::Listed => "They are now in your tool list: call them by name (or through mcpool__call_tool).",
             Delivery::CallTool => "Call one with mcpool__call_tool {\"name\": ..., \"arguments\": {...}}.",
         };
-        let mut text = format!("{} tools for \"{query}\". {how} Arguments marked * are required.\n", found.len());
+        let mut text = format!(
+            "{} tools for \"{query}\". {how} Arguments marked * are required.\n",
+            found.len()
+        );
         let empty = JsonObject::new();
         for f in found {
             let args = signature(match &f.input_schema {
@@ -183,9 +186,21 @@ mod tests {
     #[test]
     fn the_search_tool_says_what_each_server_offers() {
         let servers = vec![
-            ServerSummary { name: "github".into(), summary: summarize(Some("Work with GitHub issues and pull requests. More."), &[]), tools: 26 },
-            ServerSummary { name: "time".into(), summary: summarize(None, &["get_current_time", "convert_time"]), tools: 2 },
-            ServerSummary { name: "down".into(), summary: String::new(), tools: 0 },
+            ServerSummary {
+                name: "github".into(),
+                summary: summarize(Some("Work with GitHub issues and pull requests. More."), &[]),
+                tools: 26,
+            },
+            ServerSummary {
+                name: "time".into(),
+                summary: summarize(None, &["get_current_time", "convert_time"]),
+                tools: 2,
+            },
+            ServerSummary {
+                name: "down".into(),
+                summary: String::new(),
+                tools: 0,
+            },
         ];
         let tool = search_tool(&servers);
         let d = tool.description.as_deref().unwrap_or_default();
@@ -193,7 +208,13 @@ mod tests {
         assert!(d.contains("github (Work with GitHub issues and pull requests.)"), "{d}");
         assert!(d.contains("time (get_current_time, convert_time)"), "{d}");
         assert!(!d.contains("down ("), "{d}");
-        assert_eq!(search_tool(&[]).description.as_deref().map(|d| d.contains("No server offers tools yet.")), Some(true));
+        assert_eq!(
+            search_tool(&[])
+                .description
+                .as_deref()
+                .map(|d| d.contains("No server offers tools yet.")),
+            Some(true)
+        );
     }
 
     #[test]
@@ -206,7 +227,10 @@ mod tests {
         let found = vec![Found::new("s__echo".into(), "s".into(), "connected".into(), &tool)];
         let result = answer("say it back", &found, Delivery::CallTool);
         let text = result.content[0].as_text().expect("a text block").text.clone();
-        assert!(text.contains("- s__echo [s, connected]: Echo the message back. Args: message*: string"), "{text}");
+        assert!(
+            text.contains("- s__echo [s, connected]: Echo the message back. Args: message*: string"),
+            "{text}"
+        );
         assert!(text.contains("mcpool__call_tool"), "{text}");
         let tools = &result.structured_content.as_ref().unwrap()["tools"];
         assert_eq!(tools[0]["name"], "s__echo");

@@ -11,7 +11,7 @@ use super::words::Words;
 /// Each line is one group of words that can stand for each other.
 const GROUPS: &[&str] = &[
     "create make add new insert generate build",
-    "delete remove erase destroy drop trash purge",
+    "delete remove erase destroy drop trash purge forget",
     "update edit modify change alter patch set",
     "get fetch retrieve read obtain load",
     "show display view see inspect describe detail",
@@ -33,6 +33,7 @@ const GROUPS: &[&str] = &[
     "message email mail chat post",
     "issue ticket bug task",
     "repository repo",
+    "pr pull",
     "database db",
     "table collection",
     "row record entry item document",
@@ -86,6 +87,7 @@ const GROUPS: &[&str] = &[
     "audio sound",
     "map location place",
     "cluster node",
+    "kubernetes k8s kubectl",
     "container pod",
     "server host instance machine",
 ];

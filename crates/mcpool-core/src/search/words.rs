@@ -13,12 +13,12 @@ use rust_stemmers::{Algorithm, Stemmer};
 const STOP_WORDS: &[&str] = &[
     "a", "an", "the", "and", "or", "of", "to", "for", "in", "into", "with", "by", "at", "from", "as", "is", "are",
     "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those", "there", "here", "i", "me",
-    "my", "mine", "we", "our", "us", "you", "your", "yours", "he", "she", "they", "them", "their", "his", "her",
-    "can", "could", "would", "should", "will", "shall", "may", "might", "must", "do", "does", "did", "please",
-    "want", "wants", "need", "needs", "like", "some", "any", "which", "what", "whats", "who", "whom", "whose",
-    "how", "when", "where", "why", "if", "then", "than", "so", "such", "also", "just", "very", "too", "via",
-    "using", "use", "used", "uses", "let", "lets", "help", "able", "have", "has", "had", "having", "am", "im",
-    "tool", "tools", "e", "g", "eg", "ie", "etc",
+    "my", "mine", "we", "our", "us", "you", "your", "yours", "he", "she", "they", "them", "their", "his", "her", "can",
+    "could", "would", "should", "will", "shall", "may", "might", "must", "do", "does", "did", "please", "want",
+    "wants", "need", "needs", "like", "some", "any", "which", "what", "whats", "who", "whom", "whose", "how", "when",
+    "where", "why", "if", "then", "than", "so", "such", "also", "just", "very", "too", "via", "using", "use", "used",
+    "uses", "let", "lets", "help", "able", "have", "has", "had", "having", "am", "im", "tool", "tools", "e", "g", "eg",
+    "ie", "etc",
 ];
 
 /// Splits and normalises text into index words (stems).

@@ -234,7 +234,12 @@ impl Supervisor {
     pub fn tool_and_source(&self, name: &str) -> Option<(rmcp::model::Tool, crate::lifecycle::Source)> {
         let inner = self.lock();
         let (lists, source) = inner.machine.lists()?;
-        lists.tools.iter().find(|t| t.name == name).cloned().map(|t| (t, source))
+        lists
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+            .map(|t| (t, source))
     }
 
     pub fn info(&self) -> Option<Arc<ServerPeerInfo>> {

@@ -270,7 +270,14 @@ pub fn parse_root(root: &Map<String, Value>, servers: &BTreeSet<String>) -> (Too
 }
 
 /// The keys a profile may have.
-const PROFILE_KEYS: &[&str] = &["servers", "tools", "toolListing", "toolListingBudget", "pinnedTools", "pinMostUsed"];
+const PROFILE_KEYS: &[&str] = &[
+    "servers",
+    "tools",
+    "toolListing",
+    "toolListingBudget",
+    "pinnedTools",
+    "pinMostUsed",
+];
 
 /// A profile and the problems of its listing keys (which leave it in).
 fn parse_profile(name: &str, value: &Value) -> Result<(Profile, Vec<(String, String)>), (String, String)> {
@@ -415,10 +422,19 @@ mod tests {
         assert_eq!(top.mode, crate::search::ListingMode::Search);
         assert!(top.pinned.contains("gh__create_issue"));
         let review = control.listing(Some("review"));
-        assert_eq!((review.mode, review.pin_most_used), (crate::search::ListingMode::All, 5));
-        assert!(review.pinned.contains("gh__create_issue"), "unset keys follow the top level");
+        assert_eq!(
+            (review.mode, review.pin_most_used),
+            (crate::search::ListingMode::All, 5)
+        );
+        assert!(
+            review.pinned.contains("gh__create_issue"),
+            "unset keys follow the top level"
+        );
         let fields: Vec<&str> = problems.iter().map(|p| p.field.as_str()).collect();
         assert_eq!(fields, ["profiles.odd.toolListingBudget"]);
-        assert!(policy.profiles.contains_key("odd"), "a bad listing key leaves the profile in");
+        assert!(
+            policy.profiles.contains_key("odd"),
+            "a bad listing key leaves the profile in"
+        );
     }
 }

@@ -112,7 +112,10 @@ impl Upstream {
     /// POSTs a stateless (2026-07-28) request: outside any session, with
     /// the headers an HTTP agent of that revision sends.
     pub async fn send_stateless(&self, message: &Value) -> Result<Sent, SendError> {
-        let mut builder = self.client.post(format!("{}{}", self.base, self.mcp)).bearer_auth(&self.token);
+        let mut builder = self
+            .client
+            .post(format!("{}{}", self.base, self.mcp))
+            .bearer_auth(&self.token);
         for (name, value) in revision::headers(message) {
             builder = builder.header(name, value);
         }

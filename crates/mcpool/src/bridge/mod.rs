@@ -144,7 +144,14 @@ pub async fn run(args: StdioArgs) -> anyhow::Result<ExitCode> {
                 }
                 Effect::Connect(connect) => {
                     let token = token.clone();
-                    attempts.spawn(attempt(http_client.clone(), addr, mcp.clone(), token, setup.clone(), connect));
+                    attempts.spawn(attempt(
+                        http_client.clone(),
+                        addr,
+                        mcp.clone(),
+                        token,
+                        setup.clone(),
+                        connect,
+                    ));
                 }
                 Effect::Log(line) => eprintln!("mcpool stdio: {line}"),
                 Effect::Exit(line) => {

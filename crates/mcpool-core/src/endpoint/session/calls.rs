@@ -13,13 +13,13 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::{into_mcp, mark_complete, no_profile, not_in_profile, refused, unexpected, AgentSession};
 use super::meta as meta_call;
+use super::{into_mcp, mark_complete, no_profile, not_in_profile, refused, unexpected, AgentSession};
 use crate::calls::{Outcome, Recording};
-use crate::search::meta;
 use crate::endpoint::builtin::{self, BUILTIN_SERVER};
 use crate::hub::Scope;
 use crate::lifecycle::Status;
+use crate::search::meta;
 use crate::supervisor::{RequestError, Supervisor};
 
 impl AgentSession {
@@ -48,9 +48,10 @@ impl AgentSession {
         // Through the call tool, an error the endpoint would answer a direct
         // call with is the meta-tool's result, in the same words.
         let (result, outcome) = match result {
-            Err(e) if wrapped && outcome != Some(Outcome::Cancelled) => {
-                (Ok(refused(e.message.to_string())), outcome.or(Some(Outcome::ProtocolError)))
-            }
+            Err(e) if wrapped && outcome != Some(Outcome::Cancelled) => (
+                Ok(refused(e.message.to_string())),
+                outcome.or(Some(Outcome::ProtocolError)),
+            ),
             other => (other, outcome),
         };
         let outcome = outcome.unwrap_or(match &result {
@@ -62,7 +63,10 @@ impl AgentSession {
             Ok(_) => Outcome::Ok,
             Err(_) => Outcome::ProtocolError,
         });
-        let reached = matches!(outcome, Outcome::Ok | Outcome::ToolError | Outcome::Task | Outcome::InputRequired);
+        let reached = matches!(
+            outcome,
+            Outcome::Ok | Outcome::ToolError | Outcome::Task | Outcome::InputRequired
+        );
         if let Some((server, tool)) = recording.target_of().filter(|(s, _)| reached && *s != BUILTIN_SERVER) {
             self.pool.count_call(server, tool);
         }

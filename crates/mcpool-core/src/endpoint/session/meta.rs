@@ -15,7 +15,6 @@ use crate::search::listing::{ListingMode, Sent};
 use crate::search::meta::{self, Delivery, Found, CALL_TOOL, SEARCH_TOOL};
 use rmcp::model::ErrorData as McpError;
 
-
 impl AgentSession {
     fn profile_name(&self) -> Option<&str> {
         match &self.scope {
@@ -53,7 +52,11 @@ impl AgentSession {
     }
 
     /// `mcpool__search_tools`.
-    pub(super) async fn search_call(&self, arguments: Option<&JsonObject>, ctx: &RequestContext<RoleServer>) -> CallToolResult {
+    pub(super) async fn search_call(
+        &self,
+        arguments: Option<&JsonObject>,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let args = match SearchArgs::parse(arguments) {
             Ok(a) => a,
             Err(sentence) => return CallToolResult::error(vec![ContentBlock::text(sentence)]),
@@ -73,7 +76,14 @@ impl AgentSession {
         let matches = self.pool.search_tools(&args.query, args.limit, &scope);
         let found: Vec<Found> = matches
             .iter()
-            .map(|m| Found::new(m.public.clone(), m.server.clone(), m.status.as_str().to_string(), &m.tool))
+            .map(|m| {
+                Found::new(
+                    m.public.clone(),
+                    m.server.clone(),
+                    m.status.as_str().to_string(),
+                    &m.tool,
+                )
+            })
             .collect();
         let delivery = self.deliver(&found, ctx).await;
         meta::answer(&args.query, &found, delivery)
@@ -86,7 +96,11 @@ impl AgentSession {
         if sends_all {
             return Delivery::Listed;
         }
-        let names: Vec<&str> = found.iter().map(|f| f.name.as_str()).filter(|n| !meta::is_meta(n)).collect();
+        let names: Vec<&str> = found
+            .iter()
+            .map(|f| f.name.as_str())
+            .filter(|n| !meta::is_meta(n))
+            .collect();
         match self.stateless_key(ctx) {
             Some(key) => {
                 if self.pool.hub().add_stateless_found(&key, &names) {
@@ -126,7 +140,11 @@ pub(super) fn unwrap_call(request: &CallToolRequestParams) -> Result<CallToolReq
     let arguments = match args.and_then(|a| a.get("arguments")) {
         None | Some(Value::Null) => None,
         Some(Value::Object(map)) => Some(map.clone()),
-        Some(_) => return Err(format!("{CALL_TOOL}: 'arguments' must be an object of the tool's arguments.")),
+        Some(_) => {
+            return Err(format!(
+                "{CALL_TOOL}: 'arguments' must be an object of the tool's arguments."
+            ))
+        }
     };
     let mut inner = request.clone();
     inner.name = name.into();
@@ -162,9 +180,17 @@ impl SearchArgs {
         };
         let limit = match get("limit") {
             None => meta::DEFAULT_LIMIT,
-            Some(v) => match v.as_u64().or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64)) {
+            Some(v) => match v
+                .as_u64()
+                .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64))
+            {
                 Some(n) => (n as usize).clamp(1, meta::MAX_LIMIT),
-                None => return Err(format!("{SEARCH_TOOL}: 'limit' must be a whole number from 1 to {}.", meta::MAX_LIMIT)),
+                None => {
+                    return Err(format!(
+                        "{SEARCH_TOOL}: 'limit' must be a whole number from 1 to {}.",
+                        meta::MAX_LIMIT
+                    ))
+                }
             },
         };
         let server = match get("server") {

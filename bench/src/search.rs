@@ -1,0 +1,623 @@
+//! `mcpool-bench-search`: how well and how fast tool search finds tools.
+//!
+//! * Quality on the evaluation set in `bench/search/` (real servers' tool
+//!   definitions, hand-written queries split into dev and test):
+//!   recall@1, @5, @10 and MRR@10 of mcpool's ranking beside a plain BM25
+//!   baseline (the `bm25` crate's default English tokenizer over each
+//!   tool's name and description, one field).
+//! * The size of a 5-result `mcpool__search_tools` answer, and of the
+//!   listing in each mode, in estimated tokens.
+//! * Search latency in the process (the index alone) at the real catalog
+//!   and at about 5,000 tools (the catalog nine times over).
+//! * Through the endpoint: `mcpool serve` with one mcpool-faulty server per
+//!   catalog server serving its recorded tools (`--raw-tools`), then
+//!   `mcpool__search_tools` calls and full `tools/list` by an rmcp agent,
+//!   at the catalog and at about 5,000 tools.
+//!
+//! `recall@k` of a query is the share of its relevant tools in the first k
+//! results, out of at most k (so recall@1 is 1 when the first result is
+//! relevant); `MRR@10` is 1/rank of the first relevant result (0 past 10).
+//!
+//! Build with `cargo build --release --workspace --bins`, then run
+//! `target/release/mcpool-bench-search --write docs/benchmarks.md`.
+
+#[allow(dead_code)]
+mod stats;
+#[allow(dead_code)]
+mod sys;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Parser;
+use mcpool_core::search::compact::listing_tokens;
+use mcpool_core::search::meta::{self, Delivery, Found, ServerSummary};
+use mcpool_core::search::ToolIndex;
+use mcpool_tests::repo_root;
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, Tool};
+use rmcp::service::{Peer, RoleClient};
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+use tokio::process::Command;
+
+use stats::Summary;
+
+const SECTION: &str = "## Tool search";
+const STEP_LIMIT: Duration = Duration::from_secs(120);
+/// Copies of the catalog for the large case (570 tools × 9 ≈ 5,000).
+const COPIES: usize = 9;
+
+#[derive(Debug, Parser)]
+#[command(about = "Benchmarks tool search: recall and MRR on the evaluation set, answer and listing sizes, latency")]
+struct Cli {
+    /// Timed searches per query in the process.
+    #[arg(long, default_value_t = 20)]
+    repeats: usize,
+    /// Timed `tools/list` calls through the endpoint per case.
+    #[arg(long, default_value_t = 30)]
+    lists: usize,
+    /// Skip the cases through `mcpool serve`.
+    #[arg(long)]
+    no_endpoint: bool,
+    /// Only the quality table (no latency, no endpoint): for tuning.
+    #[arg(long)]
+    quality: bool,
+    /// Where mcpool and mcpool-faulty are (default: next to this binary).
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    /// Replace this program's section in FILE (e.g. docs/benchmarks.md).
+    #[arg(long)]
+    write: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Catalog {
+    servers: Vec<CatalogServer>,
+}
+
+#[derive(Debug, Deserialize)]
+struct CatalogServer {
+    name: String,
+    package: String,
+    version: String,
+    instructions: Option<String>,
+    tools: Vec<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Queries {
+    queries: Vec<Query>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Query {
+    query: String,
+    relevant: Vec<String>,
+    split: String,
+}
+
+/// One server's tools as rmcp reads them (a tool it cannot read is left
+/// out, as mcpool's check would).
+fn tools_of(server: &CatalogServer) -> Vec<Tool> {
+    server
+        .tools
+        .iter()
+        .filter_map(|t| serde_json::from_value::<Tool>(t.clone()).ok())
+        .collect()
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Scores {
+    r1: f64,
+    r5: f64,
+    r10: f64,
+    mrr10: f64,
+    n: usize,
+}
+
+impl Scores {
+    fn add(&mut self, ranked: &[String], relevant: &[String]) {
+        let recall = |k: usize| {
+            let hit = ranked.iter().take(k).filter(|r| relevant.contains(r)).count();
+            hit as f64 / relevant.len().min(k).max(1) as f64
+        };
+        self.r1 += recall(1);
+        self.r5 += recall(5);
+        self.r10 += recall(10);
+        self.mrr10 += ranked
+            .iter()
+            .take(10)
+            .position(|r| relevant.contains(r))
+            .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+        self.n += 1;
+    }
+
+    fn mean(self) -> Self {
+        let n = self.n.max(1) as f64;
+        Scores {
+            r1: self.r1 / n,
+            r5: self.r5 / n,
+            r10: self.r10 / n,
+            mrr10: self.mrr10 / n,
+            n: self.n,
+        }
+    }
+}
+
+/// The plain baseline: the `bm25` crate's own search engine and default
+/// English tokenizer over "name description".
+struct Baseline {
+    engine: bm25::SearchEngine<String>,
+}
+
+impl Baseline {
+    fn new(catalog: &Catalog) -> Self {
+        let docs: Vec<bm25::Document<String>> = catalog
+            .servers
+            .iter()
+            .flat_map(|s| {
+                tools_of(s).into_iter().map(move |t| {
+                    bm25::Document::new(
+                        format!("{}/{}", s.name, t.name),
+                        format!("{} {}", t.name, t.description.as_deref().unwrap_or_default()),
+                    )
+                })
+            })
+            .collect();
+        Baseline {
+            engine: bm25::SearchEngineBuilder::<String>::with_documents(bm25::Language::English, docs).build(),
+        }
+    }
+
+    fn rank(&self, query: &str) -> Vec<String> {
+        self.engine
+            .search(query, 10)
+            .into_iter()
+            .map(|r| r.document.id)
+            .collect()
+    }
+}
+
+fn index_of(catalog: &Catalog, copies: usize) -> ToolIndex {
+    let mut index = ToolIndex::default();
+    for copy in 0..copies {
+        for s in &catalog.servers {
+            let name = if copy == 0 {
+                s.name.clone()
+            } else {
+                format!("{}-{copy}", s.name)
+            };
+            index.set_server(&name, s.instructions.as_deref().unwrap_or_default(), &tools_of(s));
+        }
+    }
+    index
+}
+
+fn rank(index: &ToolIndex, query: &str, k: usize) -> Vec<String> {
+    index
+        .search(query, k, |_, _| true)
+        .into_iter()
+        .map(|h| format!("{}/{}", h.server, h.tool))
+        .collect()
+}
+
+struct Quality {
+    mcpool: BTreeMap<String, Scores>,
+    baseline: BTreeMap<String, Scores>,
+    answer_tokens: Vec<f64>,
+    misses: Vec<(String, String, Vec<String>)>,
+}
+
+fn quality(catalog: &Catalog, queries: &Queries) -> Quality {
+    let index = index_of(catalog, 1);
+    let baseline = Baseline::new(catalog);
+    let by_key: BTreeMap<String, Tool> = catalog
+        .servers
+        .iter()
+        .flat_map(|s| {
+            tools_of(s)
+                .into_iter()
+                .map(move |t| (format!("{}/{}", s.name, t.name), t))
+        })
+        .collect();
+    let mut q = Quality {
+        mcpool: BTreeMap::new(),
+        baseline: BTreeMap::new(),
+        answer_tokens: Vec::new(),
+        misses: Vec::new(),
+    };
+    for query in &queries.queries {
+        let ours = rank(&index, &query.query, 10);
+        let theirs = baseline.rank(&query.query);
+        for split in [query.split.as_str(), "all"] {
+            q.mcpool
+                .entry(split.to_string())
+                .or_default()
+                .add(&ours, &query.relevant);
+            q.baseline
+                .entry(split.to_string())
+                .or_default()
+                .add(&theirs, &query.relevant);
+        }
+        if query.split == "dev" && !ours.iter().take(5).any(|r| query.relevant.contains(r)) {
+            q.misses.push((
+                query.query.clone(),
+                query.relevant.join(", "),
+                ours.iter().take(3).cloned().collect(),
+            ));
+        }
+        let found: Vec<Found> = ours
+            .iter()
+            .take(5)
+            .filter_map(|key| {
+                let (server, name) = key.split_once('/')?;
+                let tool = by_key.get(key)?;
+                Some(Found::new(
+                    mcpool_core::names::qualified(server, name),
+                    server.to_string(),
+                    "connected".into(),
+                    tool,
+                ))
+            })
+            .collect();
+        let answer = meta::answer(&query.query, &found, Delivery::Listed);
+        let bytes = serde_json::to_vec(&answer).map(|v| v.len()).unwrap_or(0);
+        q.answer_tokens
+            .push(mcpool_core::search::compact::tokens_of_bytes(bytes) as f64);
+    }
+    for scores in q.mcpool.values_mut().chain(q.baseline.values_mut()) {
+        *scores = scores.mean();
+    }
+    q
+}
+
+/// Estimated tokens of the `all` and `search` listings of `catalog` (no pins).
+fn listing_sizes(catalog: &Catalog) -> (usize, usize, usize) {
+    let summaries: Vec<ServerSummary> = catalog
+        .servers
+        .iter()
+        .map(|s| {
+            let tools = tools_of(s);
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+            ServerSummary {
+                name: s.name.clone(),
+                summary: meta::summarize(s.instructions.as_deref(), &names),
+                tools: tools.len(),
+            }
+        })
+        .collect();
+    let meta_tools = vec![meta::search_tool(&summaries), meta::call_tool()];
+    let mut all = meta_tools.clone();
+    for s in &catalog.servers {
+        for mut t in tools_of(s) {
+            t.name = mcpool_core::names::qualified(&s.name, &t.name).into();
+            all.push(t);
+        }
+    }
+    (all.len(), listing_tokens(&all), listing_tokens(&meta_tools))
+}
+
+fn in_process_latency(catalog: &Catalog, queries: &Queries, copies: usize, repeats: usize) -> (usize, Vec<f64>) {
+    let index = index_of(catalog, copies);
+    let mut us = Vec::new();
+    for _ in 0..repeats {
+        for q in &queries.queries {
+            let t = Instant::now();
+            std::hint::black_box(index.search(&q.query, 5, |_, _| true));
+            us.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    (index.len(), us)
+}
+
+/// What the endpoint cases measured.
+#[derive(Default)]
+struct Endpoint {
+    tools: usize,
+    search_ms: Vec<f64>,
+    list_all_ms: Vec<f64>,
+    list_search_ms: Vec<f64>,
+}
+
+async fn through_endpoint(
+    cli: &Cli,
+    mcpool: &Path,
+    faulty: &Path,
+    catalog: &Catalog,
+    queries: &Queries,
+    copies: usize,
+    dir: &Path,
+) -> anyhow::Result<Endpoint> {
+    std::fs::create_dir_all(dir)?;
+    let mut servers = Map::new();
+    let mut expected = 0;
+    for copy in 0..copies {
+        for (i, s) in catalog.servers.iter().enumerate() {
+            let tools: Vec<Value> = s.tools.clone();
+            let names: Vec<Value> = tools.iter().filter_map(|t| t.get("name").cloned()).collect();
+            expected += names.len();
+            let file = dir.join(format!("tools-{i}.json"));
+            if copy == 0 {
+                std::fs::write(&file, serde_json::to_vec(&tools)?)?;
+            }
+            let name = if copy == 0 {
+                s.name.clone()
+            } else {
+                format!("{}-{copy}", s.name)
+            };
+            servers.insert(
+                name,
+                json!({"command": faulty, "args": ["stdio", "--raw-tools", file], "enabledTools": names}),
+            );
+        }
+    }
+    let config = dir.join("config.json");
+    std::fs::write(&config, serde_json::to_vec(&json!({ "mcpServers": servers }))?)?;
+    let token = format!("bench-search-{}", std::process::id());
+    let mut child = Command::new(mcpool)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .args(["--listen", "127.0.0.1:0", "--cache-dir"])
+        .arg(dir.join("cache"))
+        .env("MCPOOL_TOKEN", &token)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .env_remove("MCPOOL_LISTEN")
+        .env_remove("MCPOOL_CONFIG")
+        .env_remove("MCPOOL_CACHE_DIR")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("mcpool.stderr"))?)
+        .kill_on_drop(true)
+        .spawn()?;
+    let pid = child.id().context("mcpool has no pid")?;
+    let result = async {
+        let line = mcpool_tests::first_line(&mut child, STEP_LIMIT).await?;
+        let port = mcpool_tests::listening_port(&line)?;
+        let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + STEP_LIMIT;
+        loop {
+            let all: Vec<Value> = http
+                .get(url("/api/servers"))
+                .bearer_auth(&token)
+                .send()
+                .await?
+                .json()
+                .await?;
+            if all.len() == servers.len() && all.iter().all(|s| s["status"] == "connected") {
+                break;
+            }
+            if Instant::now() > deadline {
+                bail!("servers not connected within {STEP_LIMIT:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut out = Endpoint::default();
+        let all = mcpool_tests::keep_alive_agent(&url("/mcp?toolListing=all"), Some(&token), STEP_LIMIT).await?;
+        let search = mcpool_tests::keep_alive_agent(&url("/mcp?toolListing=search"), Some(&token), STEP_LIMIT).await?;
+        for i in 0..cli.lists + 3 {
+            let t = Instant::now();
+            let n = list_all(all.peer()).await?;
+            let all_ms = t.elapsed().as_secs_f64() * 1000.0;
+            let t = Instant::now();
+            list_all(search.peer()).await?;
+            let search_ms = t.elapsed().as_secs_f64() * 1000.0;
+            if i >= 3 {
+                out.list_all_ms.push(all_ms);
+                out.list_search_ms.push(search_ms);
+            }
+            out.tools = n;
+        }
+        if out.tools < expected {
+            bail!("tools/list held {} tools, not {expected}", out.tools);
+        }
+        for q in &queries.queries {
+            let mut args = Map::new();
+            args.insert("query".into(), Value::String(q.query.clone()));
+            let t = Instant::now();
+            let call = search
+                .peer()
+                .call_tool(CallToolRequestParams::new("mcpool__search_tools").with_arguments(args));
+            let r = tokio::time::timeout(STEP_LIMIT, call).await??;
+            out.search_ms.push(t.elapsed().as_secs_f64() * 1000.0);
+            if r.is_error == Some(true) {
+                bail!("search failed: {:?}", r.content);
+            }
+        }
+        for a in [all, search] {
+            let _ = tokio::time::timeout(Duration::from_secs(5), a.cancel()).await;
+        }
+        Ok(out)
+    }
+    .await;
+    // SAFETY: signals the child this program spawned and still owns.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    if tokio::time::timeout(Duration::from_secs(20), child.wait())
+        .await
+        .is_err()
+    {
+        let _ = child.kill().await;
+    }
+    result
+}
+
+async fn list_all(peer: &Peer<RoleClient>) -> anyhow::Result<usize> {
+    let mut n = 0;
+    let mut cursor = None;
+    loop {
+        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+        let page = tokio::time::timeout(STEP_LIMIT, peer.list_tools(params)).await??;
+        n += page.tools.len();
+        match page.next_cursor {
+            Some(c) => cursor = Some(c),
+            None => return Ok(n),
+        }
+    }
+}
+
+fn row(out: &mut String, what: &str, s: &Summary, unit: &str) {
+    let _ = writeln!(
+        out,
+        "| {what} | {:.3} {unit} | {:.3}–{:.3} | {:.3} | {:.3}–{:.3} |",
+        s.median, s.p10, s.p90, s.p99, s.min, s.max
+    );
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let dir = repo_root().join("bench/search");
+    let catalog: Catalog = serde_json::from_slice(&std::fs::read(dir.join("catalog.json"))?).context("catalog.json")?;
+    let queries: Queries = serde_json::from_slice(&std::fs::read(dir.join("queries.json"))?).context("queries.json")?;
+    let load_before = sys::loadavg();
+    let q = quality(&catalog, &queries);
+    if cli.quality {
+        for (split, s) in &q.mcpool {
+            let b = &q.baseline[split];
+            println!("{split}: mcpool r1 {:.3} r5 {:.3} r10 {:.3} mrr {:.3} | baseline r1 {:.3} r5 {:.3} r10 {:.3} mrr {:.3}", s.r1, s.r5, s.r10, s.mrr10, b.r1, b.r5, b.r10, b.mrr10);
+        }
+        for (query, relevant, got) in &q.misses {
+            println!("MISS \"{query}\": wanted {relevant}; got {}", got.join(", "));
+        }
+        return Ok(());
+    }
+    let (all_count, all_tokens, search_tokens) = listing_sizes(&catalog);
+    let (small_n, small_us) = in_process_latency(&catalog, &queries, 1, cli.repeats);
+    let (large_n, large_us) = in_process_latency(&catalog, &queries, COPIES, cli.repeats.div_ceil(4));
+    let mut endpoints = Vec::new();
+    if !cli.no_endpoint {
+        let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
+        let tmp = bin_dir.join("bench-tmp").join(format!("search-{}", std::process::id()));
+        for copies in [1, COPIES] {
+            let e = through_endpoint(
+                &cli,
+                &mcpool,
+                &faulty,
+                &catalog,
+                &queries,
+                copies,
+                &tmp.join(format!("c{copies}")),
+            )
+            .await;
+            endpoints.push(e?);
+        }
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+
+    let mut out = String::new();
+    let date = sys::command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+    let tools: usize = catalog.servers.iter().map(|s| tools_of(s).len()).sum();
+    let _ = writeln!(out, "{SECTION}\n");
+    let _ = writeln!(
+        out,
+        "Generated by `mcpool-bench-search` on {date}, commit {}, a release build, {} CPUs ({}), load average before: \
+         {load_before}, after: {}.\n",
+        sys::git_describe(&repo_root()),
+        sys::nproc(),
+        sys::cpu_model(),
+        sys::loadavg()
+    );
+    let _ = writeln!(
+        out,
+        "The evaluation set is `bench/search/` (see its README): the `tools/list` of {} real servers from npm and \
+         PyPI at pinned versions ({tools} tools), and {} hand-written task queries, each with the tools that do it, \
+         split into `dev` (used to tune the ranking) and `test` (only reported). recall@k is the share of a query's \
+         relevant tools among the first k results (out of at most k), MRR@10 the mean of 1/rank of the first \
+         relevant one. The baseline is plain BM25: the `bm25` crate's search engine with its default English \
+         tokenizer (stems, stop words) over each tool's name and description.\n",
+        catalog.servers.len(),
+        queries.queries.len()
+    );
+    let packages: Vec<String> = catalog
+        .servers
+        .iter()
+        .map(|s| format!("`{}@{}`", s.package, s.version))
+        .collect();
+    let _ = writeln!(out, "Servers: {}.\n", packages.join(", "));
+    let _ = writeln!(out, "```sh\ncargo build --release --workspace --bins\ntarget/release/mcpool-bench-search --write docs/benchmarks.md\n```\n");
+    let _ = writeln!(
+        out,
+        "| ranking | queries | recall@1 | recall@5 | recall@10 | MRR@10 |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for split in ["dev", "test", "all"] {
+        for (label, scores) in [("mcpool", &q.mcpool), ("plain BM25 (name + description)", &q.baseline)] {
+            if let Some(s) = scores.get(split) {
+                let _ = writeln!(
+                    out,
+                    "| {label}, {split} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                    s.n, s.r1, s.r5, s.r10, s.mrr10
+                );
+            }
+        }
+    }
+    let answer = Summary::of(&q.answer_tokens);
+    let _ = writeln!(
+        out,
+        "\n| size (estimated tokens: JSON bytes / 4) | value |\n| --- | ---: |"
+    );
+    let _ = writeln!(
+        out,
+        "| a 5-result `mcpool__search_tools` answer (text + `structuredContent`), median | {:.0} |",
+        answer.median
+    );
+    let _ = writeln!(out, "| the same, p90 / max | {:.0} / {:.0} |", answer.p90, answer.max);
+    let _ = writeln!(out, "| `tools/list` in `all` mode ({all_count} tools) | {all_tokens} |");
+    let _ = writeln!(
+        out,
+        "| `tools/list` in `search` mode (the 2 meta-tools, no pins) | {search_tokens} |"
+    );
+    let _ = writeln!(
+        out,
+        "\n| latency | median | p10–p90 | p99 | min–max |\n| --- | ---: | ---: | ---: | ---: |"
+    );
+    row(
+        &mut out,
+        &format!("search in the process, {small_n} tools"),
+        &Summary::of(&small_us),
+        "µs",
+    );
+    row(
+        &mut out,
+        &format!("search in the process, {large_n} tools"),
+        &Summary::of(&large_us),
+        "µs",
+    );
+    for e in &endpoints {
+        row(
+            &mut out,
+            &format!("`mcpool__search_tools` through `/mcp`, {} tools", e.tools),
+            &Summary::of(&e.search_ms),
+            "ms",
+        );
+        row(
+            &mut out,
+            &format!("`tools/list`, `all`, {} tools", e.tools),
+            &Summary::of(&e.list_all_ms),
+            "ms",
+        );
+        row(
+            &mut out,
+            &format!("`tools/list`, `search`, {} tools behind it", e.tools),
+            &Summary::of(&e.list_search_ms),
+            "ms",
+        );
+    }
+    if !q.misses.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nDev queries with no relevant tool in the first 5 ({}):\n",
+            q.misses.len()
+        );
+        for (query, relevant, got) in q.misses.iter().take(12) {
+            let _ = writeln!(out, "- \"{query}\": wanted {relevant}; got {}", got.join(", "));
+        }
+    }
+    eprintln!("{out}");
+    sys::publish(cli.write.as_deref(), SECTION, &out)
+}
