@@ -49,17 +49,28 @@ pub async fn json_when_whole(response: Response) -> Response {
     let (mut parts, body) = response.into_parts();
     let mut stream = body.into_data_stream();
     let mut seen: Vec<Bytes> = Vec::new();
-    let mut len = 0;
+    // The chunks so far as one buffer, grown as they come: a large reply
+    // arrives in many chunks, and only a chunk that ends an event is a
+    // reason to look for the first data (never a rescan per chunk).
+    let mut buf: Vec<u8> = Vec::new();
     let first = tokio::time::timeout(PEEK, async {
         loop {
             match stream.next().await {
                 Some(Ok(chunk)) => {
-                    len += chunk.len();
+                    // The new bytes, and the three before them, in which an
+                    // event's blank line may have begun.
+                    let from = buf.len().saturating_sub(3);
+                    buf.extend_from_slice(&chunk);
                     seen.push(chunk);
-                    if let Some(data) = first_event_data(&seen) {
-                        return Some(data);
+                    let new = &buf[from..];
+                    let ends_event = new.windows(2).any(|w| w == b"\n\n" || w == b"\r\r")
+                        || new.windows(4).any(|w| w == b"\r\n\r\n");
+                    if ends_event {
+                        if let Some(data) = first_event_data(&buf) {
+                            return Some(data);
+                        }
                     }
-                    if len > MAX_EVENT {
+                    if buf.len() > MAX_EVENT {
                         return None;
                     }
                 }
@@ -85,19 +96,11 @@ pub async fn json_when_whole(response: Response) -> Response {
     Response::from_parts(parts, Body::from_stream(replay.chain(stream)))
 }
 
-/// The `data` of the first whole event in `chunks` that has any, once
+/// The `data` of the first whole event in `bytes` that has any, once
 /// there is one. Events without data come before it: the priming event
 /// rmcp's sessions send (an id and a retry time, for resuming the stream,
 /// which a JSON reply has no use for) or a comment.
-fn first_event_data(chunks: &[Bytes]) -> Option<String> {
-    let joined;
-    let bytes: &[u8] = match chunks {
-        [one] => one,
-        _ => {
-            joined = chunks.concat();
-            &joined
-        }
-    };
+fn first_event_data(bytes: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(bytes).ok()?;
     let crlf;
     let mut rest = if text.contains('\r') {

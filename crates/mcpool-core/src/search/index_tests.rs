@@ -131,3 +131,26 @@ fn ties_are_broken_by_server_then_name() {
     let hits = index.search("echo", 5, |_, _| true);
     assert_eq!(hits.iter().map(|h| h.server.as_str()).collect::<Vec<_>>(), ["a", "b"]);
 }
+
+#[test]
+fn a_request_naming_a_server_prefers_its_tools() {
+    let mut index = ToolIndex::default();
+    index.set_server("mongodb", "", &[tool("count", "Count the entries of a collection.", no_params())]);
+    index.set_server("postgres", "", &[tool("count", "Count the entries of a table.", no_params())]);
+    assert_eq!(top(&index, "count the entries in postgres")[0], "postgres/count");
+    assert_eq!(top(&index, "count the entries in mongo")[0], "mongodb/count", "a word may name a server by its start");
+}
+
+#[test]
+fn a_tool_meeting_more_of_the_request_ranks_higher() {
+    let mut index = ToolIndex::default();
+    index.set_server(
+        "s",
+        "",
+        &[
+            tool("alpha", "Upload a file.", no_params()),
+            tool("beta", "Upload a file to a bucket in the cloud storage.", no_params()),
+        ],
+    );
+    assert_eq!(top(&index, "upload file bucket")[0], "s/beta");
+}
