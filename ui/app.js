@@ -1,6 +1,7 @@
 // mcpool dashboard. `render(view)` builds the DOM from data alone; the rest
-// fetches that data (/api/servers, /api/connect), follows /api/events, and
-// posts the buttons' actions. No framework, no build step.
+// fetches that data (/api/servers, /api/tools/listing, /api/tools/search,
+// /api/connect), follows /api/events, and posts the buttons' actions. No
+// framework, no build step.
 
 import { addCall, countdown, renderCalls, since, tick } from './activity.js';
 
@@ -28,8 +29,15 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+const NUMBER = new Intl.NumberFormat('en-US');
+
 function plural(n, word) {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
+  return `${NUMBER.format(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** "≈ 1,234 tokens": an estimate (mcpool counts the definition's bytes). */
+export function approx(tokens) {
+  return `≈ ${plural(tokens || 0, 'token')}`;
 }
 
 /** One line per fact a user acts on: tools kept, next retry, network. */
@@ -98,8 +106,9 @@ function toolWarningsBlock(s, view) {
         h('span', { class: 'mono' }, w.tool), w.field ? [' ', h('span', { class: 'mono' }, w.field)] : null, `: ${w.problem}`))));
 }
 
-/** A tool's switch: on means agents see it (written to the config file). */
-function toolSwitch(s, t, view) {
+/** A tool's switch: on means agents see it (written to the config file).
+ * `where` keeps the keys of the card's and the search result's apart. */
+function toolSwitch(s, t, view, where = 'switch') {
   const on = t.enabled !== false;
   const busy = view.busy.has(s.name);
   return h('button', {
@@ -108,7 +117,7 @@ function toolSwitch(s, t, view) {
     class: 'switch',
     'aria-checked': on ? 'true' : 'false',
     'aria-label': `${t.name} of ${s.name}: ${on ? 'on' : 'off'}`,
-    'data-key': `switch:${s.name}:${t.name}`,
+    'data-key': `${where}:${s.name}:${t.name}`,
     disabled: busy,
     onclick: () => view.onToolAction(s.name, t.name, on ? 'disable' : 'enable'),
   }, on ? 'On' : 'Off');
@@ -123,6 +132,7 @@ function toolsBlock(s, view) {
       h('li', { 'data-tool': t.name, 'data-enabled': String(t.enabled !== false) },
         h('span', { class: 'mono' }, t.name),
         h('span', { class: 'tool-side' },
+          t.tokens ? h('span', { class: 'tool-tokens' }, `≈ ${NUMBER.format(t.tokens)}`, h('span', { class: 'visually-hidden' }, ' tokens')) : null,
           h('span', { class: 'tool-state', 'data-state': t.state }, t.state),
           view.onToolAction ? toolSwitch(s, t, view) : null)))));
 }
@@ -206,7 +216,10 @@ export function card(s, view) {
     h('div', { class: 'card-head' },
       h('h3', { id: `name-${s.name}` }, s.name),
       h('span', { class: 'badge', 'data-status': s.status }, status)),
-    h('p', { class: 'meta' }, `${s.transport || 'server'}${s.protocol ? ` · MCP ${s.protocol}` : ''} · ${plural(s.tool_count ?? s.tools.length, 'tool')}`),
+    h('p', { class: 'meta' }, `${s.transport || 'server'}${s.protocol ? ` · MCP ${s.protocol}` : ''} · ${plural(s.tool_count ?? s.tools.length, 'tool')}`,
+      s.tool_tokens === undefined ? null : [' · ', h('span', {
+        class: 'card-tokens', 'data-role': 'tool-tokens', title: 'What its tools (on and approved) add to a full tool listing, estimated',
+      }, approx(s.tool_tokens))]),
     facts(s, view.now),
     errorBlock(s, view),
     stderrBlock(s, view),
@@ -228,6 +241,54 @@ export function render(view) {
     return [h('p', { class: 'empty' }, 'No servers configured. Add some to the config file, or run `mcpool import`.')];
   }
   return view.servers.map((s) => card(s, view));
+}
+
+/**
+ * What each aggregated endpoint lists to agents (GET /api/tools/listing):
+ * its toolListing mode and what that sends now, with the full listing's
+ * estimated cost when it sends less. Empty without the data.
+ */
+export function renderListing(listing) {
+  return ((listing && listing.endpoints) || []).map((e) => {
+    const mode = e.mode === 'auto' ? `toolListing auto (budget ${approx(e.budget)})` : `toolListing ${e.mode}`;
+    const sends = e.sent === 'all'
+      ? `sends all ${plural(e.sent_tools, 'tool')}, ${approx(e.sent_tokens)}`
+      : `sends search: ${plural(e.sent_tools, 'tool')}, ${approx(e.sent_tokens)} (full listing: ${plural(e.full_tools, 'tool')}, ${approx(e.full_tokens)})`;
+    return h('p', { class: 'listing', 'data-endpoint': e.path, 'data-mode': e.mode, 'data-sent': e.sent },
+      h('code', {}, e.path), `: ${mode}: ${sends}`);
+  });
+}
+
+/** One tool the search found: where it is, its state and its switch (the
+ * tools mcpool adds itself, `mcpool__*`, belong to no server: no switch). */
+function result(r, view) {
+  const error = view.actionErrors.get(r.server);
+  const switchable = view.onToolAction && view.servers.some((s) => s.name === r.server);
+  return h('li', { class: 'result', 'data-tool': r.name, 'data-server': r.server, 'data-state': r.state, 'data-enabled': String(r.enabled !== false) },
+    h('div', { class: 'result-head' },
+      h('span', { class: 'mono result-name' }, r.name),
+      h('span', { class: 'result-server' }, 'on ', h('strong', {}, r.server)),
+      h('span', { class: 'badge', 'data-status': r.status }, STATUS_TEXT[r.status] || r.status),
+      h('span', { class: 'tool-state', 'data-state': r.state }, r.state),
+      h('span', { class: 'result-side' },
+        h('span', { class: 'result-tokens' }, approx(r.tokens)),
+        switchable ? toolSwitch({ name: r.server }, { name: r.tool, enabled: r.enabled }, view, 'result') : null,
+        !switchable && r.server === 'mcpool' ? h('span', { class: 'meta', 'data-role': 'builtin' }, 'built into mcpool') : null)),
+    h('p', { class: 'description' }, r.description || '(no description)'),
+    error ? h('p', { class: 'action-error' }, error) : null);
+}
+
+/**
+ * The search box's answer, `view.search` = {query, tools (of GET
+ * /api/tools/search), error}: a status line and the result items.
+ */
+export function renderResults(view) {
+  const { query, tools, error } = view.search;
+  if (!query) return { status: '', items: [] };
+  if (error) return { status: `The search failed: ${error}`, items: [] };
+  if (!tools.length) return { status: `No tool matches “${query}”.`, items: [] };
+  const status = tools.length >= SEARCH_LIMIT ? `The ${SEARCH_LIMIT} best matches` : `${plural(tools.length, 'tool')} found`;
+  return { status, items: tools.map((r) => result(r, view)) };
 }
 
 /**
@@ -296,8 +357,15 @@ const state = {
   actionErrors: new Map(),
   // The recent calls (GET /api/calls, then each `call` event), newest first.
   calls: [],
+  // GET /api/tools/listing (null until it answers).
+  listing: null,
+  // The shown answer of the search box.
+  search: { query: '', tools: [] },
+  // A focused control that was disabled while busy: focused again after.
+  refocus: null,
 };
 let retryTimer = null;
+const SEARCH_LIMIT = 20;
 
 function $(id) { return document.getElementById(id); }
 
@@ -328,31 +396,99 @@ function onToggle(event) {
   else state.open.delete(key);
 }
 
+function view() {
+  return { ...state, now: Date.now(), onToggle, onAction, onToolAction };
+}
+
+/** Runs a re-render without losing the keyboard's place. */
+function keepingFocus(paintIt) {
+  const active = document.activeElement;
+  const focused = (active && active !== document.body && active.dataset && active.dataset.key) || state.refocus;
+  paintIt();
+  if (!focused || (document.activeElement && document.activeElement !== document.body)) return;
+  const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
+  if (again && !again.disabled) {
+    again.focus();
+    state.refocus = null;
+  } else state.refocus = again ? focused : null;
+}
+
+function paintResults() {
+  keepingFocus(() => {
+    const { status, items } = renderResults(view());
+    $('tool-search-status').textContent = status;
+    $('tool-results').replaceChildren(...items);
+  });
+}
+
 function paint() {
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
-  const view = { ...state, now: Date.now(), onToggle, onAction, onToolAction };
-  $('servers').replaceChildren(...render(view));
+  const v = view();
+  keepingFocus(() => {
+    $('servers').replaceChildren(...render(v));
+    $('listing').replaceChildren(...renderListing(state.listing));
+  });
+  paintResults();
   const target = state.target && document.querySelector(`[data-server="${CSS.escape(state.target)}"]`);
   if (state.reveal && target) {
     state.reveal = false;
     target.scrollIntoView({ block: 'start' });
     target.focus();
+  }
+}
+
+let searchTimer = null;
+let searchSeq = 0;
+let searchAbort = null;
+
+/** Asks for the box's query; an older query's answer is dropped. */
+async function runSearch() {
+  clearTimeout(searchTimer);
+  const query = $('tool-search').value.trim();
+  const seq = ++searchSeq;
+  if (searchAbort) searchAbort.abort();
+  searchAbort = null;
+  if (!query) {
+    state.search = { query: '', tools: [] };
+    paintResults();
     return;
   }
-  // A re-render must not lose the keyboard's place.
-  if (focused) {
-    const again = document.querySelector(`[data-key="${CSS.escape(focused)}"]`);
-    if (again) again.focus();
+  const abort = new AbortController();
+  searchAbort = abort;
+  let answer;
+  try {
+    const response = await api(`/api/tools/search?q=${encodeURIComponent(query)}&limit=${SEARCH_LIMIT}`, { signal: abort.signal });
+    const body = await response.json().catch(() => ({}));
+    answer = response.ok ? { query, tools: body.tools || [] } : { query, tools: [], error: body.error || `HTTP ${response.status}` };
+  } catch (e) {
+    if (e.name === 'AbortError' || e.message === 'signed out') return;
+    answer = { query, tools: [], error: e.message };
+  }
+  if (seq !== searchSeq) return;
+  searchAbort = null;
+  state.search = answer;
+  paintResults();
+}
+
+/** GET /api/tools/listing, or null: the cards do without it. */
+async function loadListing() {
+  try {
+    const response = await api('/api/tools/listing');
+    return response.ok ? await response.json() : null;
+  } catch {
+    return null;
   }
 }
 
 async function refresh() {
   try {
-    const response = await api('/api/servers');
+    const [response, listing] = await Promise.all([api('/api/servers'), loadListing()]);
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     state.servers = await response.json();
+    state.listing = listing;
     paint();
     scheduleRetryRefresh();
+    // The results' states and switches follow the same refresh.
+    if (state.search.query || $('tool-search').value.trim()) runSearch();
   } catch (e) {
     if (e.message !== 'signed out') setLive(`Cannot reach mcpool: ${e.message}`, true);
   }
@@ -516,7 +652,11 @@ function follow() {
   });
   events.addEventListener('status', refreshSoon);
   events.addEventListener('tools', refreshSoon);
-  events.addEventListener('config', (e) => refreshConfig(JSON.parse(e.data)));
+  events.addEventListener('config', (e) => {
+    refreshConfig(JSON.parse(e.data));
+    // A reloaded file may change the listing mode or the tools switched off.
+    refreshSoon();
+  });
   events.addEventListener('error', () => {
     if (events.readyState === EventSource.CLOSED) {
       setLive('Disconnected from mcpool; reload to try again', true);
@@ -536,6 +676,12 @@ function start() {
   aim();
   window.addEventListener('hashchange', () => { aim(); paint(); });
   $('copy-token').addEventListener('click', copyToken);
+  // Results as you type: asked 150 ms after the last keystroke.
+  $('tool-search').addEventListener('input', (e) => {
+    clearTimeout(searchTimer);
+    if (!e.currentTarget.value.trim()) runSearch();
+    else searchTimer = setTimeout(runSearch, 150);
+  });
   // Countdowns and "ago" tick in place; a countdown that ran out refetches.
   setInterval(() => { if (tick(document, Date.now())) refreshSoon(); }, 1000);
   refresh();
@@ -544,7 +690,7 @@ function start() {
 }
 
 // The tray window (or a test) can hand a snapshot to render it.
-window.mcpool = { render, card, renderSnippets, renderConfig, renderCalls, targetOf, state, paint };
+window.mcpool = { render, card, renderSnippets, renderConfig, renderCalls, renderListing, renderResults, targetOf, state, paint };
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
 else start();
