@@ -71,10 +71,13 @@ async fn every_snippet_names_the_instance_and_its_token() -> anyhow::Result<()> 
     let log = dir.path().join("spawns.log");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let listen = format!("127.0.0.1:{}", pool.port);
-    let url = pool.url("/mcp");
     let bearer = format!("Bearer {}", pool.token);
 
     for client in ["claude-code", "cursor", "vscode", "opencode"] {
+        // Clients that search tools themselves get every tool; the others
+        // mcpool's search listing (README, "Which clients get which listing").
+        let mode = if client == "vscode" { "search" } else { "all" };
+        let url = pool.url(&format!("/mcp?toolListing={mode}"));
         let o = connect(client, &listen, &pool.token, dir.path()).await?;
         let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
@@ -165,7 +168,7 @@ async fn gemini_codex_and_claude_desktop_snippets_connect() -> anyhow::Result<()
     let log = dir.path().join("spawns.log");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let listen = format!("127.0.0.1:{}", pool.port);
-    let url = pool.url("/mcp");
+    let url = pool.url("/mcp?toolListing=search");
     let bearer = format!("Bearer {}", pool.token);
 
     // Gemini CLI: Streamable HTTP is `httpUrl` (its `url` means SSE).
@@ -200,10 +203,10 @@ async fn gemini_codex_and_claude_desktop_snippets_connect() -> anyhow::Result<()
     let v: Value = serde_json::from_slice(&o.stdout)?;
     let entry = &v["mcpServers"]["mcpool"];
     assert_eq!(entry["command"], bin("mcpool").display().to_string().as_str(), "{v}");
-    assert_eq!(entry["args"], json!(["stdio", "--listen", listen]), "{v}");
+    assert_eq!(entry["args"], json!(["stdio", "--listen", listen, "--tool-listing", "search"]), "{v}");
     // The token came from MCPOOL_TOKEN, which the client would not pass on.
     assert_eq!(entry["env"]["MCPOOL_TOKEN"], pool.token.as_str(), "{v}");
-    let stdio_cmd = format!("{} stdio --listen {listen}", bin("mcpool").display());
+    let stdio_cmd = format!("{} stdio --listen {listen} --tool-listing search", bin("mcpool").display());
     let report = python_agent_with_env(
         &["--stdio-cmd", &stdio_cmd, "--scenario", "ping"],
         &[

@@ -314,8 +314,21 @@ async fn written_entries_reach_the_instance() -> anyhow::Result<()> {
         entry["headers"]["Authorization"].as_str().unwrap_or("")
     );
     let url = entry["url"].as_str().unwrap_or("");
+    assert!(url.ends_with("/mcp?toolListing=search"), "VS Code gets the search listing: {url}");
     let report = python_agent(&["--url", url, "--header", &header, "--scenario", "ping"]).await?;
     assert!(report.get("error").is_none(), "{report}");
+
+    // The user's choice wins over the client's default.
+    let (o, _, stderr) = home.run(&["vscode", "--write", "--yes", "--tool-listing", "all"]).await?;
+    assert!(o.status.success(), "{stderr}");
+    let v: Value = serde_json::from_str(&home.read(".config/Code/User/mcp.json"))?;
+    let url = v["servers"]["mcpool"]["url"].as_str().unwrap_or("");
+    assert!(url.ends_with("/mcp?toolListing=all"), "{url}");
+    let (o, _, stderr) = home.run(&["claude-code", "--write", "--yes"]).await?;
+    assert!(o.status.success(), "{stderr}");
+    let v: Value = serde_json::from_str(&home.read(".claude.json"))?;
+    let url = v["mcpServers"]["mcpool"]["url"].as_str().unwrap_or("");
+    assert!(url.ends_with("/mcp?toolListing=all"), "Claude Code searches tools itself: {url}");
 
     // Claude Desktop: the stdio bridge, run exactly as the entry says.
     let (o, _, stderr) = home.run(&["claude-desktop", "--write", "--yes"]).await?;
@@ -331,7 +344,7 @@ async fn written_entries_reach_the_instance() -> anyhow::Result<()> {
             .filter_map(|a| a.as_str().map(String::from)),
     );
     assert_eq!(argv[0], bin("mcpool").display().to_string());
-    assert_eq!(argv[1..], ["stdio", "--listen", home.listen.as_str()]);
+    assert_eq!(argv[1..], ["stdio", "--listen", home.listen.as_str(), "--tool-listing", "search"]);
     let token = entry["env"]["MCPOOL_TOKEN"].as_str().unwrap_or("");
     let report = python_agent_with_env(
         &["--stdio-cmd", &argv.join(" "), "--scenario", "ping"],

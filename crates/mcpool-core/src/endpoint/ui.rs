@@ -17,6 +17,7 @@ const INDEX_HTML: &str = include_str!("../../../../ui/index.html");
 const SIGNIN_HTML: &str = include_str!("../../../../ui/signin.html");
 const APP_JS: &str = include_str!("../../../../ui/app.js");
 const ACTIVITY_JS: &str = include_str!("../../../../ui/activity.js");
+const SEARCH_JS: &str = include_str!("../../../../ui/search.js");
 const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
 const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
 
@@ -37,6 +38,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/ui/activity.js",
             get(|| async { asset("text/javascript; charset=utf-8", ACTIVITY_JS) }),
+        )
+        .route(
+            "/ui/search.js",
+            get(|| async { asset("text/javascript; charset=utf-8", SEARCH_JS) }),
         )
         .route(
             "/ui/style.css",

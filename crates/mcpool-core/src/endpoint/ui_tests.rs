@@ -238,6 +238,7 @@ async fn files_are_embedded_with_their_types_and_the_csp() {
     for (path, ty) in [
         ("/ui/app.js", "text/javascript; charset=utf-8"),
         ("/ui/activity.js", "text/javascript; charset=utf-8"),
+        ("/ui/search.js", "text/javascript; charset=utf-8"),
         ("/ui/style.css", "text/css; charset=utf-8"),
         ("/ui/icon.svg", "image/svg+xml"),
     ] {

@@ -308,6 +308,9 @@ impl Pool {
         // New filters or profiles change what agents see without a restart.
         if self.inner.ctx.tools.set_policy(&config.tools) {
             self.inner.lists_changed(None);
+            // The dashboard shows what the listing settings send: its
+            // `config` event says they may have changed.
+            self.inner.config.send_modify(|_| ());
         }
     }
 
