@@ -1,0 +1,2 @@
+// The dashboard's tool search box and listing summary (moved here from app.js).
+export {};
