@@ -13,6 +13,7 @@
 //! `target/release/mcpool-bench-scale --write docs/benchmarks.md`, which
 //! replaces the section of its own in that file.
 
+mod serve;
 #[allow(dead_code)]
 mod stats;
 #[allow(dead_code)]
@@ -26,7 +27,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Parser;
 use mcpool_tests::repo_root;
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
+use rmcp::model::CallToolRequestParams;
 use rmcp::service::{Peer, RoleClient, RunningService, ServiceExt};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{json, Map, Value};
@@ -154,34 +155,16 @@ async fn one_run(cli: &Cli, mcpool: &Path, faulty: &Path, extra: usize, dir: &Pa
     std::fs::write(&config, serde_json::to_vec(&json!({ "mcpServers": servers }))?)?;
     let token = format!("bench-scale-{}", std::process::id());
     let started = Instant::now();
-    let mut child = Command::new(mcpool)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .args(["--listen", "127.0.0.1:0", "--cache-dir"])
-        .arg(dir.join("cache"))
-        .env("MCPOOL_TOKEN", &token)
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .env("MCPOOL_MAX_SESSIONS", (cli.agents + 8).to_string())
-        .env_remove("MCPOOL_LISTEN")
-        .env_remove("MCPOOL_CONFIG")
-        .env_remove("MCPOOL_CACHE_DIR")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(dir.join("mcpool.stderr"))?)
-        .kill_on_drop(true)
-        .spawn()?;
+    let mut child = serve::spawn_serve(
+        mcpool,
+        &config,
+        dir,
+        &token,
+        &[("MCPOOL_MAX_SESSIONS", (cli.agents + 8).to_string())],
+    )?;
     let pid = child.id().context("mcpool has no pid")?;
     let result = measure(cli, &mut child, pid, &token, started).await;
-    // SAFETY: signals the child this program spawned and still owns.
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-    if tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .is_err()
-    {
-        let _ = child.kill().await;
-    }
+    serve::stop(&mut child, pid, Duration::from_secs(20)).await;
     result
 }
 
@@ -223,7 +206,7 @@ async fn measure(cli: &Cli, child: &mut Child, pid: u32, token: &str, started: I
     let agent = connect(&url("/mcp?toolListing=all"), token).await?;
     for i in 0..cli.lists + 5 {
         let t = Instant::now();
-        let n = list_all(agent.peer()).await?;
+        let n = serve::list_all(agent.peer(), STEP_LIMIT).await?;
         if i >= 5 {
             run.list_ms.push(t.elapsed().as_secs_f64() * 1000.0);
         }
@@ -275,21 +258,6 @@ async fn measure(cli: &Cli, child: &mut Child, pid: u32, token: &str, started: I
 
 async fn connect(url: &str, token: &str) -> anyhow::Result<Client> {
     mcpool_tests::keep_alive_agent(url, Some(token), STEP_LIMIT).await
-}
-
-/// Every page of `tools/list`; the number of tools.
-async fn list_all(peer: &Peer<RoleClient>) -> anyhow::Result<usize> {
-    let mut n = 0;
-    let mut cursor = None;
-    loop {
-        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = tokio::time::timeout(STEP_LIMIT, peer.list_tools(params)).await??;
-        n += page.tools.len();
-        match page.next_cursor {
-            Some(c) => cursor = Some(c),
-            None => return Ok(n),
-        }
-    }
 }
 
 async fn call_echo(peer: &Peer<RoleClient>, tool: &str, i: usize) -> anyhow::Result<()> {

@@ -21,6 +21,7 @@
 //! Build with `cargo build --release --workspace --bins`, then run
 //! `target/release/mcpool-bench-search --write docs/benchmarks.md`.
 
+mod serve;
 #[allow(dead_code)]
 mod stats;
 #[allow(dead_code)]
@@ -29,7 +30,6 @@ mod sys;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
@@ -38,11 +38,9 @@ use mcpool_core::search::compact::listing_tokens;
 use mcpool_core::search::meta::{self, Delivery, Found, ServerSummary};
 use mcpool_core::search::ToolIndex;
 use mcpool_tests::repo_root;
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, Tool};
-use rmcp::service::{Peer, RoleClient};
+use rmcp::model::{CallToolRequestParams, Tool};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use tokio::process::Command;
 
 use stats::Summary;
 
@@ -358,23 +356,7 @@ async fn through_endpoint(
     let config = dir.join("config.json");
     std::fs::write(&config, serde_json::to_vec(&json!({ "mcpServers": servers }))?)?;
     let token = format!("bench-search-{}", std::process::id());
-    let mut child = Command::new(mcpool)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .args(["--listen", "127.0.0.1:0", "--cache-dir"])
-        .arg(dir.join("cache"))
-        .env("MCPOOL_TOKEN", &token)
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("XDG_CACHE_HOME", dir.join("cache"))
-        .env("XDG_DATA_HOME", dir.join("data"))
-        .env_remove("MCPOOL_LISTEN")
-        .env_remove("MCPOOL_CONFIG")
-        .env_remove("MCPOOL_CACHE_DIR")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(dir.join("mcpool.stderr"))?)
-        .kill_on_drop(true)
-        .spawn()?;
+    let mut child = serve::spawn_serve(mcpool, &config, dir, &token, &[])?;
     let pid = child.id().context("mcpool has no pid")?;
     let result = async {
         let line = mcpool_tests::first_line(&mut child, STEP_LIMIT).await?;
@@ -403,10 +385,10 @@ async fn through_endpoint(
         let search = mcpool_tests::keep_alive_agent(&url("/mcp?toolListing=search"), Some(&token), STEP_LIMIT).await?;
         for i in 0..cli.lists + 3 {
             let t = Instant::now();
-            let n = list_all(all.peer()).await?;
+            let n = serve::list_all(all.peer(), STEP_LIMIT).await?;
             let all_ms = t.elapsed().as_secs_f64() * 1000.0;
             let t = Instant::now();
-            list_all(search.peer()).await?;
+            serve::list_all(search.peer(), STEP_LIMIT).await?;
             let search_ms = t.elapsed().as_secs_f64() * 1000.0;
             if i >= 3 {
                 out.list_all_ms.push(all_ms);
@@ -436,29 +418,8 @@ async fn through_endpoint(
         Ok(out)
     }
     .await;
-    // SAFETY: signals the child this program spawned and still owns.
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
-    if tokio::time::timeout(Duration::from_secs(20), child.wait())
-        .await
-        .is_err()
-    {
-        let _ = child.kill().await;
-    }
+    serve::stop(&mut child, pid, Duration::from_secs(20)).await;
     result
-}
-
-async fn list_all(peer: &Peer<RoleClient>) -> anyhow::Result<usize> {
-    let mut n = 0;
-    let mut cursor = None;
-    loop {
-        let params = cursor.map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
-        let page = tokio::time::timeout(STEP_LIMIT, peer.list_tools(params)).await??;
-        n += page.tools.len();
-        match page.next_cursor {
-            Some(c) => cursor = Some(c),
-            None => return Ok(n),
-        }
-    }
 }
 
 fn row(out: &mut String, what: &str, s: &Summary, unit: &str) {
