@@ -1,11 +1,12 @@
 // mcpool dashboard. `render(view)` builds the DOM from data alone; the rest
-// fetches that data (/api/servers, /api/tools/listing, /api/tools/search,
-// /api/connect), follows /api/events, and posts the buttons' actions. No
+// fetches that data (/api/servers, /api/connect; the tool search and listing
+// in search.js), follows /api/events, and posts the buttons' actions. No
 // framework, no build step.
 
 import { addCall, countdown, renderCalls, since, tick } from './activity.js';
+import { loadListing, renderListing, renderResults, toolSearch } from './search.js';
 
-const STATUS_TEXT = {
+export const STATUS_TEXT = {
   connected: 'Connected',
   pending: 'Starting',
   failed: 'Failed',
@@ -31,7 +32,7 @@ export function h(tag, attrs, ...children) {
 
 const NUMBER = new Intl.NumberFormat('en-US');
 
-function plural(n, word) {
+export function plural(n, word) {
   return `${NUMBER.format(n)} ${word}${n === 1 ? '' : 's'}`;
 }
 
@@ -108,7 +109,7 @@ function toolWarningsBlock(s, view) {
 
 /** A tool's switch: on means agents see it (written to the config file).
  * `where` keeps the keys of the card's and the search result's apart. */
-function toolSwitch(s, t, view, where = 'switch') {
+export function toolSwitch(s, t, view, where = 'switch') {
   const on = t.enabled !== false;
   const busy = view.busy.has(s.name);
   return h('button', {
@@ -244,54 +245,6 @@ export function render(view) {
 }
 
 /**
- * What each aggregated endpoint lists to agents (GET /api/tools/listing):
- * its toolListing mode and what that sends now, with the full listing's
- * estimated cost when it sends less. Empty without the data.
- */
-export function renderListing(listing) {
-  return ((listing && listing.endpoints) || []).map((e) => {
-    const mode = e.mode === 'auto' ? `toolListing auto (budget ${approx(e.budget)})` : `toolListing ${e.mode}`;
-    const sends = e.sent === 'all'
-      ? `sends all ${plural(e.sent_tools, 'tool')}, ${approx(e.sent_tokens)}`
-      : `sends search: ${plural(e.sent_tools, 'tool')}, ${approx(e.sent_tokens)} (full listing: ${plural(e.full_tools, 'tool')}, ${approx(e.full_tokens)})`;
-    return h('p', { class: 'listing', 'data-endpoint': e.path, 'data-mode': e.mode, 'data-sent': e.sent },
-      h('code', {}, e.path), `: ${mode}: ${sends}`);
-  });
-}
-
-/** One tool the search found: where it is, its state and its switch (the
- * tools mcpool adds itself, `mcpool__*`, belong to no server: no switch). */
-function result(r, view) {
-  const error = view.actionErrors.get(r.server);
-  const switchable = view.onToolAction && view.servers.some((s) => s.name === r.server);
-  return h('li', { class: 'result', 'data-tool': r.name, 'data-server': r.server, 'data-state': r.state, 'data-enabled': String(r.enabled !== false) },
-    h('div', { class: 'result-head' },
-      h('span', { class: 'mono result-name' }, r.name),
-      h('span', { class: 'result-server' }, 'on ', h('strong', {}, r.server)),
-      h('span', { class: 'badge', 'data-status': r.status }, STATUS_TEXT[r.status] || r.status),
-      h('span', { class: 'tool-state', 'data-state': r.state }, r.state),
-      h('span', { class: 'result-side' },
-        h('span', { class: 'result-tokens' }, approx(r.tokens)),
-        switchable ? toolSwitch({ name: r.server }, { name: r.tool, enabled: r.enabled }, view, 'result') : null,
-        !switchable && r.server === 'mcpool' ? h('span', { class: 'meta', 'data-role': 'builtin' }, 'built into mcpool') : null)),
-    h('p', { class: 'description' }, r.description || '(no description)'),
-    error ? h('p', { class: 'action-error' }, error) : null);
-}
-
-/**
- * The search box's answer, `view.search` = {query, tools (of GET
- * /api/tools/search), error}: a status line and the result items.
- */
-export function renderResults(view) {
-  const { query, tools, error } = view.search;
-  if (!query) return { status: '', items: [] };
-  if (error) return { status: `The search failed: ${error}`, items: [] };
-  if (!tools.length) return { status: `No tool matches “${query}”.`, items: [] };
-  const status = tools.length >= SEARCH_LIMIT ? `The ${SEARCH_LIMIT} best matches` : `${plural(tools.length, 'tool')} found`;
-  return { status, items: tools.map((r) => result(r, view)) };
-}
-
-/**
  * The config file's problems from GET /api/config: a file that could not be
  * read (the running servers are kept) and each entry left out or repeated,
  * by file, server and field. Empty when all is well.
@@ -365,7 +318,6 @@ const state = {
   refocus: null,
 };
 let retryTimer = null;
-const SEARCH_LIMIT = 20;
 
 function $(id) { return document.getElementById(id); }
 
@@ -413,13 +365,8 @@ function keepingFocus(paintIt) {
   } else state.refocus = again ? focused : null;
 }
 
-function paintResults() {
-  keepingFocus(() => {
-    const { status, items } = renderResults(view());
-    $('tool-search-status').textContent = status;
-    $('tool-results').replaceChildren(...items);
-  });
-}
+// The "Find a tool" box (ui/search.js): its answer goes to state.search.
+const search = toolSearch({ api, state, view, keepingFocus });
 
 function paint() {
   const v = view();
@@ -427,7 +374,7 @@ function paint() {
     $('servers').replaceChildren(...render(v));
     $('listing').replaceChildren(...renderListing(state.listing));
   });
-  paintResults();
+  search.paint();
   const target = state.target && document.querySelector(`[data-server="${CSS.escape(state.target)}"]`);
   if (state.reveal && target) {
     state.reveal = false;
@@ -436,59 +383,16 @@ function paint() {
   }
 }
 
-let searchTimer = null;
-let searchSeq = 0;
-let searchAbort = null;
-
-/** Asks for the box's query; an older query's answer is dropped. */
-async function runSearch() {
-  clearTimeout(searchTimer);
-  const query = $('tool-search').value.trim();
-  const seq = ++searchSeq;
-  if (searchAbort) searchAbort.abort();
-  searchAbort = null;
-  if (!query) {
-    state.search = { query: '', tools: [] };
-    paintResults();
-    return;
-  }
-  const abort = new AbortController();
-  searchAbort = abort;
-  let answer;
-  try {
-    const response = await api(`/api/tools/search?q=${encodeURIComponent(query)}&limit=${SEARCH_LIMIT}`, { signal: abort.signal });
-    const body = await response.json().catch(() => ({}));
-    answer = response.ok ? { query, tools: body.tools || [] } : { query, tools: [], error: body.error || `HTTP ${response.status}` };
-  } catch (e) {
-    if (e.name === 'AbortError' || e.message === 'signed out') return;
-    answer = { query, tools: [], error: e.message };
-  }
-  if (seq !== searchSeq) return;
-  searchAbort = null;
-  state.search = answer;
-  paintResults();
-}
-
-/** GET /api/tools/listing, or null: the cards do without it. */
-async function loadListing() {
-  try {
-    const response = await api('/api/tools/listing');
-    return response.ok ? await response.json() : null;
-  } catch {
-    return null;
-  }
-}
-
 async function refresh() {
   try {
-    const [response, listing] = await Promise.all([api('/api/servers'), loadListing()]);
+    const [response, listing] = await Promise.all([api('/api/servers'), loadListing(api)]);
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     state.servers = await response.json();
     state.listing = listing;
     paint();
     scheduleRetryRefresh();
     // The results' states and switches follow the same refresh.
-    if (state.search.query || $('tool-search').value.trim()) runSearch();
+    if (state.search.query || $('tool-search').value.trim()) search.run();
   } catch (e) {
     if (e.message !== 'signed out') setLive(`Cannot reach mcpool: ${e.message}`, true);
   }
@@ -676,12 +580,7 @@ function start() {
   aim();
   window.addEventListener('hashchange', () => { aim(); paint(); });
   $('copy-token').addEventListener('click', copyToken);
-  // Results as you type: asked 150 ms after the last keystroke.
-  $('tool-search').addEventListener('input', (e) => {
-    clearTimeout(searchTimer);
-    if (!e.currentTarget.value.trim()) runSearch();
-    else searchTimer = setTimeout(runSearch, 150);
-  });
+  $('tool-search').addEventListener('input', search.onInput);
   // Countdowns and "ago" tick in place; a countdown that ran out refetches.
   setInterval(() => { if (tick(document, Date.now())) refreshSoon(); }, 1000);
   refresh();
