@@ -5,9 +5,8 @@
 //! found says so, an older answer never replaces a newer one); the switch in
 //! a result turns `slow` on (written into the config file, listed to agents
 //! again); once the config says `toolListing: "search"`, the summary says
-//! so at the dashboard's next refresh (a reconnect's status events: a
-//! reload that changes only the listing sends no event of its own). The
-//! browser side is tests/ui/search.mjs.
+//! so without a reload of the page (the reload's `config` event refreshes
+//! the dashboard). The browser side is tests/ui/search.mjs.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -88,7 +87,8 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
         while let Some(line) = lines.next_line().await? {
             if line.trim() == "STEP switched" {
                 // The switch in the result reached the config file and the
-                // agents; then the file asks for the search listing.
+                // agents; then the file asks for the search listing (its
+                // reload sends the `config` event the dashboard follows).
                 let mut config = read_config(&pool)?;
                 let off = disabled_tools(&config);
                 if off.contains(&"slow".to_string()) {
@@ -110,10 +110,6 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
                         bail!("the config's toolListing never applied: {listing}");
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                let (code, body) = pool.post("/api/servers/a/reconnect").await?;
-                if code != 200 {
-                    bail!("reconnect: {code} {body}");
                 }
                 input.write_all(b"search-mode\n").await?;
                 input.flush().await?;
