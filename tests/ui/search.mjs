@@ -9,8 +9,8 @@
 // Env: LINK (a one-time link from `mcpool ui --no-open`), PLAYWRIGHT_CORE,
 // USER_DATA_DIR, SCREENSHOT. Prints `STEP <name>` lines and `OK` at the end;
 // after `STEP switched` waits for the line `search-mode` on stdin (the test
-// switched the config to toolListing search, then reconnected the server:
-// its status events refresh the dashboard). Any failure exits non-zero.
+// switched the config to toolListing search; the reload's `config` event
+// refreshes the dashboard). Any failure exits non-zero.
 
 import { createInterface } from 'node:readline';
 
