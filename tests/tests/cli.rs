@@ -423,7 +423,15 @@ async fn an_absent_config_starts_an_empty_pool_that_an_agent_can_use() -> anyhow
     assert!(!pool.config_path().exists());
     assert!(pool.servers().await?.is_empty());
     let agent = pool.agent("/mcp").await?;
-    assert_eq!(agent.tool_names().await?, ["mcpool__status", "mcpool__reconnect"]);
+    assert_eq!(
+        agent.tool_names().await?,
+        [
+            "mcpool__search_tools",
+            "mcpool__call_tool",
+            "mcpool__status",
+            "mcpool__reconnect"
+        ]
+    );
 
     let r = agent.call("mcpool__status", json!({})).await?;
     assert_ne!(r.is_error, Some(true));

@@ -115,8 +115,11 @@ async fn every_snippet_names_the_instance_and_its_token() -> anyhow::Result<()> 
         .await?;
     }
 
-    // claude-code: one `claude mcp add` command line, over HTTP.
+    // claude-code: one `claude mcp add` command line, over HTTP, the URL
+    // quoted (a `?` is a glob to the shell).
+    let url = pool.url("/mcp?toolListing=all");
     let o = connect("claude-code", &listen, &pool.token, dir.path()).await?;
+    assert!(String::from_utf8_lossy(&o.stdout).contains(&format!("\"{url}\"")));
     let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
     let lines: Vec<&str> = stdout.lines().filter(|l| !l.trim().is_empty()).collect();
     assert_eq!(lines.len(), 1, "{stdout}");
@@ -203,10 +206,17 @@ async fn gemini_codex_and_claude_desktop_snippets_connect() -> anyhow::Result<()
     let v: Value = serde_json::from_slice(&o.stdout)?;
     let entry = &v["mcpServers"]["mcpool"];
     assert_eq!(entry["command"], bin("mcpool").display().to_string().as_str(), "{v}");
-    assert_eq!(entry["args"], json!(["stdio", "--listen", listen, "--tool-listing", "search"]), "{v}");
+    assert_eq!(
+        entry["args"],
+        json!(["stdio", "--listen", listen, "--tool-listing", "search"]),
+        "{v}"
+    );
     // The token came from MCPOOL_TOKEN, which the client would not pass on.
     assert_eq!(entry["env"]["MCPOOL_TOKEN"], pool.token.as_str(), "{v}");
-    let stdio_cmd = format!("{} stdio --listen {listen} --tool-listing search", bin("mcpool").display());
+    let stdio_cmd = format!(
+        "{} stdio --listen {listen} --tool-listing search",
+        bin("mcpool").display()
+    );
     let report = python_agent_with_env(
         &["--stdio-cmd", &stdio_cmd, "--scenario", "ping"],
         &[

@@ -263,7 +263,10 @@ async fn a_missing_file_is_created_private() -> anyhow::Result<()> {
     let file = home.path(".gemini/settings.json");
     assert_eq!(mode(&file), 0o600);
     let v: Value = serde_json::from_str(&home.read(".gemini/settings.json"))?;
-    assert_eq!(v["mcpServers"]["mcpool"]["httpUrl"], "http://127.0.0.1:7410/mcp");
+    assert_eq!(
+        v["mcpServers"]["mcpool"]["httpUrl"],
+        "http://127.0.0.1:7410/mcp?toolListing=search"
+    );
     assert!(home.backups(".gemini/settings.json").is_empty());
     Ok(())
 }
@@ -314,12 +317,17 @@ async fn written_entries_reach_the_instance() -> anyhow::Result<()> {
         entry["headers"]["Authorization"].as_str().unwrap_or("")
     );
     let url = entry["url"].as_str().unwrap_or("");
-    assert!(url.ends_with("/mcp?toolListing=search"), "VS Code gets the search listing: {url}");
+    assert!(
+        url.ends_with("/mcp?toolListing=search"),
+        "VS Code gets the search listing: {url}"
+    );
     let report = python_agent(&["--url", url, "--header", &header, "--scenario", "ping"]).await?;
     assert!(report.get("error").is_none(), "{report}");
 
     // The user's choice wins over the client's default.
-    let (o, _, stderr) = home.run(&["vscode", "--write", "--yes", "--tool-listing", "all"]).await?;
+    let (o, _, stderr) = home
+        .run(&["vscode", "--write", "--yes", "--tool-listing", "all"])
+        .await?;
     assert!(o.status.success(), "{stderr}");
     let v: Value = serde_json::from_str(&home.read(".config/Code/User/mcp.json"))?;
     let url = v["servers"]["mcpool"]["url"].as_str().unwrap_or("");
@@ -328,7 +336,10 @@ async fn written_entries_reach_the_instance() -> anyhow::Result<()> {
     assert!(o.status.success(), "{stderr}");
     let v: Value = serde_json::from_str(&home.read(".claude.json"))?;
     let url = v["mcpServers"]["mcpool"]["url"].as_str().unwrap_or("");
-    assert!(url.ends_with("/mcp?toolListing=all"), "Claude Code searches tools itself: {url}");
+    assert!(
+        url.ends_with("/mcp?toolListing=all"),
+        "Claude Code searches tools itself: {url}"
+    );
 
     // Claude Desktop: the stdio bridge, run exactly as the entry says.
     let (o, _, stderr) = home.run(&["claude-desktop", "--write", "--yes"]).await?;
@@ -344,7 +355,10 @@ async fn written_entries_reach_the_instance() -> anyhow::Result<()> {
             .filter_map(|a| a.as_str().map(String::from)),
     );
     assert_eq!(argv[0], bin("mcpool").display().to_string());
-    assert_eq!(argv[1..], ["stdio", "--listen", home.listen.as_str(), "--tool-listing", "search"]);
+    assert_eq!(
+        argv[1..],
+        ["stdio", "--listen", home.listen.as_str(), "--tool-listing", "search"]
+    );
     let token = entry["env"]["MCPOOL_TOKEN"].as_str().unwrap_or("");
     let report = python_agent_with_env(
         &["--stdio-cmd", &argv.join(" "), "--scenario", "ping"],

@@ -249,7 +249,7 @@ pub fn snippet(client: Client, conn: &Connection) -> String {
     let wrapped = match client {
         Client::ClaudeCode => {
             return format!(
-                "claude mcp add --transport http --scope user mcpool {} --header \"Authorization: {}\"\n",
+                "claude mcp add --transport http --scope user mcpool \"{}\" --header \"Authorization: {}\"\n",
                 conn.url,
                 conn.bearer()
             )

@@ -135,10 +135,22 @@ fn ties_are_broken_by_server_then_name() {
 #[test]
 fn a_request_naming_a_server_prefers_its_tools() {
     let mut index = ToolIndex::default();
-    index.set_server("mongodb", "", &[tool("count", "Count the entries of a collection.", no_params())]);
-    index.set_server("postgres", "", &[tool("count", "Count the entries of a table.", no_params())]);
+    index.set_server(
+        "mongodb",
+        "",
+        &[tool("count", "Count the entries of a collection.", no_params())],
+    );
+    index.set_server(
+        "postgres",
+        "",
+        &[tool("count", "Count the entries of a table.", no_params())],
+    );
     assert_eq!(top(&index, "count the entries in postgres")[0], "postgres/count");
-    assert_eq!(top(&index, "count the entries in mongo")[0], "mongodb/count", "a word may name a server by its start");
+    assert_eq!(
+        top(&index, "count the entries in mongo")[0],
+        "mongodb/count",
+        "a word may name a server by its start"
+    );
 }
 
 #[test]
