@@ -333,24 +333,38 @@ async fn through_endpoint(
     std::fs::create_dir_all(dir)?;
     let mut servers = Map::new();
     let mut expected = 0;
-    for copy in 0..copies {
+    let mut add = |name: String, file: PathBuf, tools: Vec<Value>| -> anyhow::Result<()> {
+        let names: Vec<Value> = tools.iter().filter_map(|t| t.get("name").cloned()).collect();
+        expected += names.len();
+        std::fs::write(&file, serde_json::to_vec(&tools)?)?;
+        servers.insert(
+            name,
+            json!({"command": faulty, "args": ["stdio", "--raw-tools", file], "enabledTools": names}),
+        );
+        Ok(())
+    };
+    if copies == 1 {
+        // One server per catalog server, as a user would have them.
         for (i, s) in catalog.servers.iter().enumerate() {
-            let tools: Vec<Value> = s.tools.clone();
-            let names: Vec<Value> = tools.iter().filter_map(|t| t.get("name").cloned()).collect();
-            expected += names.len();
-            let file = dir.join(format!("tools-{i}.json"));
-            if copy == 0 {
-                std::fs::write(&file, serde_json::to_vec(&tools)?)?;
-            }
-            let name = if copy == 0 {
-                s.name.clone()
-            } else {
-                format!("{}-{copy}", s.name)
-            };
-            servers.insert(
-                name,
-                json!({"command": faulty, "args": ["stdio", "--raw-tools", file], "enabledTools": names}),
-            );
+            add(s.name.clone(), dir.join(format!("tools-{i}.json")), s.tools.clone())?;
+        }
+    } else {
+        // Many tools on few processes: each copy of the catalog is one
+        // server whose tool names carry the catalog server's.
+        let all: Vec<Value> = catalog
+            .servers
+            .iter()
+            .flat_map(|s| {
+                s.tools.iter().map(move |t| {
+                    let mut t = t.clone();
+                    let name = t.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+                    t["name"] = Value::String(format!("{}_{name}", s.name));
+                    t
+                })
+            })
+            .collect();
+        for copy in 0..copies {
+            add(format!("catalog{copy}"), dir.join(format!("tools-{copy}.json")), all.clone())?;
         }
     }
     let config = dir.join("config.json");

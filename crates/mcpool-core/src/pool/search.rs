@@ -245,17 +245,16 @@ impl Pool {
     ) -> Option<Listed> {
         use crate::search::compact::listing_tokens;
         let control = self.tool_control();
-        let (full, full_tokens, own) = match profile {
-            Some(name) => {
-                let p = control.profile(name)?;
-                let tools = self.profile_tools(name)?;
-                let tokens = listing_tokens(&tools);
-                (tools, tokens, Some(p))
-            }
-            None => {
-                let view = self.tool_view();
-                (view.tools.clone(), view.tokens(), None)
-            }
+        let view = self.tool_view();
+        // Only the tools sent are copied: a `search` listing of thousands
+        // of tools copies a handful.
+        let (profile_tools, own) = match profile {
+            Some(name) => (Some(self.profile_tools(name)?), Some(control.profile(name)?)),
+            None => (None, None),
+        };
+        let (full, full_tokens) = match &profile_tools {
+            Some(tools) => (tools.as_slice(), listing_tokens(tools)),
+            None => (view.tools.as_slice(), view.tokens()),
         };
         let meta = self.meta_tools(own.as_ref());
         let mut listing = control.listing(profile);
@@ -266,11 +265,11 @@ impl Pool {
         let full_count = full.len() + meta.len();
         let sent = listing.decide(full_tokens);
         let tools = match sent {
-            crate::search::Sent::All => meta.into_iter().chain(full).collect(),
+            crate::search::Sent::All => meta.into_iter().chain(full.iter().cloned()).collect(),
             crate::search::Sent::Search => {
                 let mut pinned = listing.pinned.clone();
                 pinned.extend(self.most_used(listing.pin_most_used));
-                crate::search::listing::search_listing(meta, &full, |n| pinned.contains(n) || found(n))
+                crate::search::listing::search_listing(meta, full, |n| pinned.contains(n) || found(n))
             }
         };
         Some(Listed {
