@@ -364,7 +364,11 @@ async fn through_endpoint(
             })
             .collect();
         for copy in 0..copies {
-            add(format!("catalog{copy}"), dir.join(format!("tools-{copy}.json")), all.clone())?;
+            add(
+                format!("catalog{copy}"),
+                dir.join(format!("tools-{copy}.json")),
+                all.clone(),
+            )?;
         }
     }
     let config = dir.join("config.json");

@@ -12,7 +12,6 @@
 
 use std::time::Duration;
 
-use futures::StreamExt;
 use mcpool_tests::sdk_agents::LineAgent;
 use mcpool_tests::*;
 use rmcp::model::{ServerNotification, SubscriptionFilter};

@@ -280,7 +280,10 @@ const PROFILE_KEYS: &[&str] = &[
 ];
 
 /// A profile and the problems of its listing keys (which leave it in).
-fn parse_profile(name: &str, value: &Value) -> Result<(Profile, Vec<(String, String)>), (String, String)> {
+fn parse_profile(
+    name: &str,
+    value: &Value,
+) -> Result<(Profile, Vec<crate::search::listing::Problem>), (String, String)> {
     let field = |k: &str| format!("profiles.{name}{k}");
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
         return Err((
