@@ -21,6 +21,7 @@
 //! Build with `cargo build --release --workspace --bins`, then run
 //! `target/release/mcpool-bench-search --write docs/benchmarks.md`.
 
+mod search_eval;
 mod serve;
 #[allow(dead_code)]
 mod stats;
@@ -42,6 +43,7 @@ use rmcp::model::{CallToolRequestParams, Tool};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use search_eval::{Baseline, Scores};
 use stats::Summary;
 
 const SECTION: &str = "## Tool search";
@@ -106,78 +108,6 @@ fn tools_of(server: &CatalogServer) -> Vec<Tool> {
         .iter()
         .filter_map(|t| serde_json::from_value::<Tool>(t.clone()).ok())
         .collect()
-}
-
-#[derive(Debug, Default, Clone, Copy)]
-struct Scores {
-    r1: f64,
-    r5: f64,
-    r10: f64,
-    mrr10: f64,
-    n: usize,
-}
-
-impl Scores {
-    fn add(&mut self, ranked: &[String], relevant: &[String]) {
-        let recall = |k: usize| {
-            let hit = ranked.iter().take(k).filter(|r| relevant.contains(r)).count();
-            hit as f64 / relevant.len().min(k).max(1) as f64
-        };
-        self.r1 += recall(1);
-        self.r5 += recall(5);
-        self.r10 += recall(10);
-        self.mrr10 += ranked
-            .iter()
-            .take(10)
-            .position(|r| relevant.contains(r))
-            .map_or(0.0, |i| 1.0 / (i + 1) as f64);
-        self.n += 1;
-    }
-
-    fn mean(self) -> Self {
-        let n = self.n.max(1) as f64;
-        Scores {
-            r1: self.r1 / n,
-            r5: self.r5 / n,
-            r10: self.r10 / n,
-            mrr10: self.mrr10 / n,
-            n: self.n,
-        }
-    }
-}
-
-/// The plain baseline: the `bm25` crate's own search engine and default
-/// English tokenizer over "name description".
-struct Baseline {
-    engine: bm25::SearchEngine<String>,
-}
-
-impl Baseline {
-    fn new(catalog: &Catalog) -> Self {
-        let docs: Vec<bm25::Document<String>> = catalog
-            .servers
-            .iter()
-            .flat_map(|s| {
-                tools_of(s).into_iter().map(move |t| {
-                    bm25::Document::new(
-                        format!("{}/{}", s.name, t.name),
-                        format!("{} {}", t.name, t.description.as_deref().unwrap_or_default()),
-                    )
-                })
-            })
-            .collect();
-        Baseline {
-            engine: bm25::SearchEngineBuilder::<String>::with_documents(bm25::Language::English, docs).build(),
-        }
-    }
-
-    fn rank(&self, query: &str) -> Vec<String> {
-        self.engine
-            .search(query, 10)
-            .into_iter()
-            .map(|r| r.document.id)
-            .collect()
-    }
 }
 
 fn index_of(catalog: &Catalog, copies: usize) -> ToolIndex {

@@ -5,6 +5,7 @@
 
 mod codex;
 mod json;
+mod listing;
 #[cfg(test)]
 mod tests;
 
@@ -14,7 +15,6 @@ use std::time::SystemTime;
 use serde_json::{json, Value};
 
 use crate::config::{ServerSpec, TransportSpec};
-use crate::search::ListingMode;
 
 /// The clients `mcpool connect` knows, in the order they are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,38 +169,6 @@ pub struct Connection {
 impl Connection {
     pub fn bearer(&self) -> String {
         format!("Bearer {}", self.token)
-    }
-
-    /// This connection with the tool listing `mode`: the URL's
-    /// `?toolListing=` and the stdio bridge's `--tool-listing`.
-    pub fn with_listing(&self, mode: ListingMode) -> Connection {
-        let mut conn = self.clone();
-        let base = conn
-            .url
-            .split_once('?')
-            .map_or(conn.url.as_str(), |(b, _)| b)
-            .to_string();
-        conn.url = format!("{base}?{}={}", crate::search::listing::URL_PARAM, mode.as_str());
-        if let Some(i) = conn.stdio.iter().position(|a| a == "--tool-listing") {
-            conn.stdio.drain(i..(i + 2).min(conn.stdio.len()));
-        }
-        conn.stdio
-            .extend(["--tool-listing".to_string(), mode.as_str().to_string()]);
-        conn
-    }
-}
-
-impl Client {
-    /// The tool listing `mcpool connect` gives this client by default
-    /// (README, "Tool search"): every tool to the clients that defer and
-    /// search tools themselves (Claude Code's tool search, opencode's,
-    /// Cursor's dynamic context discovery), so tools are not deferred
-    /// twice; the search listing to the others.
-    pub fn default_listing(self) -> ListingMode {
-        match self {
-            Client::ClaudeCode | Client::OpenCode | Client::Cursor => ListingMode::All,
-            Client::ClaudeDesktop | Client::VsCode | Client::Gemini | Client::Codex => ListingMode::Search,
-        }
     }
 }
 

@@ -243,6 +243,25 @@ impl Pool {
         mode: Option<crate::search::ListingMode>,
         found: &dyn Fn(&str) -> bool,
     ) -> Option<Listed> {
+        self.plan_listing(profile, mode, Some(found))
+    }
+
+    /// Which listing `/mcp` or a profile sends now, without building it.
+    pub fn sends(
+        &self,
+        profile: Option<&str>,
+        mode: Option<crate::search::ListingMode>,
+    ) -> Option<crate::search::Sent> {
+        self.plan_listing(profile, mode, None).map(|l| l.sent)
+    }
+
+    /// [`Self::listed`]; with `found` `None`, only the decision (no tools).
+    fn plan_listing(
+        &self,
+        profile: Option<&str>,
+        mode: Option<crate::search::ListingMode>,
+        found: Option<&dyn Fn(&str) -> bool>,
+    ) -> Option<Listed> {
         use crate::search::compact::listing_tokens;
         let control = self.tool_control();
         let view = self.tool_view();
@@ -264,9 +283,10 @@ impl Pool {
         let full_tokens = full_tokens + listing_tokens(&meta);
         let full_count = full.len() + meta.len();
         let sent = listing.decide(full_tokens);
-        let tools = match sent {
-            crate::search::Sent::All => meta.into_iter().chain(full.iter().cloned()).collect(),
-            crate::search::Sent::Search => {
+        let tools = match (sent, found) {
+            (_, None) => Vec::new(),
+            (crate::search::Sent::All, Some(_)) => meta.into_iter().chain(full.iter().cloned()).collect(),
+            (crate::search::Sent::Search, Some(found)) => {
                 let mut pinned = listing.pinned.clone();
                 pinned.extend(self.most_used(listing.pin_most_used));
                 crate::search::listing::search_listing(meta, full, |n| pinned.contains(n) || found(n))

@@ -92,8 +92,7 @@ impl AgentSession {
     /// Adds the found tools to this agent's listing when it lists by
     /// search, and tells it its list changed.
     async fn deliver(&self, found: &[Found], ctx: &RequestContext<RoleServer>) -> Delivery {
-        let sends_all = matches!(self.aggregated_tools(ctx), Ok((_, Sent::All)));
-        if sends_all {
+        if self.pool.sends(self.profile_name(), url_mode(ctx)) == Some(Sent::All) {
             return Delivery::Listed;
         }
         let names: Vec<&str> = found
