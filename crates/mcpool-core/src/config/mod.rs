@@ -130,6 +130,9 @@ pub struct Config {
     /// Per-tool settings: `disabledTools`/`enabledTools` of each entry,
     /// `profiles` and `approveNewTools`.
     pub tools: crate::toolctl::ToolPolicy,
+    /// `registries`: base URLs of the MCP registries searched; `None` when
+    /// the file names none (the official registry is searched).
+    pub registries: Option<Vec<String>>,
 }
 
 /// Reads the config file. An absent file is an empty config; an unreadable
@@ -149,6 +152,9 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
     if text.trim().is_empty() {
         return Ok(Config::default());
     }
+    // Comments and trailing commas are allowed (JSONC, as VS Code writes
+    // it); the stripped text keeps every line break, so positions hold.
+    let text = &crate::import::strip_jsonc(text);
     let root: Value = serde_json::from_str(text).map_err(|e| {
         problem(
             path,
@@ -173,6 +179,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
             Some("oauthClientMetadataUrl"),
             "expected an https URL with a path (the client ID metadata document)".into(),
         )),
+    }
+    match parse_registries(&root) {
+        Ok(registries) => config.registries = registries,
+        Err((field, message)) => config.problems.push(problem(path, None, Some(&field), message)),
     }
     for key in ["mcpServers", "servers"] {
         let Some(section) = root.get(key) else { continue };
@@ -216,6 +226,30 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
         config.problems.push(found);
     }
     Ok(config)
+}
+
+/// `registries`: an array of http(s) base URLs, each without a query.
+fn parse_registries(root: &serde_json::Map<String, Value>) -> Result<Option<Vec<String>>, (String, String)> {
+    let items = match root.get("registries") {
+        None | Some(Value::Null) => return Ok(None),
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err(("registries".into(), "expected an array of registry URLs".into())),
+    };
+    let mut urls = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("registries[{i}]");
+        let Value::String(text) = item else {
+            return Err((field, "expected a URL (a string)".into()));
+        };
+        match url::Url::parse(text) {
+            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() && u.query().is_none() => {
+                urls.push(text.trim_end_matches('/').to_string())
+            }
+            Ok(_) => return Err((field, "expected an http or https URL without a query".into())),
+            Err(e) => return Err((field, format!("invalid URL: {e}"))),
+        }
+    }
+    Ok(Some(urls))
 }
 
 fn problem(path: &Path, server: Option<&str>, field: Option<&str>, message: String) -> ConfigProblem {
