@@ -299,8 +299,9 @@ fn replace(path: &Path, original: Option<&str>, edited: &str) -> Result<Option<O
 }
 
 /// Runs `edit` on the file's current text and writes the result, starting
-/// over when the file changed in between.
-fn write_with<T>(
+/// over when the file changed in between. Every write of the config goes
+/// through here (the dashboard's tool switches too).
+pub(crate) fn write_with<T>(
     path: &Path,
     mut edit: impl FnMut(Option<&str>) -> Result<(String, T), EditError>,
 ) -> Result<(Option<PathBuf>, T), EditError> {
@@ -308,6 +309,9 @@ fn write_with<T>(
     for _ in 0..ATTEMPTS {
         let original = read(path)?;
         let (edited, extra) = edit(original.as_deref())?;
+        if original.as_deref() == Some(edited.as_str()) {
+            return Ok((None, extra));
+        }
         if let Some(backup) = replace(path, original.as_deref(), &edited)? {
             return Ok((backup, extra));
         }

@@ -327,7 +327,7 @@ fn a_hand_edit_during_a_write_is_kept_and_the_write_redone() {
     let e = write_with(&path, |text| {
         let text = text.unwrap_or_default().to_string();
         std::fs::write(&path, format!("{text} ")).unwrap();
-        Ok((text, ()))
+        Ok((format!("{text}\n"), ()))
     })
     .unwrap_err();
     assert!(e.to_string().contains("kept changing"), "{e}");
