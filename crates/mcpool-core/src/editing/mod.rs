@@ -342,20 +342,34 @@ pub fn check_add(path: &Path, change: &ServerChange) -> Result<(), EditError> {
 
 /// Adds server `change.name`; refuses a name already in the file.
 pub fn add(path: &Path, change: ServerChange, store: &dyn SecretStore) -> Result<Written, EditError> {
+    write_change(path, &change, store, |text, entry| {
+        let text = text.unwrap_or_default();
+        check::name(path, &change.name, &names_in(path, text)?)?;
+        check::entry(path, &change, entry)?;
+        text::add(path, text, &change.name, entry)
+    })
+}
+
+/// Writes what `edit` makes of the file's text with the change's stored
+/// entry; the change's secrets go to the keyring once the first edit
+/// passed its checks (before the file names them).
+fn write_change(
+    path: &Path,
+    change: &ServerChange,
+    store: &dyn SecretStore,
+    mut edit: impl FnMut(Option<&str>, &Map<String, Value>) -> Result<String, EditError>,
+) -> Result<Written, EditError> {
     let entry = change.stored_entry();
     let mut stored = None;
     let (backup, ()) = write_with(path, |text| {
-        let text = text.unwrap_or_default();
-        check::name(path, &change.name, &names_in(path, text)?)?;
-        check::entry(path, &change, &entry)?;
-        let edited = text::add(path, text, &change.name, &entry)?;
+        let edited = edit(text, &entry)?;
         if stored.is_none() {
-            stored = Some(store_secrets(&change, store)?);
+            stored = Some(store_secrets(change, store)?);
         }
         Ok((edited, ()))
     })?;
     Ok(Written {
-        name: change.name,
+        name: change.name.clone(),
         backup,
         secrets: stored.unwrap_or_default(),
     })
@@ -388,33 +402,20 @@ pub fn replace_server(
     change: ServerChange,
     store: &dyn SecretStore,
 ) -> Result<Written, EditError> {
-    let entry = change.stored_entry();
-    let mut stored = None;
-    let (backup, ()) = write_with(path, |text| {
+    write_change(path, &change, store, |text, entry| {
         let text = text.ok_or_else(|| text::not_found(path, old))?;
         let current = text::entry(path, text, old)?.ok_or_else(|| text::not_found(path, old))?;
-        if let Some(rev) = &change.revision {
-            if *rev != revision(&current) {
-                return Err(EditError::Conflict(format!(
-                    "server '{old}' was changed in {} after it was opened for editing; reload it and edit again",
-                    path.display()
-                )));
-            }
+        if change.revision.as_ref().is_some_and(|rev| *rev != revision(&current)) {
+            return Err(EditError::Conflict(format!(
+                "server '{old}' was changed in {} after it was opened for editing; reload it and edit again",
+                path.display()
+            )));
         }
         if change.name != old {
             check::name(path, &change.name, &names_in(path, text)?)?;
         }
-        check::entry(path, &change, &entry)?;
-        let edited = text::replace(path, text, old, &change.name, &entry)?;
-        if stored.is_none() {
-            stored = Some(store_secrets(&change, store)?);
-        }
-        Ok((edited, ()))
-    })?;
-    Ok(Written {
-        name: change.name,
-        backup,
-        secrets: stored.unwrap_or_default(),
+        check::entry(path, &change, entry)?;
+        text::replace(path, text, old, &change.name, entry)
     })
 }
 
