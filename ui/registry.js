@@ -65,14 +65,24 @@ export function registryModel(detail) {
   }
   const fallback = String(detail.name || '').split('/').pop() || '';
   const model = entryToModel(detail.suggested_name || fallback, entry, { mode: 'add' });
-  // A row filled from a secret variable is a secret row.
-  const secret = variables.filter((v) => v.secret).map((v) => `{${v.name}}`);
-  for (const row of [...model.env, ...model.headers]) {
-    if (secret.some((p) => row.value.includes(p))) row.secret = true;
+  // A row made of variables is filled from their inputs, not shown as a row.
+  const mentioned = (value) => variables.filter((v) => value.includes(`{${v.name}}`)).map((v) => v.name);
+  const where = {};
+  for (const group of ['env', 'headers']) {
+    model.templated[group] = model[group].filter((row) => !row.ref && mentioned(row.value).length)
+      .map((row) => ({ key: row.key, value: row.value, variables: mentioned(row.value) }));
+    model[group] = model[group].filter((row) => row.ref || !mentioned(row.value).length);
+    for (const row of model.templated[group]) {
+      for (const name of row.variables) (where[name] ||= []).push(`${group === 'env' ? 'the environment variable' : 'the header'} ${row.key}`);
+    }
+  }
+  for (const name of variables.map((v) => v.name)) {
+    if ((entry.args || []).some((a) => String(a).includes(`{${name}}`))) (where[name] ||= []).push('an argument');
   }
   model.variables = variables.map((v) => ({
     name: v.name, description: v.description || '', required: Boolean(v.required), secret: Boolean(v.secret),
     default: v.default === undefined || v.default === null ? '' : String(v.default), format: v.format || '',
+    sets: (where[v.name] || []).join(', '),
   }));
   model.runtime = detail.runtime || null;
   model.source = [detail.name, detail.version].filter(Boolean).join(' ') || null;

@@ -80,6 +80,8 @@ export function entryToModel(name, entry, { mode = 'add', secrets = null, revisi
     },
     rest,
     variables: [],
+    // Env and header values made of registry variables (see registry.js).
+    templated: { env: [], headers: [] },
     runtime: null,
     source: null,
   };
@@ -109,10 +111,12 @@ function secretValue(row, what, label) {
     type: row.secret ? 'password' : 'text', class: 'row-value', autocomplete: 'new-password', spellcheck: 'false',
     'aria-label': label, value: row.ref ? '' : row.value,
   });
-  const box = h('input', { type: 'checkbox', class: 'row-secret', checked: row.secret ? 'checked' : undefined });
+  const box = h('input', {
+    type: 'checkbox', class: 'row-secret', checked: row.secret ? 'checked' : undefined, 'aria-label': `Keep the ${label} secret (in the keyring)`,
+  });
   box.checked = Boolean(row.secret);
   box.addEventListener('change', () => { input.type = box.checked ? 'password' : 'text'; });
-  const secretLabel = h('label', { class: 'secret-box' }, box, ' secret');
+  const secretLabel = h('label', { class: 'secret-box' }, box, h('span', { 'aria-hidden': 'true' }, ' secret'));
   if (!row.ref) return [input, secretLabel];
   // A stored reference: shown as set or not set, never as a value.
   const status = row.ref.set === null ? 'in the keyring' : row.ref.set ? 'set' : 'not set';
@@ -169,8 +173,9 @@ function variablesBlock(model) {
         value: v.default ?? '', autocomplete: v.secret ? 'new-password' : 'off', spellcheck: 'false',
         required: v.required ? 'required' : undefined, 'aria-required': v.required ? 'true' : undefined,
       });
-      const hint = [v.description, v.secret ? 'Kept in the keyring.' : null, v.format ? `Format: ${v.format}.` : null]
-        .filter(Boolean).join(' ');
+      const sentence = (t) => (t && !/[.!?]$/.test(t) ? `${t}.` : t);
+      const hint = [sentence(v.description), v.sets ? `Sets ${v.sets}.` : null, v.secret ? 'Kept in the keyring.' : null,
+        v.format ? `Format: ${v.format}.` : null].filter(Boolean).join(' ');
       return field(h('span', {}, h('span', { class: 'mono' }, v.name), v.required ? h('span', { class: 'required' }, ' (required)') : null),
         input, hint || null);
     }));
@@ -262,6 +267,12 @@ const uses = (text, names) => names.some((n) => String(text).includes(`{${n}}`))
 function readRows(form, group, values, secretNames) {
   const entry = {};
   const secret = {};
+  for (const row of form.model.templated[group]) {
+    const value = fill(row.value, values);
+    if (!value.trim()) continue;
+    if (uses(row.value, secretNames)) secret[row.key] = value;
+    else entry[row.key] = value;
+  }
   for (const li of form.querySelectorAll(`.kv-rows[data-field="${group}"] > li`)) {
     const key = li.querySelector('.row-key').value.trim();
     const ref = li.querySelector('.secret-ref');
@@ -357,6 +368,8 @@ export function errorTarget(form, path) {
   const direct = [...form.querySelectorAll(`[data-field="${CSS.escape(p)}"]`)].find(visible);
   if (direct) return direct;
   const row = /^(env|headers)\.(.+)$/.exec(p);
+  const templated = row && form.model.templated[row[1]].find((r) => r.key === row[2]);
+  if (templated) return errorTarget(form, `var.${templated.variables[0]}`);
   if (row) {
     const li = [...form.querySelectorAll(`.kv-rows[data-field="${row[1]}"] > li`)]
       .find((el) => el.querySelector('.row-key').value.trim() === row[2]);
