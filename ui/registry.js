@@ -25,9 +25,11 @@ function result(s, onPick) {
       h('span', { class: 'mono result-name' }, s.name || '(unnamed)'),
       s.version ? h('span', { class: 'result-server' }, `v${String(s.version).replace(/^v/, '')}`) : null,
       kind ? h('span', { class: 'tool-state', 'data-state': kind === 'local' ? 'cached' : 'live' }, kind) : null,
+      s.title ? h('span', { class: 'result-server' }, s.title) : null,
       h('span', { class: 'result-side' },
         h('button', { type: 'button', 'data-key': `registry:${s.name}`, 'aria-label': `Add ${s.name}…`, onclick: () => onPick(s) }, 'Add…'))),
     h('p', { class: 'description' }, s.description || '(no description)'),
+    s.problem ? h('p', { class: 'meta fact-warn', 'data-role': 'problem' }, s.problem) : null,
     needs.length ? h('p', { class: 'meta', 'data-role': 'needs' }, `Needs: ${needs.join(', ')}`) : null,
     s.registry ? h('p', { class: 'meta' }, `From ${s.registry}`) : null);
 }
@@ -78,12 +80,15 @@ export function registryModel(detail) {
   }
   for (const name of variables.map((v) => v.name)) {
     if ((entry.args || []).some((a) => String(a).includes(`{${name}}`))) (where[name] ||= []).push('an argument');
+    if (String(entry.url || '').includes(`{${name}}`)) (where[name] ||= []).push('a part of the URL');
   }
   model.variables = variables.map((v) => ({
     name: v.name, description: v.description || '', required: Boolean(v.required), secret: Boolean(v.secret),
     default: v.default === undefined || v.default === null ? '' : String(v.default), format: v.format || '',
-    sets: (where[v.name] || []).join(', '),
+    sets: (where[v.name] || []).join(', '), target: v.target || '', choices: Array.isArray(v.choices) ? v.choices.map(String) : [],
   }));
+  model.choices = Array.isArray(detail.choices) ? detail.choices.filter((c) => c && c.choice) : [];
+  model.choice = detail.choice || null;
   model.runtime = detail.runtime || null;
   model.source = [detail.name, detail.version].filter(Boolean).join(' ') || null;
   return model;
@@ -145,12 +150,13 @@ export function registryBrowser({ api, openForm }) {
     else timer = setTimeout(run, 200);
   }
 
-  async function pick(s) {
+  async function pick(s, choice) {
     const status = $('registry-status');
     status.textContent = `Loading ${s.name}…`;
     try {
       const params = new URLSearchParams({ name: s.name || '' });
       if (s.version) params.set('version', s.version);
+      if (choice) params.set('choice', choice);
       const response = await api(`/api/registry/server?${params}`);
       const body = await response.json().catch(() => ({}));
       if (!response.ok) {
@@ -158,7 +164,9 @@ export function registryBrowser({ api, openForm }) {
         return;
       }
       paint();
-      openForm(registryModel({ version: s.version, ...body }));
+      const model = registryModel({ version: s.version, ...body });
+      model.onChoice = (next) => pick(s, next);
+      openForm(model);
     } catch (e) {
       if (e.message !== 'signed out') status.textContent = `Cannot load ${s.name}: ${e.message}`;
     }

@@ -168,11 +168,21 @@ function variablesBlock(model) {
   if (!model.variables.length) return null;
   return h('fieldset', { class: 'variables' }, h('legend', {}, 'Settings this server asks for'),
     model.variables.map((v) => {
-      const input = h('input', {
-        type: v.secret ? 'password' : 'text', 'data-field': `var.${v.name}`, 'data-variable': v.name,
-        value: v.default ?? '', autocomplete: v.secret ? 'new-password' : 'off', spellcheck: 'false',
+      const common = {
+        'data-field': `var.${v.name}`, 'data-variable': v.name,
         required: v.required ? 'required' : undefined, 'aria-required': v.required ? 'true' : undefined,
-      });
+      };
+      let input;
+      if (v.choices && v.choices.length) {
+        input = h('select', common, v.required ? null : h('option', { value: '' }, '(none)'),
+          v.choices.map((c) => h('option', { value: c }, c)));
+        input.value = v.default || (v.required ? v.choices[0] : '');
+      } else {
+        input = h('input', {
+          ...common, type: v.secret ? 'password' : 'text', value: v.default ?? '',
+          autocomplete: v.secret ? 'new-password' : 'off', spellcheck: 'false',
+        });
+      }
       const sentence = (t) => (t && !/[.!?]$/.test(t) ? `${t}.` : t);
       const hint = [sentence(v.description), v.sets ? `Sets ${v.sets}.` : null, v.secret ? 'Kept in the keyring.' : null,
         v.format ? `Format: ${v.format}.` : null].filter(Boolean).join(' ');
@@ -226,9 +236,18 @@ export function renderForm(model, on) {
   const testButton = h('button', { type: 'button', 'data-role': 'test' }, 'Test');
   const saveButton = h('button', { type: 'submit', class: 'primary', 'data-role': 'save' }, model.mode === 'edit' ? 'Save changes' : 'Save');
   const cancel = h('button', { type: 'button', 'data-role': 'cancel' }, 'Cancel');
+  // A registry server offered as several packages or remotes: which one.
+  let runAs = null;
+  if (model.choices && model.choices.length > 1 && model.onChoice) {
+    const select = h('select', { 'data-field': 'choice' }, model.choices.map((c) => h('option', { value: c.choice }, c.label || c.choice)));
+    select.value = model.choice || model.choices[0].choice;
+    select.addEventListener('change', () => model.onChoice(select.value));
+    runAs = field('Run it as', select, 'Picking another one fills the form anew.');
+  }
   const form = h('form', { class: 'server-form', 'aria-labelledby': 'server-form-title' },
     h('h2', { id: 'server-form-title' }, title),
-    model.source ? h('p', { class: 'meta' }, `From the registry: ${model.source}`) : null,
+    model.source ? h('p', { class: 'meta', 'data-role': 'source' }, `From the registry: ${model.source}`) : null,
+    runAs,
     runtime,
     field('Name', textInput('name', model.name, { placeholder: 'e.g. github' }), 'Its tools reach agents as NAME__tool.'),
     h('fieldset', { class: 'kinds' }, h('legend', {}, 'Where it runs'), kind('local', 'Local (a command)'), kind('remote', 'Remote (a URL)')),
@@ -246,6 +265,13 @@ export function renderForm(model, on) {
     remote.hidden = k !== 'remote';
     // The hidden half's inputs take no part (a timeout is in both).
     for (const part of [local, remote]) part.querySelectorAll('input, select, textarea, button').forEach((el) => { el.disabled = part.hidden; });
+    // A registry variable of the other half is not asked for either.
+    form.querySelectorAll('[data-variable]').forEach((el) => {
+      const v = model.variables.find((x) => x.name === el.dataset.variable);
+      const other = v && ((k === 'local' && ['header', 'url'].includes(v.target)) || (k === 'remote' && ['env', 'arg'].includes(v.target)));
+      el.disabled = Boolean(other);
+      el.closest('.field').hidden = Boolean(other);
+    });
   };
   form.querySelectorAll('[data-field="kind"]').forEach((r) => r.addEventListener('change', showKind));
   showKind();
@@ -257,9 +283,19 @@ export function renderForm(model, on) {
 
 // ------------------------------------------------------ reading the form
 
-/** `{NAME}` and `${NAME}` (never `${keyring:…}`) filled from `values`. */
+/**
+ * `{NAME}` (and `${NAME}`, never `${keyring:…}`) filled from `values`, the
+ * registry variables' inputs; null when a variable in it was left empty
+ * (the value is then left out, as `mcpool registry add` does).
+ */
 export function fill(text, values) {
-  return String(text).replace(/\$?\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g, (all, name) => (name in values ? values[name] : all));
+  let empty = false;
+  const out = String(text).replace(/\$?\{([A-Za-z_][A-Za-z0-9_.-]*)\}/g, (all, name) => {
+    if (!(name in values)) return all;
+    if (values[name] === '') empty = true;
+    return values[name];
+  });
+  return empty ? null : out;
 }
 
 const uses = (text, names) => names.some((n) => String(text).includes(`{${n}}`));
@@ -269,7 +305,7 @@ function readRows(form, group, values, secretNames) {
   const secret = {};
   for (const row of form.model.templated[group]) {
     const value = fill(row.value, values);
-    if (!value.trim()) continue;
+    if (value === null || !value.trim()) continue;
     if (uses(row.value, secretNames)) secret[row.key] = value;
     else entry[row.key] = value;
   }
@@ -283,10 +319,9 @@ function readRows(form, group, values, secretNames) {
       continue;
     }
     const raw = input.value;
-    const templated = raw !== fill(raw, values);
     const value = fill(raw, values);
-    // A row that was only a variable left empty is left out.
-    if (templated && !value.trim()) continue;
+    // A row with a variable left empty is left out.
+    if (value === null) continue;
     if (li.querySelector('.row-secret').checked || uses(raw, secretNames)) secret[key] = value;
     else entry[key] = value;
   }
@@ -308,7 +343,8 @@ export function collect(form) {
   const secretNames = [];
   for (const el of form.querySelectorAll('[data-variable]')) {
     values[el.dataset.variable] = el.value;
-    if (el.type === 'password') secretNames.push(el.dataset.variable);
+    const v = model.variables.find((x) => x.name === el.dataset.variable);
+    if (v && v.secret) secretNames.push(el.dataset.variable);
   }
   const kind = form.querySelector('[data-field="kind"]:checked').value;
   const entry = {};
@@ -316,13 +352,15 @@ export function collect(form) {
   const timeout = get('timeout').trim();
   if (kind === 'local') {
     if (model.hadType) entry.type = 'stdio';
-    entry.command = fill(get('command').trim(), values);
-    const args = get('args').split('\n').map((a) => a.replace(/\r$/, ''))
-      .flatMap((a) => {
-        if (!a.trim()) return [];
-        const filled = fill(a, values);
-        return filled !== a && !filled.trim() ? [] : [filled];
-      });
+    entry.command = fill(get('command').trim(), values) ?? '';
+    const args = [];
+    for (const line of get('args').split('\n').map((a) => a.replace(/\r$/, ''))) {
+      if (!line.trim()) continue;
+      const filled = fill(line, values);
+      if (filled !== null) args.push(filled);
+      // `--flag {VALUE}` with VALUE left empty: the flag goes too.
+      else if (args.length && /^--?[^=\s]+$/.test(args[args.length - 1]) && !/^-/.test(line)) args.pop();
+    }
     if (args.length) entry.args = args;
     const env = readRows(form, 'env', values, secretNames);
     if (Object.keys(env.entry).length) entry.env = env.entry;
@@ -332,7 +370,7 @@ export function collect(form) {
   } else {
     const transport = get('transport');
     if (model.hadType) entry.type = transport;
-    entry.url = fill(get('url').trim(), values);
+    entry.url = fill(get('url').trim(), values) ?? '';
     if (transport === 'sse' || model.hadTransport) entry.transport = transport;
     const headers = readRows(form, 'headers', values, secretNames);
     if (Object.keys(headers.entry).length) entry.headers = headers.entry;
