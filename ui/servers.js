@@ -446,7 +446,8 @@ export function showError(form, path, error, extra) {
   const text = index && target.dataset.field === 'args' ? `Argument ${Number(index[1]) + 1}: ${error}` : error;
   const id = nextId('err');
   const message = h('p', { class: 'field-error', id, 'data-error-for': path, role: 'alert' }, text);
-  const inputs = target.matches('input, select, textarea') ? [target] : [];
+  const inputs = target.matches('input, select, textarea') ? [target]
+    : [...target.querySelectorAll('input:not([type="checkbox"]):not(:disabled), select, textarea')].slice(0, 1);
   for (const el of inputs) {
     el.dataset.hint = el.getAttribute('aria-describedby') || '';
     el.setAttribute('aria-invalid', 'true');
@@ -650,10 +651,12 @@ export function serverEditor({ api, refresh }) {
       error,
       h('div', { class: 'actions' }, confirm, cancel)));
     removeDialog.setAttribute('aria-labelledby', 'remove-title');
-    const done = () => {
-      if (removeDialog.open) removeDialog.close();
+    const done = () => { if (removeDialog.open) removeDialog.close(); };
+    removeDialog.addEventListener('close', () => {
+      // A removed server's card is gone: the keyboard goes to Add server.
       if (returnTo && returnTo.isConnected) returnTo.focus();
-    };
+      else document.getElementById('add-server').focus();
+    }, { once: true });
     cancel.addEventListener('click', done);
     confirm.addEventListener('click', async () => {
       confirm.disabled = true;
