@@ -8,6 +8,7 @@ mod import_cmd;
 mod login;
 mod secret;
 mod serve;
+mod servers_cmd;
 mod tools_cmd;
 
 use std::net::SocketAddr;
@@ -95,6 +96,12 @@ enum Command {
     },
     /// A stdio MCP server relaying to the running instance (for stdio-only clients).
     Stdio(bridge::StdioArgs),
+    /// Add a server to the config: `mcpool add NAME -- COMMAND [ARGS...]` or `mcpool add NAME --url URL`.
+    Add(servers_cmd::AddArgs),
+    /// Remove a server from the config.
+    Remove(servers_cmd::RemoveArgs),
+    /// List the config's servers (with their status when an instance runs).
+    List(servers_cmd::ListArgs),
     /// Search and list the running instance's tools.
     #[command(subcommand)]
     Tools(tools_cmd::ToolsCommand),
@@ -128,6 +135,9 @@ fn main() -> ExitCode {
             Command::Ui { instance, no_open } => client::ui(&instance, no_open).await,
             Command::Stdio(args) => bridge::run(args).await,
             Command::Tools(command) => tools_cmd::run(command).await,
+            Command::Add(args) => servers_cmd::add(args).await,
+            Command::Remove(args) => servers_cmd::remove(args).await,
+            Command::List(args) => servers_cmd::list(args).await,
         }
     });
     match result {
