@@ -3,8 +3,9 @@
 //! command, a name clash and a bad URL each show their sentence next to
 //! the field and write nothing; Add server with a secret env value, Test
 //! (its tools), Save (the card connects: the server starts only with the
-//! secret, which it got from the keyring), Edit of its args, Duplicate and
-//! Remove with its keyring entry. The file holds only a `${keyring:…}`
+//! secret, which it got from the keyring), Edit of its args, an edit
+//! refused because the file changed behind the open form (then reloaded),
+//! Duplicate and Remove with its keyring entry. The file holds only a `${keyring:…}`
 //! reference, keeps its comments through every write, and gets a backup.
 //! The browser side is tests/ui/servers.mjs.
 
@@ -217,6 +218,29 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
                     );
                     ensure!(keyring.get(&key_name)?.as_deref() == Some(secret.as_str()));
                 }
+                "STEP editing" => {
+                    // A hand edit of k behind the open form: 2 becomes 3.
+                    let text = std::fs::read_to_string(pool.config_path())?;
+                    let at = text.find("\"--extra-tools\"").context("k's args")?;
+                    let two = at + text[at..].find("\"2\"").context("k's 2")?;
+                    let edited = format!("{}\"3\"{}", &text[..two], &text[two + 3..]);
+                    std::fs::write(pool.config_path(), edited)?;
+                    let deadline = tokio::time::Instant::now() + LIMIT;
+                    loop {
+                        let k = pool.server("k").await?;
+                        let listed = k["tools"]
+                            .as_array()
+                            .is_some_and(|t| t.iter().any(|t| t["name"] == "extra_2"));
+                        if listed && k["status"] == "connected" {
+                            break;
+                        }
+                        ensure!(
+                            tokio::time::Instant::now() < deadline,
+                            "the hand edit never applied: {k}"
+                        );
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
                 "STEP removed" => {
                     let (text, value) = config(&pool)?;
                     assert_comments(&text);
@@ -250,7 +274,14 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
     }
     assert_eq!(
         steps,
-        ["STEP errors", "STEP added", "STEP edited", "STEP removed", "OK"]
+        [
+            "STEP errors",
+            "STEP added",
+            "STEP edited",
+            "STEP editing",
+            "STEP removed",
+            "OK"
+        ]
     );
     // The sentences shown are the API's own.
     for field in ["command", "name", "url"] {

@@ -9,9 +9,10 @@
 // Env: LINK (a one-time link from `mcpool ui --no-open`), PLAYWRIGHT_CORE,
 // USER_DATA_DIR, SCREENSHOT, COMMAND (the server to add: it starts only
 // with SECRET as API_KEY), SECRET. Prints `STEP <name>` lines and `OK` at
-// the end; after `STEP errors`, `STEP added`, `STEP edited` and `STEP
-// removed` it waits for the line `checked` on stdin (the test read the
-// config file and the keyring). Any failure exits non-zero.
+// the end; after each STEP it waits for the line `checked` on stdin (the
+// test read the config file and the keyring; after `STEP editing` it
+// changed k's args in the file behind the open form). Any failure exits
+// non-zero.
 
 import { createInterface } from 'node:readline';
 
@@ -150,11 +151,28 @@ try {
   await card.and(page.locator('[data-status="connected"]')).waitFor();
   await step('edited');
 
+  // Someone changes k while its form is open: the save is refused with
+  // the sentence and a Reload, which brings the new entry.
+  await card.getByRole('button', { name: 'Edit k' }).click();
+  await dialog.locator('form.server-form').waitFor();
+  await step('editing');
+  await input('Arguments').fill('--extra-tools\n4');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  const conflict = dialog.locator('[data-role="form-error"]');
+  await conflict.waitFor();
+  check((await conflict.textContent()).length > 20, `the conflict's sentence: ${await conflict.textContent()}`);
+  check((await input('Arguments').inputValue()) === '--extra-tools\n4', 'what was typed stays');
+  await conflict.getByRole('button', { name: 'Reload the entry' }).click();
+  await page.waitForFunction(() => document.querySelector('#server-dialog [data-field="args"]').value === '--extra-tools\n3');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await page.locator('#servers-status', { hasText: 'Saved k.' }).waitFor();
+
   // Duplicate: the form pre-filled as k-copy, the secret still a reference.
   await card.getByRole('button', { name: 'Duplicate k' }).click();
   await dialog.locator('form.server-form').waitFor();
   check((await input('Name').inputValue()) === 'k-copy', 'the copy is named k-copy');
-  check((await input('Arguments').inputValue()) === '--extra-tools\n2', 'the copy has the args');
+  check((await input('Arguments').inputValue()) === '--extra-tools\n3', 'the copy has the args');
   check(await dialog.locator('.secret-status').count() === 1, 'the copy keeps the reference');
   await dialog.getByRole('button', { name: 'Cancel' }).click();
   await dialog.waitFor({ state: 'hidden' });
