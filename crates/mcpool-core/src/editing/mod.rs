@@ -357,6 +357,26 @@ pub fn add(path: &Path, change: ServerChange, store: &dyn SecretStore) -> Result
     })
 }
 
+/// Adds entries as they are (an import, planned and checked by its
+/// caller), skipping names the file already has; answers how many were
+/// added and the backup.
+pub fn add_entries(
+    path: &Path,
+    entries: &[(String, Map<String, Value>)],
+) -> Result<(usize, Option<PathBuf>), EditError> {
+    let (backup, added) = write_with(path, |text| {
+        let mut text = text.unwrap_or_default().to_string();
+        let taken = names_in(path, &text)?;
+        let mut added = 0;
+        for (name, entry) in entries.iter().filter(|(n, _)| !taken.contains(n)) {
+            text = text::add(path, &text, name, entry)?;
+            added += 1;
+        }
+        Ok((text, added))
+    })?;
+    Ok((added, backup))
+}
+
 /// Changes server `old` to `change` (renamed when `change.name` differs).
 pub fn replace_server(
     path: &Path,
