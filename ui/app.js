@@ -5,6 +5,8 @@
 
 import { addCall, countdown, renderCalls, since, tick } from './activity.js';
 import { loadListing, renderListing, renderResults, toolSearch } from './search.js';
+import { serverEditor } from './servers.js';
+import { registryBrowser } from './registry.js';
 
 export const STATUS_TEXT = {
   connected: 'Connected',
@@ -197,6 +199,8 @@ function actionButtons(s, view) {
   else if (s.status === 'needs_auth') buttons = [button('login', 'Sign in', true), button('disconnect', 'Disconnect')];
   else buttons = [button('reconnect', 'Reconnect', s.status === 'failed'), button('disconnect', 'Disconnect')];
   if (s.auth && s.auth.signed_in) buttons.push(button('logout', 'Sign out'));
+  // Edit, Duplicate and Remove (servers.js) when the page can edit.
+  if (view.entryButtons) buttons.push(...view.entryButtons(s));
   return h('div', { class: 'actions' }, buttons);
 }
 
@@ -239,7 +243,7 @@ export function card(s, view) {
  */
 export function render(view) {
   if (!view.servers.length) {
-    return [h('p', { class: 'empty' }, 'No servers configured. Add some to the config file, or run `mcpool import`.')];
+    return [h('p', { class: 'empty' }, 'No servers configured. Add one here, add some to the config file, or run `mcpool import`.')];
   }
   return view.servers.map((s) => card(s, view));
 }
@@ -349,7 +353,7 @@ function onToggle(event) {
 }
 
 function view() {
-  return { ...state, now: Date.now(), onToggle, onAction, onToolAction };
+  return { ...state, now: Date.now(), onToggle, onAction, onToolAction, entryButtons: editor.buttons };
 }
 
 /** Runs a re-render without losing the keyboard's place. */
@@ -367,6 +371,10 @@ function keepingFocus(paintIt) {
 
 // The "Find a tool" box (ui/search.js): its answer goes to state.search.
 const search = toolSearch({ api, state, view, keepingFocus });
+
+// Add, Edit, Duplicate, Remove (ui/servers.js) and Browse (ui/registry.js).
+const editor = serverEditor({ api, refresh: () => refresh() });
+const browser = registryBrowser({ api, openForm: editor.open });
 
 function paint() {
   const v = view();
@@ -581,6 +589,9 @@ function start() {
   window.addEventListener('hashchange', () => { aim(); paint(); });
   $('copy-token').addEventListener('click', copyToken);
   $('tool-search').addEventListener('input', search.onInput);
+  $('add-server').addEventListener('click', editor.add);
+  $('browse-servers').addEventListener('click', browser.toggle);
+  $('registry-search').addEventListener('input', browser.onInput);
   // Countdowns and "ago" tick in place; a countdown that ran out refetches.
   setInterval(() => { if (tick(document, Date.now())) refreshSoon(); }, 1000);
   refresh();

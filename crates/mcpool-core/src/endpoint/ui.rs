@@ -18,6 +18,8 @@ const SIGNIN_HTML: &str = include_str!("../../../../ui/signin.html");
 const APP_JS: &str = include_str!("../../../../ui/app.js");
 const ACTIVITY_JS: &str = include_str!("../../../../ui/activity.js");
 const SEARCH_JS: &str = include_str!("../../../../ui/search.js");
+const SERVERS_JS: &str = include_str!("../../../../ui/servers.js");
+const REGISTRY_JS: &str = include_str!("../../../../ui/registry.js");
 const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
 const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
 
@@ -42,6 +44,14 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/ui/search.js",
             get(|| async { asset("text/javascript; charset=utf-8", SEARCH_JS) }),
+        )
+        .route(
+            "/ui/servers.js",
+            get(|| async { asset("text/javascript; charset=utf-8", SERVERS_JS) }),
+        )
+        .route(
+            "/ui/registry.js",
+            get(|| async { asset("text/javascript; charset=utf-8", REGISTRY_JS) }),
         )
         .route(
             "/ui/style.css",
