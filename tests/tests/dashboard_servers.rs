@@ -147,6 +147,7 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
         .env("PLAYWRIGHT_CORE", &playwright)
         .env("COMMAND", &keyed)
         .env("SECRET", &secret)
+        .env("EVERYTHING", everything_js())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -241,6 +242,20 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
                         tokio::time::sleep(Duration::from_millis(100)).await;
                     }
                 }
+                "STEP everything" => {
+                    let (text, value) = config(&pool)?;
+                    assert_clean("the config file", text.as_bytes(), &[&secret]);
+                    assert_comments(&text);
+                    let e = &value["mcpServers"]["everything"];
+                    ensure!(e["command"] == "node", "{text}");
+                    let name = reference(&e["env"]["EVERYTHING_TOKEN"]).with_context(|| text.clone())?;
+                    ensure!(
+                        keyring.get(&name)?.as_deref() == Some(secret.as_str()),
+                        "the keyring holds {name}"
+                    );
+                    let s = pool.server("everything").await?;
+                    ensure!(s["status"] == "connected", "{s}");
+                }
                 "STEP removed" => {
                     let (text, value) = config(&pool)?;
                     assert_comments(&text);
@@ -280,6 +295,7 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
             "STEP edited",
             "STEP editing",
             "STEP removed",
+            "STEP everything",
             "OK"
         ]
     );

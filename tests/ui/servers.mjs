@@ -8,7 +8,8 @@
 //
 // Env: LINK (a one-time link from `mcpool ui --no-open`), PLAYWRIGHT_CORE,
 // USER_DATA_DIR, SCREENSHOT, COMMAND (the server to add: it starts only
-// with SECRET as API_KEY), SECRET. Prints `STEP <name>` lines and `OK` at
+// with SECRET as API_KEY), SECRET, EVERYTHING (server-everything's
+// entry script, from npm: added last, with SECRET as a secret env value). Prints `STEP <name>` lines and `OK` at
 // the end; after each STEP it waits for the line `checked` on stdin (the
 // test read the config file and the keyring; after `STEP editing` it
 // changed k's args in the file behind the open form). Any failure exits
@@ -17,7 +18,7 @@
 import { createInterface } from 'node:readline';
 
 const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, SCREENSHOT, COMMAND, SECRET } = process.env;
+const { LINK, USER_DATA_DIR, SCREENSHOT, COMMAND, SECRET, EVERYTHING } = process.env;
 const rl = createInterface({ input: process.stdin });
 const lines = rl[Symbol.asyncIterator]();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -192,6 +193,27 @@ try {
   check(await page.locator('article.card[data-server="a"]').count() === 1, 'a stays');
   check(!(await secretShown()), 'the secret is not on the page');
   await step('removed');
+
+  // A real server from npm (the official server-everything), with a
+  // secret env value: tested, saved, connected.
+  await page.getByRole('button', { name: 'Add server' }).click();
+  await dialog.locator('form.server-form').waitFor();
+  await input('Name').fill('everything');
+  await dialog.getByLabel('Local (a command)').check();
+  await input('Command').fill('node');
+  await input('Arguments').fill(`${EVERYTHING}\nstdio`);
+  await dialog.getByRole('button', { name: 'Add variable' }).click();
+  await input('env name').fill('EVERYTHING_TOKEN');
+  await input('Keep the env value secret (in the keyring)').check();
+  await input('env value').fill(SECRET);
+  await dialog.getByRole('button', { name: 'Test' }).click();
+  await dialog.locator('[data-role="test-ok"]').waitFor({ timeout: 40_000 });
+  check(await tools.locator('li[data-tool="echo"]').count() === 1, 'server-everything offers echo');
+  await dialog.getByRole('button', { name: 'Save' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+  await page.locator('article.card[data-server="everything"][data-status="connected"]').waitFor({ timeout: 40_000 });
+  check(!(await secretShown()), 'the secret is not on the page');
+  await step('everything');
 
   check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
   console.log('OK');
