@@ -30,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/sessions", get(sessions))
         .route("/api/calls", get(calls))
         .merge(super::api_tools::routes())
+        .merge(super::api_registry::routes())
 }
 
 /// The last tool calls agents made, newest first: names and timings only.
