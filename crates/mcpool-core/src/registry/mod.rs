@@ -1,5 +1,6 @@
 //! MCP registries: searching them (the official registry API), reading a server.json, and turning it into a config entry.
 
+mod build;
 pub mod client;
 pub mod plan;
 pub mod runtime;
