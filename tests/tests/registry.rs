@@ -236,6 +236,35 @@ async fn cli_search_reads_the_configured_registries() -> anyhow::Result<()> {
     assert_eq!(fs["repository"], "https://github.com/modelcontextprotocol/servers");
     assert_eq!(v["servers"][1]["kind"], "remote");
 
+    // Two registries listing the same server: listed once, from the first.
+    let second = TestRegistry::start().await?;
+    write_config(dir.path(), &json!({"registries": [second.url, registry.url]}))?;
+    let o = mcpool_cli(
+        dir.path(),
+        &["registry", "search", "brave", "--json", "--config", &cfg],
+        None,
+        &[],
+    )
+    .await?;
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o))?;
+    assert_eq!(
+        names(&v),
+        [
+            "io.modelcontextprotocol.anonymous/brave-search",
+            "io.modelcontextprotocol/brave-search"
+        ]
+    );
+    assert!(
+        v["servers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|s| s["registry"] == second.url),
+        "{v}"
+    );
+    assert_eq!(v["error"], Value::Null);
+
     // Every registry down: said, and a failure.
     write_config(dir.path(), &json!({"registries": [dead]}))?;
     let o = mcpool_cli(
