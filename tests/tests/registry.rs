@@ -602,3 +602,57 @@ async fn missing_values_and_runtimes_are_refused_with_nothing_written() -> anyho
     assert_eq!(written["mcpServers"]["weather-mcp"]["command"], "uvx");
     Ok(())
 }
+
+/// On a terminal (a pty from util-linux `script`), `add` asks for each
+/// variable with its description and default, the secret without echo
+/// (what the test types is queued before the prompt turns echo off, so
+/// the pty echoes it: only the config and the keyring are checked).
+#[tokio::test]
+async fn add_asks_on_a_terminal() -> anyhow::Result<()> {
+    let registry = TestRegistry::start().await?;
+    let dir = TempDir::new("registry-tty");
+    let path = fake_path(dir.path(), &["uvx"])?;
+    let config = write_config(dir.path(), &json!({"registries": [registry.url]}))?;
+    let key = new_secret("weather");
+    let line = format!(
+        "'{}' registry add io.github.example/weather-mcp --config '{}'",
+        bin("mcpool").display(),
+        config.display()
+    );
+    let mut cmd = tokio::process::Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .env("PATH", format!("{path}:/usr/bin:/bin"))
+        .env_remove("MCPOOL_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    for (k, v) in instance_env(dir.path()) {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        use tokio::io::AsyncWriteExt;
+        // The secret, then Enter for the default units.
+        stdin.write_all(format!("{key}\n\n").as_bytes()).await?;
+    }
+    let o = tokio::time::timeout(std::time::Duration::from_secs(60), child.wait_with_output()).await??;
+    let shown = stdout(&o);
+    assert!(o.status.success(), "{shown}{}", stderr(&o));
+    assert!(shown.contains("API key for weather service"), "{shown}");
+    assert!(
+        shown.contains("WEATHER_API_KEY (required, secret: kept in the keyring): "),
+        "{shown}"
+    );
+    assert!(shown.contains("WEATHER_UNITS (optional) [celsius]: "), "{shown}");
+    let text = std::fs::read_to_string(&config)?;
+    assert!(!text.contains(&key), "{text}");
+    let written: Value = serde_json::from_str(&text)?;
+    let entry = &written["mcpServers"]["weather-mcp"];
+    assert_eq!(entry["env"]["WEATHER_UNITS"], "celsius", "{entry}");
+    let name = keyring_name(&entry["env"]["WEATHER_API_KEY"]);
+    let keyring = mcpool_core::secrets::Keyring::for_profile(&profile_for(dir.path()));
+    let stored = tokio::task::spawn_blocking(move || keyring.get(&name)).await??;
+    assert_eq!(stored.as_deref(), Some(key.as_str()));
+    Ok(())
+}
