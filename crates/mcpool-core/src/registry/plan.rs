@@ -283,6 +283,11 @@ fn render(shape: &Shape, value: &dyn Fn(&str) -> Option<String>, display: bool) 
                 if group.when.iter().any(|v| value(v).is_none()) {
                     continue;
                 }
+                if let Some(switch) = &group.switch {
+                    if !display && value(switch).as_deref() != Some("true") {
+                        continue;
+                    }
+                }
                 let parts: Option<Vec<String>> = group.args.iter().map(|t| fill(t, value)).collect();
                 list.extend(parts.into_iter().flatten());
             }

@@ -354,3 +354,32 @@ fn a_runtime_on_path_or_what_to_install() {
     assert_eq!(runtime_for(&remote, Some(dir.as_os_str())), None);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_boolean_flag_is_there_only_when_true() {
+    let mut server = doc("hybrid-mcp");
+    server.packages[0].package_arguments.push(
+        serde_json::from_value(json!({"type": "named", "name": "--verbose", "format": "boolean"})).expect("input"),
+    );
+    let form = form(&server, None).expect("form");
+    assert_eq!(
+        form.entry["args"],
+        json!([
+            "-y",
+            "@example/hybrid-mcp-server@1.5.0",
+            "--mode",
+            "{mode}",
+            "--verbose"
+        ])
+    );
+    let off = apply(&form, &BTreeMap::new()).expect("filled");
+    assert_eq!(
+        off.entry["args"],
+        json!(["-y", "@example/hybrid-mcp-server@1.5.0", "--mode", "local"])
+    );
+    let on = apply(&form, &answers(&[("verbose", "true")])).expect("filled");
+    assert_eq!(
+        on.entry["args"],
+        json!(["-y", "@example/hybrid-mcp-server@1.5.0", "--mode", "local", "--verbose"])
+    );
+}
