@@ -95,3 +95,50 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// Mixed into the digest a wrapper checks its key against, so not even a
+/// plain digest of the secret is written by the test.
+const SALT: &str = "mcpool-test-salt:";
+
+fn salted(secret: &str) -> String {
+    hex::encode(Sha256::digest(format!("{SALT}{secret}").as_bytes()))
+}
+
+/// A stdio server that starts only when `$API_KEY` is `secret` (checked by
+/// a salted digest), printing the key it got to stderr as careless servers
+/// do. With `exit_anyway` it prints the key and exits 1 even so. Answers
+/// the script and the fault server's spawn log.
+pub fn key_checking_server(
+    dir: &Path,
+    name: &str,
+    secret: &str,
+    exit_anyway: bool,
+) -> anyhow::Result<(PathBuf, PathBuf)> {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join(format!("{name}.sh"));
+    let log = dir.join(format!("{name}.log"));
+    let tail = if exit_anyway {
+        "echo \"giving up although the key $API_KEY is right\" >&2; exit 1".to_string()
+    } else {
+        format!(
+            "exec '{}' stdio --spawn-log '{}' \"$@\"",
+            crate::bin("mcpool-faulty").display(),
+            log.display()
+        )
+    };
+    let body = format!(
+        r#"#!/bin/sh
+echo "starting with API_KEY=$API_KEY" >&2
+got=$(printf '%s%s' '{SALT}' "$API_KEY" | sha256sum | cut -d' ' -f1)
+if [ "$got" != '{want}' ]; then
+  echo "refusing to start: API_KEY is missing or wrong" >&2
+  exit 1
+fi
+{tail}
+"#,
+        want = salted(secret),
+    );
+    std::fs::write(&script, body)?;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    Ok((script, log))
+}

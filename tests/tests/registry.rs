@@ -409,11 +409,12 @@ async fn add_writes_the_entry_and_puts_secrets_in_the_keyring() -> anyhow::Resul
     // The same name again is refused; --as gives another.
     let o = mcpool_cli(dir.path(), &args, None, &env).await?;
     assert!(!o.status.success());
+    let err = stderr(&o);
     assert!(
-        stderr(&o).contains("already has a server named 'brave-search'"),
-        "{}",
-        stderr(&o)
+        err.contains("server 'brave-search'") && err.contains("already in the config"),
+        "{err}"
     );
+    assert!(err.contains("--as NAME"), "{err}");
 
     // A remote with a secret header.
     let header = format!("X-API-Key={key}");

@@ -11,56 +11,15 @@ use std::time::Duration;
 use mcpool_tests::secrets::*;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
 
 const LIMIT: Duration = Duration::from_secs(20);
 const NO_BUS: (&str, &str) = ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/mcpool-test-bus");
-/// Mixed into the digest a wrapper checks its key against, so not even a
-/// plain digest of the secret is written by the test.
-const SALT: &str = "mcpool-test-salt:";
-
 fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn salted(secret: &str) -> String {
-    hex::encode(Sha256::digest(format!("{SALT}{secret}").as_bytes()))
-}
-
-/// A stdio server that starts only when `$API_KEY` is `secret` (checked by
-/// a salted digest), printing the key it got to stderr as careless servers
-/// do. With `exit_anyway` it prints the key and exits 1 even so.
-fn key_checking_server(dir: &Path, name: &str, secret: &str, exit_anyway: bool) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let script = dir.join(format!("{name}.sh"));
-    let log = dir.join(format!("{name}.log"));
-    let tail = if exit_anyway {
-        "echo \"giving up although the key $API_KEY is right\" >&2; exit 1".to_string()
-    } else {
-        format!(
-            "exec '{}' stdio --spawn-log '{}'",
-            bin("mcpool-faulty").display(),
-            log.display()
-        )
-    };
-    let body = format!(
-        r#"#!/bin/sh
-echo "starting with API_KEY=$API_KEY" >&2
-got=$(printf '%s%s' '{SALT}' "$API_KEY" | sha256sum | cut -d' ' -f1)
-if [ "$got" != '{want}' ]; then
-  echo "refusing to start: API_KEY is missing or wrong" >&2
-  exit 1
-fi
-{tail}
-"#,
-        want = salted(secret),
-    );
-    std::fs::write(&script, body)?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
-    Ok((script, log))
 }
 
 /// A loopback port that nothing listens on.

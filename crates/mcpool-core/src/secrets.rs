@@ -62,37 +62,52 @@ impl Secrets {
     }
 
     pub fn set(&self, name: &str, value: &str) -> Result<(), SecretError> {
-        if !valid_name(name) {
-            return Err(SecretError::InvalidName(name.to_string()));
-        }
-        self.store.set(name, value)?;
-        let mut names = self.list()?;
-        if names.insert(name.to_string()) {
-            self.write_index(&names)?;
-        }
-        Ok(())
+        set_named(self.store.as_ref(), name, value)
     }
 
     pub fn remove(&self, name: &str) -> Result<bool, SecretError> {
-        let existed = self.store.delete(name)?;
-        let mut names = self.list()?;
-        if names.remove(name) {
-            self.write_index(&names)?;
-        }
-        Ok(existed)
+        remove_named(self.store.as_ref(), name)
     }
 
     pub fn list(&self) -> Result<BTreeSet<String>, SecretError> {
-        Ok(match self.store.get(INDEX_ENTRY)? {
-            Some(json) => serde_json::from_str(&json).unwrap_or_default(),
-            None => BTreeSet::new(),
-        })
+        list_named(self.store.as_ref())
     }
+}
 
-    fn write_index(&self, names: &BTreeSet<String>) -> Result<(), SecretError> {
-        let json = serde_json::to_string(names).map_err(|e| SecretError::Failed(e.to_string()))?;
-        self.store.set(INDEX_ENTRY, &json)
+/// Sets a user secret and notes its name in the index.
+pub fn set_named(store: &dyn SecretStore, name: &str, value: &str) -> Result<(), SecretError> {
+    if !valid_name(name) {
+        return Err(SecretError::InvalidName(name.to_string()));
     }
+    store.set(name, value)?;
+    let mut names = list_named(store)?;
+    if names.insert(name.to_string()) {
+        write_index(store, &names)?;
+    }
+    Ok(())
+}
+
+/// Removes a user secret and its name from the index; answers whether it existed.
+pub fn remove_named(store: &dyn SecretStore, name: &str) -> Result<bool, SecretError> {
+    let existed = store.delete(name)?;
+    let mut names = list_named(store)?;
+    if names.remove(name) {
+        write_index(store, &names)?;
+    }
+    Ok(existed)
+}
+
+/// The names of the user secrets (from the index entry).
+pub fn list_named(store: &dyn SecretStore) -> Result<BTreeSet<String>, SecretError> {
+    Ok(match store.get(INDEX_ENTRY)? {
+        Some(json) => serde_json::from_str(&json).unwrap_or_default(),
+        None => BTreeSet::new(),
+    })
+}
+
+fn write_index(store: &dyn SecretStore, names: &BTreeSet<String>) -> Result<(), SecretError> {
+    let json = serde_json::to_string(names).map_err(|e| SecretError::Failed(e.to_string()))?;
+    store.set(INDEX_ENTRY, &json)
 }
 
 /// The OS keyring (Secret Service on Linux, Keychain, Credential Manager),

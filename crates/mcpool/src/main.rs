@@ -9,6 +9,7 @@ mod login;
 mod registry_cmd;
 mod secret;
 mod serve;
+mod servers_cmd;
 mod tools_cmd;
 
 use std::net::SocketAddr;
@@ -96,6 +97,12 @@ enum Command {
     },
     /// A stdio MCP server relaying to the running instance (for stdio-only clients).
     Stdio(bridge::StdioArgs),
+    /// Add a server to the config: `mcpool add NAME -- COMMAND [ARGS...]` or `mcpool add NAME --url URL`.
+    Add(servers_cmd::AddArgs),
+    /// Remove a server from the config.
+    Remove(servers_cmd::RemoveArgs),
+    /// List the config's servers (with their status when an instance runs).
+    List(servers_cmd::ListArgs),
     /// Search and list the running instance's tools.
     #[command(subcommand)]
     Tools(tools_cmd::ToolsCommand),
@@ -133,6 +140,9 @@ fn main() -> ExitCode {
             Command::Stdio(args) => bridge::run(args).await,
             Command::Tools(command) => tools_cmd::run(command).await,
             Command::Registry(command) => registry_cmd::run(command).await,
+            Command::Add(args) => servers_cmd::add(args).await,
+            Command::Remove(args) => servers_cmd::remove(args).await,
+            Command::List(args) => servers_cmd::list(args).await,
         }
     });
     match result {

@@ -5,8 +5,6 @@
 //! refuses when the runtime it needs is not on PATH (unless `--yes`), and
 //! writes the entry with its secrets in the keyring.
 
-mod editing_shim;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -15,12 +13,11 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
 use clap::Subcommand;
+use mcpool_core::editing::{self, EditError};
 use mcpool_core::registry::{self, view, Choice, RegistryClient, Variable};
 use mcpool_core::secrets::SecretStore;
 use mcpool_core::service::Setup;
 use serde_json::{json, Value};
-
-use editing_shim as editing;
 
 #[derive(Subcommand)]
 pub enum RegistryCommand {
@@ -180,9 +177,6 @@ pub async fn add(args: AddArgs, store: Arc<dyn SecretStore>) -> anyhow::Result<E
         .map_err(|e| anyhow!("{e}"))?;
     let form = registry::form(&found.server, choice).map_err(|e| anyhow!("{e}"))?;
     let local = args.local.clone().unwrap_or_else(|| form.suggested_name.clone());
-    if local != registry::suggested_name(&local) {
-        bail!("'{local}' is not a usable server name (use letters, digits, '_' and '-')");
-    }
     let mut given = parse_env(&args.env)?;
     let unknown: Vec<&String> = given
         .keys()
@@ -201,15 +195,22 @@ pub async fn add(args: AddArgs, store: Arc<dyn SecretStore>) -> anyhow::Result<E
             }
         );
     }
+    // The name first, before anything is asked (the entry is checked in
+    // full when it is written).
     let mut change = editing::ServerChange {
         name: local.clone(),
+        entry: form.entry.clone(),
         ..Default::default()
     };
     {
         let (p, c) = (path.clone(), change.clone());
-        tokio::task::spawn_blocking(move || editing::check_add(&p, &c))
-            .await?
-            .map_err(|e| anyhow!("{e}"))?;
+        match tokio::task::spawn_blocking(move || editing::check_add(&p, &c)).await? {
+            Err(e) if matches!(&e, EditError::Field { field: Some(f), .. } if f == "name") => {
+                bail!("{e} (choose another name with --as NAME)")
+            }
+            Err(e @ EditError::Failed(_)) => bail!("{e}"),
+            _ => {}
+        }
     }
     let terminal = std::io::stdin().is_terminal();
     eprintln!(
@@ -251,11 +252,11 @@ pub async fn add(args: AddArgs, store: Arc<dyn SecretStore>) -> anyhow::Result<E
     change.entry = filled.entry;
     change.secret_env = filled.secret_env;
     change.secret_headers = filled.secret_headers;
-    let secrets = change.secret_env.len() + change.secret_headers.len();
     let p = path.clone();
-    let written = tokio::task::spawn_blocking(move || editing::add(&p, change, store))
+    let written = tokio::task::spawn_blocking(move || editing::add(&p, change, store.as_ref()))
         .await?
         .map_err(|e| anyhow!("{e}"))?;
+    let secrets = written.secrets.len();
     eprintln!(
         "added '{}' to {}{}",
         written.name,

@@ -166,7 +166,7 @@ fn replace(
 
 /// Removes an entry with the comment lines right above it (they describe
 /// it); a comment that ends the line of the entry before stays with that one.
-fn remove_entry(prop: CstObjectProp) {
+pub(crate) fn remove_entry(prop: CstObjectProp) {
     let mut comments = Vec::new();
     let mut node = prop.previous_sibling();
     while let Some(n) = node {
@@ -239,7 +239,7 @@ fn found(client: Client, prop: &CstObjectProp, excluded: &[String]) -> Option<Fo
     Some(Found { name, server, disabled })
 }
 
-fn to_input(v: &Value) -> CstInputValue {
+pub(crate) fn to_input(v: &Value) -> CstInputValue {
     match v {
         Value::Null => CstInputValue::Null,
         Value::Bool(b) => CstInputValue::Bool(*b),

@@ -4,7 +4,7 @@
 //! the write (a backup first, comments and key order kept, idempotent).
 
 mod codex;
-mod json;
+pub(crate) mod json;
 mod listing;
 #[cfg(test)]
 mod tests;

@@ -31,6 +31,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/calls", get(calls))
         .merge(super::api_tools::routes())
         .merge(super::api_registry::routes())
+        .merge(super::api_servers::routes())
 }
 
 /// The last tool calls agents made, newest first: names and timings only.

@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod api_registry;
+pub mod api_servers;
 pub mod api_tools;
 pub mod browser;
 pub mod builtin;

@@ -3,7 +3,7 @@
 //! literal secrets into the keyring, and never touch the source files.
 
 mod jsonc;
-mod secrets;
+pub(crate) mod secrets;
 #[cfg(test)]
 mod tests;
 

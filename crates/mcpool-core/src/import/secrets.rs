@@ -80,11 +80,11 @@ fn clean_name(raw: &str) -> String {
     }
 }
 
-fn secret_name(server: &str, field: &str) -> String {
+pub(crate) fn secret_name(server: &str, field: &str) -> String {
     clean_name(&format!("{server}.{field}"))
 }
 
-fn reference(name: &str) -> String {
+pub(crate) fn reference(name: &str) -> String {
     format!("${{keyring:{name}}}")
 }
 

@@ -14,7 +14,7 @@ use tokio::sync::broadcast;
 
 use crate::backoff::Backoff;
 use crate::cache::{Fingerprinter, ToolCache};
-use crate::config::{Config, ConfigProblem};
+use crate::config::{Config, ConfigProblem, ServerSpec};
 use crate::hub::{Hub, ListKind};
 use crate::lifecycle::Status;
 use crate::secrets::{MemoryStore, SecretStore};
@@ -226,6 +226,17 @@ impl Pool {
 
     pub fn config_problems(&self) -> Vec<ConfigProblem> {
         self.inner.config.borrow().problems.clone()
+    }
+
+    /// One test connection with `spec`, outside the pool (nothing kept);
+    /// `typed` are the secret values it holds literally.
+    pub async fn probe(&self, spec: ServerSpec, typed: &[String]) -> crate::supervisor::probe::Probe {
+        crate::supervisor::probe::probe(spec, &self.inner.ctx, typed).await
+    }
+
+    /// The store `${keyring:NAME}` values come from.
+    pub fn secrets(&self) -> Arc<dyn SecretStore> {
+        self.inner.ctx.secrets.clone()
     }
 
     /// The config file's state as `/api/config` shows it; the receiver sees

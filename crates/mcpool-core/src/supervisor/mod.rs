@@ -59,6 +59,7 @@ mod forward;
 mod heal;
 mod listen;
 mod live;
+pub mod probe;
 mod questions;
 mod signin;
 mod snapshot;

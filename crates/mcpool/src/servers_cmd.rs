@@ -1,0 +1,303 @@
+//! `mcpool add`, `mcpool remove` and `mcpool list`: the config's servers,
+//! changed in place through `mcpool_core::editing` (comments and key order
+//! kept, a `.bak` first). They work on the file whether or not an instance
+//! runs; a running one picks the change up through its config watcher.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{anyhow, bail, Context};
+use mcpool_core::config::TransportSpec;
+use mcpool_core::editing::{self, EditError, ServerChange};
+use mcpool_core::secrets::SecretStore;
+use mcpool_core::service::Setup;
+use serde_json::{json, Map, Value};
+
+use crate::Instance;
+
+#[derive(clap::Args)]
+pub struct AddArgs {
+    /// The server's name (tool names start with it).
+    name: String,
+    /// A remote server's URL (Streamable HTTP, or legacy SSE with --transport sse).
+    #[arg(long)]
+    url: Option<String>,
+    /// A remote server's transport: http (default) or sse.
+    #[arg(long, requires = "url")]
+    transport: Option<String>,
+    /// A header sent to a remote server, as 'Name: value' (repeatable).
+    #[arg(long = "header", value_name = "'K: V'")]
+    headers: Vec<String>,
+    /// A header whose value goes to the keyring (read without echo; repeatable).
+    #[arg(long = "secret-header", value_name = "K")]
+    secret_headers: Vec<String>,
+    /// An environment variable of a local server, as K=V (repeatable).
+    #[arg(long = "env", value_name = "K=V")]
+    env: Vec<String>,
+    /// An environment variable whose value goes to the keyring (read without echo; repeatable).
+    #[arg(long = "secret-env", value_name = "K")]
+    secret_env: Vec<String>,
+    /// A local server's working folder.
+    #[arg(long)]
+    cwd: Option<String>,
+    /// Startup timeout in milliseconds.
+    #[arg(long, value_name = "MS")]
+    timeout: Option<u64>,
+    /// mcpool's config file.
+    #[arg(long, env = "MCPOOL_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    setup: Setup,
+    /// A local server's command and its arguments, after `--`.
+    #[arg(last = true, value_name = "COMMAND [ARGS]...")]
+    command: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub struct RemoveArgs {
+    name: String,
+    /// Also remove the keyring entries only this server used.
+    #[arg(long)]
+    secrets: bool,
+    #[arg(long, env = "MCPOOL_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    setup: Setup,
+}
+
+#[derive(clap::Args)]
+pub struct ListArgs {
+    #[arg(long, env = "MCPOOL_CONFIG")]
+    config: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    instance: Instance,
+}
+
+/// `K=V` or `K: V` split at the first separator, `K` trimmed.
+fn pair(text: &str, sep: char, what: &str) -> anyhow::Result<(String, String)> {
+    let (k, v) = text
+        .split_once(sep)
+        .ok_or_else(|| anyhow!("{what} '{text}' needs the form K{sep}V"))?;
+    let k = k.trim();
+    if k.is_empty() {
+        bail!("{what} '{text}' has no name before '{sep}'");
+    }
+    Ok((k.to_string(), v.trim_start().to_string()))
+}
+
+/// The change `mcpool add` makes, secret values still to be read.
+fn change_of(args: &AddArgs) -> anyhow::Result<ServerChange> {
+    let mut entry = Map::new();
+    match (&args.url, args.command.split_first()) {
+        (Some(_), Some(_)) => bail!("give either --url (a remote server) or `-- COMMAND` (a local one), not both"),
+        (None, None) => bail!("give the server's command after `--` (mcpool add NAME -- COMMAND ARGS...) or --url URL"),
+        (Some(url), None) => {
+            if !args.env.is_empty() || !args.secret_env.is_empty() || args.cwd.is_some() {
+                bail!("--env, --secret-env and --cwd are for a local server; a remote one takes --header");
+            }
+            entry.insert("url".into(), json!(url));
+            if let Some(t) = &args.transport {
+                entry.insert("transport".into(), json!(t));
+            }
+            let headers = args
+                .headers
+                .iter()
+                .map(|h| pair(h, ':', "header").map(|(k, v)| (k, Value::String(v))))
+                .collect::<anyhow::Result<Map<String, Value>>>()?;
+            if !headers.is_empty() {
+                entry.insert("headers".into(), Value::Object(headers));
+            }
+        }
+        (None, Some((command, rest))) => {
+            if !args.headers.is_empty() || !args.secret_headers.is_empty() {
+                bail!("--header and --secret-header are for a remote server; a local one takes --env");
+            }
+            entry.insert("command".into(), json!(command));
+            if !rest.is_empty() {
+                entry.insert("args".into(), json!(rest));
+            }
+            let env = args
+                .env
+                .iter()
+                .map(|e| pair(e, '=', "--env").map(|(k, v)| (k, Value::String(v))))
+                .collect::<anyhow::Result<Map<String, Value>>>()?;
+            if !env.is_empty() {
+                entry.insert("env".into(), Value::Object(env));
+            }
+            if let Some(cwd) = &args.cwd {
+                entry.insert("cwd".into(), json!(cwd));
+            }
+        }
+    }
+    if let Some(ms) = args.timeout {
+        entry.insert("timeout".into(), json!(ms));
+    }
+    Ok(ServerChange {
+        name: args.name.clone(),
+        entry,
+        ..ServerChange::default()
+    })
+}
+
+/// Reads each secret's value: without echo on a terminal, else one line of
+/// stdin per secret, in the order given.
+fn read_secrets(names: &[String], kind: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    let stdin = std::io::stdin();
+    for name in names {
+        let value = if stdin.is_terminal() {
+            rpassword::prompt_password(format!("value of {kind} {name} (not shown): "))
+                .with_context(|| format!("cannot read the value of {name}"))?
+        } else {
+            let mut line = String::new();
+            stdin
+                .lock()
+                .read_line(&mut line)
+                .with_context(|| format!("cannot read the value of {name} from stdin"))?;
+            line.trim_end_matches(['\r', '\n']).to_string()
+        };
+        if value.is_empty() {
+            bail!("no value given for {kind} {name} (nothing written)");
+        }
+        out.insert(name.clone(), value);
+    }
+    Ok(out)
+}
+
+/// The sentence of an edit error, with the field for a bad input.
+fn sentence(e: EditError) -> anyhow::Error {
+    anyhow!("{e}")
+}
+
+pub async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
+    let mut change = change_of(&args)?;
+    let path = crate::config_path(args.config.clone());
+    // The entry is checked before any secret is asked for.
+    let mut c = change.clone();
+    let placeholder = |names: &[String]| names.iter().map(|n| (n.clone(), "-".to_string())).collect();
+    c.secret_env = placeholder(&args.secret_env);
+    c.secret_headers = placeholder(&args.secret_headers);
+    let p = path.clone();
+    tokio::task::spawn_blocking(move || editing::check_add(&p, &c))
+        .await?
+        .map_err(sentence)?;
+    change.secret_env = read_secrets(&args.secret_env, "environment variable")?;
+    change.secret_headers = read_secrets(&args.secret_headers, "header")?;
+    let store: Arc<dyn SecretStore> = Arc::new(args.setup.keyring());
+    let p = path.clone();
+    let written = tokio::task::spawn_blocking(move || editing::add(&p, change, store.as_ref()))
+        .await?
+        .map_err(sentence)?;
+    eprintln!("added '{}' to {}", written.name, path.display());
+    for name in &written.secrets {
+        eprintln!("  secret kept in the keyring as {name}");
+    }
+    if let Some(b) = written.backup {
+        eprintln!("  previous version: {}", b.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn remove(args: RemoveArgs) -> anyhow::Result<ExitCode> {
+    let path = crate::config_path(args.config);
+    let store: Arc<dyn SecretStore> = Arc::new(args.setup.keyring());
+    let (p, name, with_secrets) = (path.clone(), args.name.clone(), args.secrets);
+    let removed = tokio::task::spawn_blocking(move || editing::remove(&p, &name, with_secrets, store.as_ref()))
+        .await?
+        .map_err(sentence)?;
+    eprintln!("removed '{}' from {}", args.name, path.display());
+    for name in &removed.removed_secrets {
+        eprintln!("  removed the keyring entry {name}");
+    }
+    if let Some(b) = removed.backup {
+        eprintln!("  previous version: {}", b.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The config's servers, with the running instance's status when one answers.
+pub async fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
+    let path = crate::config_path(args.config);
+    let config = mcpool_core::config::load(&path).map_err(|p| anyhow!("{p}"))?;
+    let statuses = running_statuses(&args.instance).await;
+    let rows: Vec<Value> = config
+        .servers
+        .values()
+        .map(|spec| {
+            let target = match &spec.transport {
+                TransportSpec::Stdio { command, args, .. } => std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                TransportSpec::Http { url, .. } | TransportSpec::Sse { url, .. } => url.clone(),
+            };
+            let status = statuses.as_ref().map(|s| {
+                s.get(&spec.name)
+                    .cloned()
+                    .unwrap_or_else(|| "not loaded yet".to_string())
+            });
+            json!({
+                "name": spec.name,
+                "transport": spec.transport.kind(),
+                "target": target,
+                "disabled": spec.disabled,
+                "status": status,
+            })
+        })
+        .collect();
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if rows.is_empty() {
+        eprintln!(
+            "{} has no servers; add one with `mcpool add NAME -- COMMAND`",
+            path.display()
+        );
+    }
+    let width = rows
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .map(str::len)
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    println!("{:width$}  {:5}  {:14}  TARGET", "NAME", "KIND", "STATUS");
+    for row in &rows {
+        let status = match (&row["status"], row["disabled"].as_bool()) {
+            (Value::String(s), _) => s.clone(),
+            (_, Some(true)) => "disabled".into(),
+            _ => "(not running)".into(),
+        };
+        println!(
+            "{:width$}  {:5}  {:14}  {}",
+            row["name"].as_str().unwrap_or_default(),
+            row["transport"].as_str().unwrap_or_default(),
+            status,
+            row["target"].as_str().unwrap_or_default()
+        );
+    }
+    for p in &config.problems {
+        eprintln!("mcpool: {p}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Each server's status from the running instance; `None` when none answers.
+async fn running_statuses(instance: &Instance) -> Option<BTreeMap<String, String>> {
+    let response = crate::client::send(instance, reqwest::Method::GET, "/api/servers")
+        .await
+        .ok()?;
+    let rows: Vec<Value> = response.error_for_status().ok()?.json().await.ok()?;
+    Some(
+        rows.iter()
+            .filter_map(|r| Some((r["name"].as_str()?.to_string(), r["status"].as_str()?.to_string())))
+            .collect(),
+    )
+}
