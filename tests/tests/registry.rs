@@ -345,6 +345,38 @@ async fn api_search_the_add_form_and_offline_with_the_last_results() -> anyhow::
     let unauthorized = reqwest::get(mcpool.url("/api/registry/search?q=weather")).await?;
     assert_eq!(unauthorized.status(), 401);
 
+    // The dashboard's add: the form filled in, the secret to the keyring.
+    let key = new_secret("api-add");
+    let post = |body: Value| {
+        reqwest::Client::new()
+            .post(mcpool.url("/api/registry/add"))
+            .bearer_auth(&mcpool.token)
+            .json(&body)
+            .send()
+    };
+    let r = post(json!({"name": "io.modelcontextprotocol.anonymous/brave-search", "values": {}})).await?;
+    assert_eq!(r.status(), 422);
+    let body: Value = r.json().await?;
+    assert!(
+        body["error"].as_str().unwrap_or_default().contains("BRAVE_API_KEY"),
+        "{body}"
+    );
+    let r = post(
+        json!({"name": "io.modelcontextprotocol.anonymous/brave-search", "as": "brave",
+                        "values": {"BRAVE_API_KEY": key}}),
+    )
+    .await?;
+    assert_eq!(r.status(), 200, "{}", r.text().await?);
+    let text = std::fs::read_to_string(mcpool.config_path())?;
+    assert!(!text.contains(&key), "{text}");
+    let written: Value = serde_json::from_str(&mcpool_core::import::strip_jsonc(&text))?;
+    assert_eq!(written["mcpServers"]["brave"]["command"], "npx", "{text}");
+    let name = keyring_name(&written["mcpServers"]["brave"]["env"]["BRAVE_API_KEY"]);
+    let keyring = mcpool_core::secrets::Keyring::for_profile(&profile_for(mcpool.dir.path()));
+    let stored = tokio::task::spawn_blocking(move || keyring.get(&name)).await??;
+    assert_eq!(stored.as_deref(), Some(key.as_str()));
+    assert!(mcpool.server("brave").await.is_ok(), "the pool loaded it");
+
     registry.stop().await;
     let v = mcpool.get_json("/api/registry/search?q=weather").await?;
     assert_eq!(v["offline"], true);

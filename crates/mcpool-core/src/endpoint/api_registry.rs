@@ -2,7 +2,9 @@
 //! (every configured registry at once; when none answers, `offline` and the
 //! last results this instance had for the same query) and `GET
 //! /api/registry/server?name=&version=[&choice=]` (the add form of one
-//! server, with the runtime it needs and whether this machine has it).
+//! server, with the runtime it needs and whether this machine has it), and
+//! `POST /api/registry/add` (the form filled in and written through
+//! `editing::add`, secrets to the keyring, as `mcpool registry add` does).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -10,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Extension, Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -36,6 +38,7 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/registry/search", get(search))
         .route("/api/registry/server", get(server))
+        .route("/api/registry/add", post(add))
         .layer(Extension(Arc::new(Registries::default())))
 }
 
@@ -125,5 +128,87 @@ async fn server(
     match view::form_view(&found, choice, std::env::var_os("PATH").as_deref()) {
         Ok(view) => Json(view).into_response(),
         Err(e) => refuse(StatusCode::UNPROCESSABLE_ENTITY, e.to_string(), false),
+    }
+}
+
+/// `POST /api/registry/add`: `{"name", "version"?, "choice"?, "as"?,
+/// "values": {VARIABLE: value}}`.
+#[derive(Debug, Deserialize)]
+struct AddBody {
+    name: String,
+    version: Option<String>,
+    choice: Option<String>,
+    #[serde(rename = "as")]
+    local: Option<String>,
+    #[serde(default)]
+    values: BTreeMap<String, String>,
+}
+
+async fn add(
+    State(state): State<AppState>,
+    Extension(registries): Extension<Arc<Registries>>,
+    body: axum::body::Bytes,
+) -> Response {
+    let body: AddBody = match serde_json::from_slice(&body) {
+        Ok(b) => b,
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                format!("the request body is not an add: {e}"),
+                false,
+            )
+        }
+    };
+    let choice = match body.choice.as_deref().filter(|c| !c.is_empty()) {
+        None => None,
+        Some(text) => match Choice::parse(text) {
+            Some(c) => Some(c),
+            None => {
+                return refuse(
+                    StatusCode::BAD_REQUEST,
+                    format!("'{text}' is not a choice (package:N or remote:N)"),
+                    false,
+                )
+            }
+        },
+    };
+    let version = body.version.as_deref().filter(|v| !v.is_empty());
+    let found = match registries
+        .client
+        .server(&bases(&state), body.name.trim(), version)
+        .await
+    {
+        Ok(found) => found,
+        Err(e @ RegistryError::NotFound { .. }) => return refuse(StatusCode::NOT_FOUND, e.to_string(), false),
+        Err(e) => return refuse(StatusCode::BAD_GATEWAY, e.to_string(), true),
+    };
+    let filled = registry::form(&found.server, choice).and_then(|form| {
+        let filled = registry::apply(&form, &body.values)?;
+        Ok((form, filled))
+    });
+    let (form, filled) = match filled {
+        Ok(f) => f,
+        Err(e) => return refuse(StatusCode::UNPROCESSABLE_ENTITY, e.to_string(), false),
+    };
+    let runtime = registry::runtime_for(&filled.entry, std::env::var_os("PATH").as_deref());
+    let change = crate::editing::ServerChange {
+        name: body
+            .local
+            .filter(|l| !l.trim().is_empty())
+            .unwrap_or(form.suggested_name),
+        entry: filled.entry,
+        secret_env: filled.secret_env,
+        secret_headers: filled.secret_headers,
+        ..Default::default()
+    };
+    match super::api_servers::write(&state, move |path, store| crate::editing::add(path, change, store)).await {
+        Ok(written) => {
+            let mut answer = super::api_servers::written(written);
+            if let Some(obj) = answer.as_object_mut() {
+                obj.insert("runtime".into(), json!(runtime.and_then(|r| r.missing_sentence())));
+            }
+            Json(answer).into_response()
+        }
+        Err(e) => super::api_servers::error(super::api_servers::status_of(&e), &e),
     }
 }
