@@ -357,3 +357,54 @@ async fn the_api_tests_adds_edits_and_removes_a_server() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn a_remote_server_is_tested_with_its_secret_header_and_a_sign_in_is_named() -> anyhow::Result<()> {
+    let m = Mcpool::start(json!({"mcpServers": {}})).await?;
+    let (_faulty, url) = faulty_http(&m.dir.path().join("r.log"), &[]).await?;
+    let token = new_secret("header");
+    let body = json!({
+        "name": "remote",
+        "entry": {"url": url, "headers": {"X-Trace": "on"}},
+        "secretHeaders": {"Authorization": format!("Bearer {token}")},
+    });
+    let (status, probe) = api(&m, reqwest::Method::POST, "/api/servers/test", Some(body.clone())).await?;
+    assert_eq!((status, &probe["ok"]), (200, &json!(true)), "{probe}");
+    assert!(probe["tools"].as_array().is_some_and(|t| !t.is_empty()), "{probe}");
+    control(&url, json!({"mode": "401"})).await?;
+    let (_, probe) = api(&m, reqwest::Method::POST, "/api/servers/test", Some(body.clone())).await?;
+    assert_eq!(
+        (&probe["ok"], &probe["needs_auth"]),
+        (&json!(false), &json!(true)),
+        "{probe}"
+    );
+    assert!(
+        probe["error"].as_str().unwrap_or_default().contains("needs sign-in"),
+        "{probe}"
+    );
+    assert_clean("test answer", probe.to_string().as_bytes(), &[&token]);
+    // Nothing was added by either test.
+    assert!(m.servers().await?.is_empty());
+    let config = read(&m.config_path());
+    assert!(!config.contains("remote"), "{config}");
+    // Saved, the header is a reference and the entry view says it is set.
+    control(&url, json!({"mode": "ok"})).await?;
+    let (status, added) = api(&m, reqwest::Method::POST, "/api/servers", Some(body)).await?;
+    assert_eq!(status, 200, "{added}");
+    m.wait_status("remote", "connected", LIMIT).await?;
+    let view = m.get_json("/api/servers/remote/entry").await?;
+    assert_eq!(
+        view["entry"]["headers"]["Authorization"],
+        "${keyring:remote.headers.Authorization}"
+    );
+    assert_eq!(view["secrets"]["headers"]["Authorization"]["set"], true, "{view}");
+    for (what, text) in [
+        ("config", read(&m.config_path())),
+        ("entry view", view.to_string()),
+        ("servers", m.get_json("/api/servers").await?.to_string()),
+        ("log", m.logs()),
+    ] {
+        assert_clean(what, text.as_bytes(), &[&token]);
+    }
+    Ok(())
+}

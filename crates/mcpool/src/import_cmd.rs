@@ -45,7 +45,7 @@ pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {
 
 pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::Result<ExitCode> {
     let target = crate::config_path(args.config);
-    let mut existing = if target.exists() {
+    let existing = if target.exists() {
         read_json(&target)?
     } else {
         Value::Object(Default::default())
@@ -130,8 +130,13 @@ pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::
         anyhow::Ok(())
     })
     .await??;
-    let added = import::apply_to_config(&mut existing, &plans);
-    write_config(&target, &existing)?;
+    // In place: the file keeps its comments and key order, the previous
+    // version goes to `.bak`.
+    let entries = import::added_entries(&plans);
+    let path = target.clone();
+    let (added, _backup) = tokio::task::spawn_blocking(move || mcpool_core::editing::add_entries(&path, &entries))
+        .await?
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
     println!(
         "Added {added} servers to {} ({count} secrets moved to the keyring).",
         target.display()
@@ -151,15 +156,4 @@ fn confirm(target: &Path) -> anyhow::Result<bool> {
     let mut answer = String::new();
     std::io::stdin().lock().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES"))
-}
-
-fn write_config(path: &Path, value: &Value) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(value)? + "\n")
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
 }

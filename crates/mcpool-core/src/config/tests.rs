@@ -205,3 +205,49 @@ fn a_repeated_key_is_a_named_warning_and_the_later_value_is_used() {
     };
     assert_eq!((command.as_str(), env["TOKEN"].as_str()), ("second", "2"));
 }
+
+#[test]
+fn comments_and_trailing_commas_are_allowed_and_errors_keep_their_line() {
+    let c = parse_str("{\n  // a comment\n  \"mcpServers\": {\n    /* one */ \"a\": {\"command\": \"x\",},\n  },\n}\n");
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert_eq!(c.servers.keys().collect::<Vec<_>>(), vec!["a"]);
+    let e = parse(
+        Path::new("/cfg/config.json"),
+        "{\n// note\n\"mcpServers\": {\n  \"a\": nope\n}}",
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("line 4"), "{e}");
+}
+
+#[test]
+fn registries_are_base_urls() {
+    let c = parse_str(r#"{"registries": ["https://registry.example.test/", "http://127.0.0.1:9/base"]}"#);
+    assert_eq!(
+        c.registries,
+        Some(vec![
+            "https://registry.example.test".to_string(),
+            "http://127.0.0.1:9/base".to_string()
+        ])
+    );
+    assert_eq!(parse_str("{}").registries, None);
+    for (bad, field, words) in [
+        (r#"{"registries": "https://r.test"}"#, "registries", "expected an array"),
+        (r#"{"registries": [1]}"#, "registries[0]", "expected a URL"),
+        (
+            r#"{"registries": ["ftp://r.test"]}"#,
+            "registries[0]",
+            "expected an http or https URL",
+        ),
+        (
+            r#"{"registries": ["https://r.test/?q=1"]}"#,
+            "registries[0]",
+            "without a query",
+        ),
+    ] {
+        let c = parse_str(bad);
+        assert_eq!(c.registries, None, "{bad}");
+        let p = &c.problems[0];
+        assert_eq!(p.field.as_deref(), Some(field), "{bad}: {p}");
+        assert!(p.message.contains(words), "{bad}: {p}");
+    }
+}

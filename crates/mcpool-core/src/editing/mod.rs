@@ -299,8 +299,9 @@ fn replace(path: &Path, original: Option<&str>, edited: &str) -> Result<Option<O
 }
 
 /// Runs `edit` on the file's current text and writes the result, starting
-/// over when the file changed in between.
-fn write_with<T>(
+/// over when the file changed in between. Every write of the config goes
+/// through here (the dashboard's tool switches too).
+pub(crate) fn write_with<T>(
     path: &Path,
     mut edit: impl FnMut(Option<&str>) -> Result<(String, T), EditError>,
 ) -> Result<(Option<PathBuf>, T), EditError> {
@@ -308,6 +309,9 @@ fn write_with<T>(
     for _ in 0..ATTEMPTS {
         let original = read(path)?;
         let (edited, extra) = edit(original.as_deref())?;
+        if original.as_deref() == Some(edited.as_str()) {
+            return Ok((None, extra));
+        }
         if let Some(backup) = replace(path, original.as_deref(), &edited)? {
             return Ok((backup, extra));
         }
@@ -355,6 +359,26 @@ pub fn add(path: &Path, change: ServerChange, store: &dyn SecretStore) -> Result
         backup,
         secrets: stored.unwrap_or_default(),
     })
+}
+
+/// Adds entries as they are (an import, planned and checked by its
+/// caller), skipping names the file already has; answers how many were
+/// added and the backup.
+pub fn add_entries(
+    path: &Path,
+    entries: &[(String, Map<String, Value>)],
+) -> Result<(usize, Option<PathBuf>), EditError> {
+    let (backup, added) = write_with(path, |text| {
+        let mut text = text.unwrap_or_default().to_string();
+        let taken = names_in(path, &text)?;
+        let mut added = 0;
+        for (name, entry) in entries.iter().filter(|(n, _)| !taken.contains(n)) {
+            text = text::add(path, &text, name, entry)?;
+            added += 1;
+        }
+        Ok((text, added))
+    })?;
+    Ok((added, backup))
 }
 
 /// Changes server `old` to `change` (renamed when `change.name` differs).

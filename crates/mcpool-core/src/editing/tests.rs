@@ -327,8 +327,20 @@ fn a_hand_edit_during_a_write_is_kept_and_the_write_redone() {
     let e = write_with(&path, |text| {
         let text = text.unwrap_or_default().to_string();
         std::fs::write(&path, format!("{text} ")).unwrap();
-        Ok((text, ()))
+        Ok((format!("{text}\n"), ()))
     })
     .unwrap_err();
     assert!(e.to_string().contains("kept changing"), "{e}");
+}
+
+#[test]
+fn an_import_adds_only_new_names_in_place() {
+    let dir = Dir::new("import", Some(FILE));
+    let entry = |c: &str| json!({"command": c}).as_object().cloned().unwrap();
+    let entries = vec![("fs".to_string(), entry("other")), ("gh".to_string(), entry("gh-mcp"))];
+    let (added, backup) = add_entries(&dir.path(), &entries).unwrap();
+    assert_eq!((added, backup.is_some()), (1, true));
+    let text = dir.text();
+    assert!(text.contains("// Servers of the team") && text.contains("\"command\": \"srv\", // the binary"));
+    assert!(text.contains("\"gh\": {") && !text.contains("other"), "{text}");
 }

@@ -281,6 +281,20 @@ fn same_server(a: &Value, b: &Value) -> bool {
     key(a) == key(b)
 }
 
+/// The plans' new entries, by name, each once: what an import adds to the
+/// file (in place, through `editing::add_entries`).
+pub fn added_entries(plans: &[Plan]) -> Vec<(String, Map<String, Value>)> {
+    let mut out: Vec<(String, Map<String, Value>)> = Vec::new();
+    for step in plans.iter().flat_map(|p| &p.steps) {
+        if let Step::Add { name, entry, .. } = step {
+            if !out.iter().any(|(n, _)| n == name) {
+                out.push((name.clone(), entry.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// Adds the plan's new entries to `existing` (under `mcpServers`).
 pub fn apply_to_config(existing: &mut Value, plans: &[Plan]) -> usize {
     if !existing.is_object() {

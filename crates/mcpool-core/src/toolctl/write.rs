@@ -4,7 +4,6 @@
 //! indentation (jsonc-parser's CST), and the file its mode.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstRootNode};
 use jsonc_parser::ParseOptions;
@@ -27,25 +26,40 @@ pub enum SwitchError {
     },
 }
 
-/// One switch at a time: each is a read, an edit and a write of the file.
-static SWITCHING: Mutex<()> = Mutex::new(());
-
 /// Enables or disables `tool` of `server` in the config file at `path`;
-/// answers whether the file changed.
+/// answers whether the file changed. The write is the `editing` room's:
+/// one at a time, the previous version in `<file>.bak`, redone when the
+/// file changed under it.
 pub fn set_tool_enabled(path: &Path, server: &str, tool: &str, enabled: bool) -> Result<bool, SwitchError> {
-    let _turn = crate::sync::lock(&SWITCHING);
-    let text = std::fs::read_to_string(path).map_err(|error| SwitchError::Read {
+    let read_error = |error| SwitchError::Read {
         path: path.to_path_buf(),
         error,
-    })?;
-    let Some(edited) = edit(path, &text, server, tool, enabled)? else {
-        return Ok(false);
     };
-    crate::atomic_file::replace_keeping_mode(path, edited.as_bytes()).map_err(|error| SwitchError::Write {
-        path: path.to_path_buf(),
-        error,
-    })?;
-    Ok(true)
+    let mut failure = None;
+    let outcome = crate::editing::write_with(path, |text| {
+        let Some(text) = text else {
+            let error = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+            failure = Some(read_error(error));
+            return Err(crate::editing::EditError::Failed(String::new()));
+        };
+        match edit(path, text, server, tool, enabled) {
+            Ok(Some(edited)) => Ok((edited, true)),
+            // Written back unchanged: the same text, the same file.
+            Ok(None) => Ok((text.to_string(), false)),
+            Err(e) => {
+                failure = Some(e);
+                Err(crate::editing::EditError::Failed(String::new()))
+            }
+        }
+    });
+    match (outcome, failure) {
+        (_, Some(e)) => Err(e),
+        (Ok((_, changed)), None) => Ok(changed),
+        (Err(e), None) => Err(SwitchError::Write {
+            path: path.to_path_buf(),
+            error: std::io::Error::other(e.to_string()),
+        }),
+    }
 }
 
 /// The edited text, or `None` when the file already says so.
@@ -202,6 +216,7 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         assert!(set_tool_enabled(&path, "fs", "write", false).unwrap());
         assert!(!set_tool_enabled(&path, "fs", "write", false).unwrap());
+        assert_eq!(std::fs::read_to_string(dir.join("config.json.bak")).unwrap(), FILE);
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
         std::fs::remove_dir_all(&dir).unwrap();
     }
