@@ -21,6 +21,7 @@ pub mod oauth;
 pub mod opener;
 pub mod paths;
 pub mod pool;
+pub mod registry;
 pub mod search;
 pub mod secrets;
 pub mod service;

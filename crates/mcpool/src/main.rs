@@ -6,6 +6,7 @@ mod client;
 mod connect;
 mod import_cmd;
 mod login;
+mod registry_cmd;
 mod secret;
 mod serve;
 mod servers_cmd;
@@ -105,6 +106,9 @@ enum Command {
     /// Search and list the running instance's tools.
     #[command(subcommand)]
     Tools(tools_cmd::ToolsCommand),
+    /// Search MCP registries and add a server from one.
+    #[command(subcommand)]
+    Registry(registry_cmd::RegistryCommand),
 }
 
 fn main() -> ExitCode {
@@ -135,6 +139,7 @@ fn main() -> ExitCode {
             Command::Ui { instance, no_open } => client::ui(&instance, no_open).await,
             Command::Stdio(args) => bridge::run(args).await,
             Command::Tools(command) => tools_cmd::run(command).await,
+            Command::Registry(command) => registry_cmd::run(command).await,
             Command::Add(args) => servers_cmd::add(args).await,
             Command::Remove(args) => servers_cmd::remove(args).await,
             Command::List(args) => servers_cmd::list(args).await,

@@ -29,7 +29,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/servers/{name}/entry", get(entry))
 }
 
-fn error(status: StatusCode, e: &EditError) -> Response {
+pub(super) fn error(status: StatusCode, e: &EditError) -> Response {
     let body = match e {
         EditError::Field { field, message } => json!({"error": message, "field": field}),
         other => json!({"error": other.to_string(), "field": null}),
@@ -37,7 +37,7 @@ fn error(status: StatusCode, e: &EditError) -> Response {
     (status, Json(body)).into_response()
 }
 
-fn status_of(e: &EditError) -> StatusCode {
+pub(super) fn status_of(e: &EditError) -> StatusCode {
     match e {
         EditError::Field { .. } => StatusCode::BAD_REQUEST,
         EditError::Conflict(_) => StatusCode::CONFLICT,
@@ -74,7 +74,7 @@ fn parse_body(body: &Bytes) -> Result<ServerChange, EditError> {
 
 /// Runs a blocking edit (file and keyring) off the runtime, then loads the
 /// file so the pool follows at once instead of at its next poll.
-async fn write<T: Send + 'static>(
+pub(super) async fn write<T: Send + 'static>(
     state: &AppState,
     edit: impl FnOnce(&std::path::Path, &dyn SecretStore) -> Result<T, EditError> + Send + 'static,
 ) -> Result<T, EditError> {
@@ -94,7 +94,7 @@ async fn write<T: Send + 'static>(
     result
 }
 
-fn written(w: editing::Written) -> Value {
+pub(super) fn written(w: editing::Written) -> Value {
     json!({
         "ok": true,
         "name": w.name,

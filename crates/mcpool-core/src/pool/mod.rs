@@ -37,6 +37,8 @@ pub struct ConfigState {
     pub path: Option<std::path::PathBuf>,
     pub file_error: Option<ConfigProblem>,
     pub problems: Vec<ConfigProblem>,
+    /// The `registries` it names (`None`: the official registry).
+    pub registries: Option<Vec<String>>,
 }
 
 #[derive(Clone)]
@@ -269,9 +271,12 @@ impl Pool {
             .oauth
             .set_client_metadata_url(config.oauth_client_metadata_url.clone());
         self.inner.config.send_if_modified(|state| {
-            let changed = state.file_error.is_some() || state.problems != config.problems;
+            let changed = state.file_error.is_some()
+                || state.problems != config.problems
+                || state.registries != config.registries;
             state.file_error = None;
             state.problems.clone_from(&config.problems);
+            state.registries.clone_from(&config.registries);
             changed
         });
         for problem in &config.problems {
