@@ -5,7 +5,7 @@
 // field of the answers may be missing: the registries are not ours.
 
 import { h } from './app.js';
-import { entryToModel } from './servers.js';
+import { entryToModel } from './server_form.js';
 
 export const REGISTRY_LIMIT = 20;
 

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use tokio::process::{Child, Command};
 
 pub mod agent;
+pub mod browser;
 pub mod events;
 pub mod netns;
 pub mod process;

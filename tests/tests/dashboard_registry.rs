@@ -9,19 +9,17 @@
 //! gone, the same search says it is unreachable and shows the last results.
 //! The browser side is tests/ui/registry.mjs.
 
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use anyhow::{bail, ensure, Context};
+use anyhow::{ensure, Context};
 use mcpool_core::import::strip_jsonc;
 use mcpool_core::secrets::{Keyring, SecretStore};
+use mcpool_tests::browser::BrowserScript;
 use mcpool_tests::secrets::*;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::process::Command;
 
 const LIMIT: Duration = Duration::from_secs(20);
 const NAME: &str = "io.github.mcpool-test/echo-remote";
@@ -91,16 +89,6 @@ async fn stub_registry(server: Value) -> anyhow::Result<(tokio::task::JoinHandle
 
 #[tokio::test]
 async fn browse_the_registry_and_add_a_server_in_a_real_browser() -> anyhow::Result<()> {
-    assert!(
-        Path::new("/usr/bin/chromium").exists(),
-        "chromium is missing: run scripts/test-env.sh"
-    );
-    let playwright = node_modules().join("playwright-core/index.mjs");
-    assert!(
-        playwright.exists(),
-        "{} is missing: run scripts/test-env.sh",
-        playwright.display()
-    );
     let bin_dir = TempDir::new("dashboard-registry-bin");
     let token = new_secret("registry");
     let (_remote, url) = faulty_http(&bin_dir.path().join("remote.log"), &["--require-bearer", &token]).await?;
@@ -109,34 +97,18 @@ async fn browse_the_registry_and_add_a_server_in_a_real_browser() -> anyhow::Res
     let keyring = Keyring::for_profile(&profile_for(dir.path()));
     let pool = Mcpool::start_in(dir, json!({"registries": [base], "mcpServers": {}}), &[]).await?;
 
-    let out = pool.cli(&["ui", "--no-open"], None).await?;
-    let link = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let browser_dir = TempDir::new("dashboard-registry-browser");
-    let mut node = Command::new("node")
-        .arg(repo_root().join("tests/ui/registry.mjs"))
-        .env("LINK", &link)
-        .env("USER_DATA_DIR", browser_dir.path().join("chromium-profile"))
-        .env("PLAYWRIGHT_CORE", &playwright)
-        .env("NAME", NAME)
-        .env("URL", &url)
-        .env("TOKEN", &token)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .context("cannot run node")?;
-    let mut input = node.stdin.take().context("stdin")?;
-    let mut lines = BufReader::new(node.stdout.take().context("stdout")?).lines();
-    let mut stderr = node.stderr.take().context("stderr")?;
-    let errors = tokio::spawn(async move {
-        let mut s = String::new();
-        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut s).await;
-        s
-    });
-    let mut steps = Vec::new();
+    let mut browser = BrowserScript::open(
+        &pool,
+        "registry.mjs",
+        &[
+            ("NAME", NAME.into()),
+            ("URL", url.clone().into()),
+            ("TOKEN", token.clone().into()),
+        ],
+    )
+    .await?;
     let driven = tokio::time::timeout(Duration::from_secs(120), async {
-        while let Some(line) = lines.next_line().await? {
+        while let Some(line) = browser.next_line().await? {
             if line.trim() == "STEP added" {
                 let text = std::fs::read_to_string(pool.config_path())?;
                 assert_clean("the config file", text.as_bytes(), &[&token]);
@@ -159,27 +131,16 @@ async fn browse_the_registry_and_add_a_server_in_a_real_browser() -> anyhow::Res
                 let _ = (&mut registry).await;
             }
             if line.starts_with("STEP ") {
-                input.write_all(b"checked\n").await?;
-                input.flush().await?;
+                browser.reply("checked").await?;
             }
-            let done = line.trim() == "OK";
-            steps.push(line);
-            if done {
+            if line.trim() == "OK" {
                 break;
             }
         }
         Ok::<_, anyhow::Error>(())
     })
     .await;
-    drop(input);
-    let status = tokio::time::timeout(Duration::from_secs(30), node.wait()).await??;
-    let errors = errors.await.unwrap_or_default();
-    match driven {
-        Ok(Ok(())) if status.success() => {}
-        Ok(Ok(())) => bail!("the browser script failed ({status}) after {steps:?}:\n{errors}"),
-        Ok(Err(e)) => bail!("{e:#} after {steps:?}:\n{errors}\n{}", pool.logs()),
-        Err(_) => bail!("the browser script timed out after {steps:?}:\n{errors}"),
-    }
+    let steps = browser.finish(driven, &pool.logs()).await?;
     assert_eq!(steps, ["STEP found", "STEP added", "STEP offline", "OK"]);
     Ok(())
 }

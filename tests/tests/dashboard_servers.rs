@@ -5,53 +5,26 @@
 //! (its tools), Save (the card connects: the server starts only with the
 //! secret, which it got from the keyring), Edit of its args, an edit
 //! refused because the file changed behind the open form (then reloaded),
-//! Duplicate and Remove with its keyring entry. The file holds only a `${keyring:…}`
+//! Duplicate and Remove with its keyring entry; then the official
+//! server-everything from npm added the same way. The file holds only a `${keyring:…}`
 //! reference, keeps its comments through every write, and gets a backup.
 //! The browser side is tests/ui/servers.mjs.
 
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, ensure, Context};
+use anyhow::{ensure, Context};
 use mcpool_core::import::strip_jsonc;
 use mcpool_core::secrets::{Keyring, SecretStore};
+use mcpool_tests::browser::BrowserScript;
 use mcpool_tests::secrets::*;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 const LIMIT: Duration = Duration::from_secs(20);
-const SALT: &str = "mcpool-dashboard-salt:";
 const TOP_COMMENT: &str = "// the dashboard's edits keep this comment";
 const BLOCK_COMMENT: &str = "/* and this one, about server a */";
 const LINE_COMMENT: &str = "// a's own line";
-
-/// A stdio server that starts only when `$API_KEY` is `secret` (checked by
-/// a salted digest, so the script holds no form of it), then runs the
-/// fault server with the arguments it was given.
-fn key_checking_server(dir: &Path, secret: &str, log: &Path) -> anyhow::Result<PathBuf> {
-    let script = dir.join("keyed.sh");
-    let want = hex::encode(Sha256::digest(format!("{SALT}{secret}").as_bytes()));
-    let body = format!(
-        r#"#!/bin/sh
-got=$(printf '%s%s' '{SALT}' "$API_KEY" | sha256sum | cut -d' ' -f1)
-if [ "$got" != '{want}' ]; then
-  echo "refusing to start: API_KEY is missing or wrong" >&2
-  exit 1
-fi
-exec '{faulty}' stdio --spawn-log '{log}' "$@"
-"#,
-        faulty = bin("mcpool-faulty").display(),
-        log = log.display(),
-    );
-    std::fs::write(&script, body)?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
-    Ok(script)
-}
 
 /// The config file, JSONC: comments and a trailing comma.
 fn config_text(a: &Value) -> anyhow::Result<String> {
@@ -109,20 +82,10 @@ fn reference(value: &Value) -> anyhow::Result<String> {
 
 #[tokio::test]
 async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> {
-    assert!(
-        Path::new("/usr/bin/chromium").exists(),
-        "chromium is missing: run scripts/test-env.sh"
-    );
-    let playwright = node_modules().join("playwright-core/index.mjs");
-    assert!(
-        playwright.exists(),
-        "{} is missing: run scripts/test-env.sh",
-        playwright.display()
-    );
     let bin_dir = TempDir::new("dashboard-servers-bin");
     let dir = TempDir::new("dashboard-servers");
     let secret = new_secret("dashboard");
-    let keyed = key_checking_server(bin_dir.path(), &secret, &bin_dir.path().join("k.log"))?;
+    let (keyed, _log) = key_checking_server(bin_dir.path(), "keyed", &secret, false)?;
     let a = faulty_stdio(&dir.path().join("a.log"), &[]);
     let original = config_text(&a)?;
     std::fs::write(dir.path().join("config.json"), &original)?;
@@ -131,42 +94,23 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
     let pool = Mcpool::start_in_dir(dir, &[]).await?;
     pool.wait_status("a", "connected", LIMIT).await?;
 
-    let out = pool.cli(&["ui", "--no-open"], None).await?;
-    let link = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(link.starts_with(&pool.url("/ui/login?code=")), "{link}");
-    let browser_dir = TempDir::new("dashboard-servers-browser");
-    let mut node = Command::new("node")
-        .arg(repo_root().join("tests/ui/servers.mjs"))
-        .env("LINK", &link)
-        .env("USER_DATA_DIR", browser_dir.path().join("chromium-profile"))
-        .env(
-            "SCREENSHOT",
-            std::env::var_os("MCPOOL_SERVERS_SCREENSHOT")
-                .unwrap_or_else(|| browser_dir.path().join("servers.png").into()),
-        )
-        .env("PLAYWRIGHT_CORE", &playwright)
-        .env("COMMAND", &keyed)
-        .env("SECRET", &secret)
-        .env("EVERYTHING", everything_js())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .context("cannot run node")?;
-    let mut input = node.stdin.take().context("stdin")?;
-    let mut lines = BufReader::new(node.stdout.take().context("stdout")?).lines();
-    let mut stderr = node.stderr.take().context("stderr")?;
-    let errors = tokio::spawn(async move {
-        let mut s = String::new();
-        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut s).await;
-        s
-    });
-    let mut steps = Vec::new();
+    let screenshot =
+        std::env::var_os("MCPOOL_SERVERS_SCREENSHOT").unwrap_or_else(|| bin_dir.path().join("servers.png").into());
+    let mut browser = BrowserScript::open(
+        &pool,
+        "servers.mjs",
+        &[
+            ("SCREENSHOT", screenshot),
+            ("COMMAND", keyed.clone().into()),
+            ("SECRET", secret.clone().into()),
+            ("EVERYTHING", everything_js().into()),
+        ],
+    )
+    .await?;
     let mut said = Value::Null;
     let mut key_name = String::new();
     let driven = tokio::time::timeout(Duration::from_secs(150), async {
-        while let Some(line) = lines.next_line().await? {
+        while let Some(line) = browser.next_line().await? {
             if let Some(json) = line.strip_prefix("SAID ") {
                 said = serde_json::from_str(json)?;
                 continue;
@@ -266,27 +210,16 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
                 _ => {}
             }
             if line.starts_with("STEP ") {
-                input.write_all(b"checked\n").await?;
-                input.flush().await?;
+                browser.reply("checked").await?;
             }
-            let done = line.trim() == "OK";
-            steps.push(line);
-            if done {
+            if line.trim() == "OK" {
                 break;
             }
         }
         Ok::<_, anyhow::Error>(())
     })
     .await;
-    drop(input);
-    let status = tokio::time::timeout(Duration::from_secs(30), node.wait()).await??;
-    let errors = errors.await.unwrap_or_default();
-    match driven {
-        Ok(Ok(())) if status.success() => {}
-        Ok(Ok(())) => bail!("the browser script failed ({status}) after {steps:?}:\n{errors}"),
-        Ok(Err(e)) => bail!("{e:#} after {steps:?}:\n{errors}\n{}", pool.logs()),
-        Err(_) => bail!("the browser script timed out after {steps:?}:\n{errors}"),
-    }
+    let steps = browser.finish(driven, &pool.logs()).await?;
     assert_eq!(
         steps,
         [

@@ -19,6 +19,7 @@ const APP_JS: &str = include_str!("../../../../ui/app.js");
 const ACTIVITY_JS: &str = include_str!("../../../../ui/activity.js");
 const SEARCH_JS: &str = include_str!("../../../../ui/search.js");
 const SERVERS_JS: &str = include_str!("../../../../ui/servers.js");
+const SERVER_FORM_JS: &str = include_str!("../../../../ui/server_form.js");
 const REGISTRY_JS: &str = include_str!("../../../../ui/registry.js");
 const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
 const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
@@ -48,6 +49,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/ui/servers.js",
             get(|| async { asset("text/javascript; charset=utf-8", SERVERS_JS) }),
+        )
+        .route(
+            "/ui/server_form.js",
+            get(|| async { asset("text/javascript; charset=utf-8", SERVER_FORM_JS) }),
         )
         .route(
             "/ui/registry.js",
