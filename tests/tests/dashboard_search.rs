@@ -8,15 +8,12 @@
 //! so without a reload of the page (the reload's `config` event refreshes
 //! the dashboard). The browser side is tests/ui/search.mjs.
 
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use mcpool_tests::browser::BrowserScript;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
@@ -33,16 +30,6 @@ fn disabled_tools(config: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
-    assert!(
-        Path::new("/usr/bin/chromium").exists(),
-        "chromium is missing: run scripts/test-env.sh"
-    );
-    let playwright = node_modules().join("playwright-core/index.mjs");
-    assert!(
-        playwright.exists(),
-        "{} is missing: run scripts/test-env.sh",
-        playwright.display()
-    );
     let dir = TempDir::new("dashboard-search");
     let mut a = faulty_stdio(&dir.path().join("a.log"), &[]);
     a["disabledTools"] = json!(["slow"]);
@@ -56,35 +43,19 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
     );
     assert_eq!(disabled_tools(&read_config(&pool)?), ["slow"]);
 
-    let out = pool.cli(&["ui", "--no-open"], None).await?;
-    let link = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(link.starts_with(&pool.url("/ui/login?code=")), "{link}");
-    let mut node = Command::new("node")
-        .arg(repo_root().join("tests/ui/search.mjs"))
-        .env("LINK", &link)
-        .env("USER_DATA_DIR", dir.path().join("chromium-profile"))
-        .env(
+    let mut browser = BrowserScript::open(
+        &pool,
+        "search.mjs",
+        &[(
             "SCREENSHOT",
-            std::env::var_os("MCPOOL_SEARCH_SCREENSHOT").unwrap_or_else(|| dir.path().join("search.png").into()),
-        )
-        .env("PLAYWRIGHT_CORE", &playwright)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .context("cannot run node")?;
-    let mut input = node.stdin.take().context("stdin")?;
-    let mut lines = BufReader::new(node.stdout.take().context("stdout")?).lines();
-    let mut stderr = node.stderr.take().context("stderr")?;
-    let errors = tokio::spawn(async move {
-        let mut s = String::new();
-        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut s).await;
-        s
-    });
-    let mut steps = Vec::new();
+            std::ffi::OsString::from(
+                std::env::var_os("MCPOOL_SEARCH_SCREENSHOT").unwrap_or_else(|| dir.path().join("search.png").into()),
+            ),
+        )],
+    )
+    .await?;
     let driven = tokio::time::timeout(Duration::from_secs(120), async {
-        while let Some(line) = lines.next_line().await? {
+        while let Some(line) = browser.next_line().await? {
             if line.trim() == "STEP switched" {
                 // The switch in the result reached the config file and the
                 // agents; then the file asks for the search listing (its
@@ -111,27 +82,16 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
                     }
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
-                input.write_all(b"search-mode\n").await?;
-                input.flush().await?;
+                browser.reply("search-mode").await?;
             }
-            let done = line.trim() == "OK";
-            steps.push(line);
-            if done {
+            if line.trim() == "OK" {
                 break;
             }
         }
         Ok::<_, anyhow::Error>(())
     })
     .await;
-    drop(input);
-    let status = tokio::time::timeout(Duration::from_secs(30), node.wait()).await??;
-    let errors = errors.await.unwrap_or_default();
-    match driven {
-        Ok(Ok(())) if status.success() => {}
-        Ok(Ok(())) => bail!("the browser script failed ({status}) after {steps:?}:\n{errors}"),
-        Ok(Err(e)) => bail!("{e:#} after {steps:?}:\n{errors}"),
-        Err(_) => bail!("the browser script timed out after {steps:?}:\n{errors}"),
-    }
+    let steps = browser.finish(driven, &pool.logs()).await?;
     assert_eq!(
         steps,
         [
