@@ -46,10 +46,8 @@ async fn countdown_stderr_last_connected_and_calls_in_a_real_browser() -> anyhow
         &[
             (
                 "SCREENSHOT",
-                std::ffi::OsString::from(
-                    std::env::var_os("MCPOOL_ACTIVITY_SCREENSHOT")
-                        .unwrap_or_else(|| dir.path().join("activity.png").into()),
-                ),
+                std::env::var_os("MCPOOL_ACTIVITY_SCREENSHOT")
+                    .unwrap_or_else(|| dir.path().join("activity.png").into()),
             ),
             ("SECRET", std::ffi::OsString::from(&secret)),
             ("ARGUMENT", std::ffi::OsString::from(&argument)),

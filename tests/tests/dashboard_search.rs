@@ -48,9 +48,7 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
         "search.mjs",
         &[(
             "SCREENSHOT",
-            std::ffi::OsString::from(
-                std::env::var_os("MCPOOL_SEARCH_SCREENSHOT").unwrap_or_else(|| dir.path().join("search.png").into()),
-            ),
+            std::env::var_os("MCPOOL_SEARCH_SCREENSHOT").unwrap_or_else(|| dir.path().join("search.png").into()),
         )],
     )
     .await?;
