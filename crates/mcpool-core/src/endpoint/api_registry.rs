@@ -102,32 +102,49 @@ async fn server(
     if query.name.trim().is_empty() {
         return refuse(StatusCode::BAD_REQUEST, "name a server: ?name=NAME".into(), false);
     }
-    let choice = match query.choice.as_deref().filter(|c| !c.is_empty()) {
-        None => None,
-        Some(text) => match Choice::parse(text) {
-            Some(c) => Some(c),
-            None => {
-                return refuse(
-                    StatusCode::BAD_REQUEST,
-                    format!("'{text}' is not a choice (package:N or remote:N)"),
-                    false,
-                )
-            }
-        },
-    };
-    let version = query.version.as_deref().filter(|v| !v.is_empty());
-    let found = match registries
-        .client
-        .server(&bases(&state), query.name.trim(), version)
-        .await
+    let (found, choice) = match fetch(
+        &state,
+        &registries,
+        &query.name,
+        query.version.as_deref(),
+        query.choice.as_deref(),
+    )
+    .await
     {
-        Ok(found) => found,
-        Err(e @ RegistryError::NotFound { .. }) => return refuse(StatusCode::NOT_FOUND, e.to_string(), false),
-        Err(e) => return refuse(StatusCode::BAD_GATEWAY, e.to_string(), true),
+        Ok(f) => f,
+        Err(refused) => return refused,
     };
     match view::form_view(&found, choice, std::env::var_os("PATH").as_deref()) {
         Ok(view) => Json(view).into_response(),
         Err(e) => refuse(StatusCode::UNPROCESSABLE_ENTITY, e.to_string(), false),
+    }
+}
+
+/// The server `name` at `version` (else the latest) from the first
+/// registry that has it, and the package or remote `choice` names; a
+/// refusal answer when either cannot be had.
+async fn fetch(
+    state: &AppState,
+    registries: &Registries,
+    name: &str,
+    version: Option<&str>,
+    choice: Option<&str>,
+) -> Result<(registry::Found, Option<Choice>), Response> {
+    let choice = match choice.filter(|c| !c.is_empty()) {
+        None => None,
+        Some(text) => Some(Choice::parse(text).ok_or_else(|| {
+            refuse(
+                StatusCode::BAD_REQUEST,
+                format!("'{text}' is not a choice (package:N or remote:N)"),
+                false,
+            )
+        })?),
+    };
+    let version = version.filter(|v| !v.is_empty());
+    match registries.client.server(&bases(state), name.trim(), version).await {
+        Ok(found) => Ok((found, choice)),
+        Err(e @ RegistryError::NotFound { .. }) => Err(refuse(StatusCode::NOT_FOUND, e.to_string(), false)),
+        Err(e) => Err(refuse(StatusCode::BAD_GATEWAY, e.to_string(), true)),
     }
 }
 
@@ -159,28 +176,17 @@ async fn add(
             )
         }
     };
-    let choice = match body.choice.as_deref().filter(|c| !c.is_empty()) {
-        None => None,
-        Some(text) => match Choice::parse(text) {
-            Some(c) => Some(c),
-            None => {
-                return refuse(
-                    StatusCode::BAD_REQUEST,
-                    format!("'{text}' is not a choice (package:N or remote:N)"),
-                    false,
-                )
-            }
-        },
-    };
-    let version = body.version.as_deref().filter(|v| !v.is_empty());
-    let found = match registries
-        .client
-        .server(&bases(&state), body.name.trim(), version)
-        .await
+    let (found, choice) = match fetch(
+        &state,
+        &registries,
+        &body.name,
+        body.version.as_deref(),
+        body.choice.as_deref(),
+    )
+    .await
     {
-        Ok(found) => found,
-        Err(e @ RegistryError::NotFound { .. }) => return refuse(StatusCode::NOT_FOUND, e.to_string(), false),
-        Err(e) => return refuse(StatusCode::BAD_GATEWAY, e.to_string(), true),
+        Ok(f) => f,
+        Err(refused) => return refused,
     };
     let filled = registry::form(&found.server, choice).and_then(|form| {
         let filled = registry::apply(&form, &body.values)?;
