@@ -1,12 +1,13 @@
 // mcpool dashboard. `render(view)` builds the DOM from data alone; the rest
-// fetches that data (/api/servers, /api/connect; the tool search and listing
-// in search.js), follows /api/events, and posts the buttons' actions. No
+// fetches that data (/api/servers; the tool search and listing in search.js,
+// the connect snippets in connect.js), follows /api/events, and posts the buttons' actions. No
 // framework, no build step.
 
 import { addCall, countdown, renderCalls, since, tick } from './activity.js';
 import { loadListing, renderListing, renderResults, toolSearch } from './search.js';
 import { serverEditor } from './servers.js';
 import { registryBrowser } from './registry.js';
+import { connectPanel, renderSnippets } from './connect.js';
 
 export const STATUS_TEXT = {
   connected: 'Connected',
@@ -273,30 +274,6 @@ export function renderConfig(config) {
   ];
 }
 
-/** The connect section from GET /api/connect; the token stays masked on screen. */
-export function renderSnippets(connect, onCopy, onAdd) {
-  // The token shows only when copied: as a bearer header, or in the stdio
-  // bridge's environment (Claude Desktop).
-  const mask = (text) => text.replace(/Bearer [^"\s]+/g, 'Bearer ••••••••')
-    .replace(/("MCPOOL_TOKEN":\s*")[^"]+/g, '$1••••••••');
-  return connect.snippets.map((s) => {
-    // Where the "Add to" button says what it did (or why it could not).
-    const result = h('p', { class: 'add-result', 'data-result': s.client, role: 'status' });
-    const add = s.found && onAdd
-      ? h('button', { type: 'button', 'data-key': `add:${s.client}`, onclick: (e) => onAdd(s, e.currentTarget, result) },
-        `Add to ${s.label}`)
-      : null;
-    return h('details', { 'data-client': s.client, 'data-found': String(Boolean(s.found)) },
-      h('summary', {}, s.found ? `${s.label} (on this machine)` : s.label),
-      h('pre', { class: 'mono' }, mask(s.text)),
-      h('div', { class: 'snippet-actions' },
-        h('button', { type: 'button', 'data-key': `copy:${s.client}`, onclick: (e) => onCopy(s.text, e.currentTarget) },
-          `Copy for ${s.label}`),
-        add),
-      result);
-  });
-}
-
 // ------------------------------------------------------------------ wiring
 
 /** `#server=NAME` (the tray's notifications open the dashboard so). */
@@ -375,6 +352,9 @@ const search = toolSearch({ api, state, view, keepingFocus });
 // Add, Edit, Duplicate, Remove (ui/servers.js) and Browse (ui/registry.js).
 const editor = serverEditor({ api, refresh: () => refresh() });
 const browser = registryBrowser({ api, openForm: editor.open });
+
+// Pointing agents at mcpool (ui/connect.js): the URL, the token, the snippets.
+const connect = connectPanel({ api, notice });
 
 function paint() {
   const v = view();
@@ -497,59 +477,6 @@ async function onToolAction(server, tool, verb) {
   }
 }
 
-async function copy(text, button) {
-  const label = button.textContent;
-  try {
-    await navigator.clipboard.writeText(text);
-    button.textContent = 'Copied';
-  } catch {
-    button.textContent = 'Copy failed';
-  }
-  setTimeout(() => { button.textContent = label; }, 1500);
-}
-
-async function copyToken(event) {
-  const button = event.currentTarget;
-  try {
-    const response = await api('/api/token');
-    const { token } = await response.json();
-    await copy(token, button);
-  } catch (e) {
-    if (e.message !== 'signed out') notice(`Cannot copy the token: ${e.message}`);
-  }
-}
-
-async function loadConnect() {
-  try {
-    const response = await api('/api/connect');
-    const connect = await response.json();
-    $('endpoint-url').textContent = connect.url;
-    $('copy-url').onclick = (e) => copy(connect.url, e.currentTarget);
-    // "Add to CLIENT": mcpool writes the entry into that client's config
-    // (a backup first; nothing else in the file changes).
-    const addTo = async (s, button, out) => {
-      button.disabled = true;
-      try {
-        const response = await api(`/api/connect/${encodeURIComponent(s.client)}`, { method: 'POST' });
-        const body = await response.json();
-        if (!response.ok) out.textContent = body.error || `Failed (${response.status}).`;
-        else if (body.up_to_date) out.textContent = `${s.label} already uses mcpool (${body.path}).`;
-        else {
-          out.textContent = `Added mcpool to ${body.path}${body.backup ? ` (the old file is in ${body.backup})` : ''}. `
-            + `Restart ${s.label} to pick it up.`;
-        }
-      } catch (e) {
-        if (e.message !== 'signed out') out.textContent = `Failed: ${e.message}`;
-      } finally {
-        button.disabled = false;
-      }
-    };
-    $('snippets').replaceChildren(...renderSnippets(connect, copy, addTo));
-  } catch (e) {
-    if (e.message !== 'signed out') notice(`Cannot load the connect snippets: ${e.message}`);
-  }
-}
-
 function follow() {
   const events = new EventSource('/api/events');
   events.addEventListener('open', () => {
@@ -587,7 +514,7 @@ function aim() {
 function start() {
   aim();
   window.addEventListener('hashchange', () => { aim(); paint(); });
-  $('copy-token').addEventListener('click', copyToken);
+  $('copy-token').addEventListener('click', connect.copyToken);
   $('tool-search').addEventListener('input', search.onInput);
   $('add-server').addEventListener('click', editor.add);
   $('browse-servers').addEventListener('click', browser.toggle);
@@ -595,7 +522,7 @@ function start() {
   // Countdowns and "ago" tick in place; a countdown that ran out refetches.
   setInterval(() => { if (tick(document, Date.now())) refreshSoon(); }, 1000);
   refresh();
-  loadConnect();
+  connect.load();
   follow();
 }
 

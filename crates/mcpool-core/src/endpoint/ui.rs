@@ -20,6 +20,7 @@ const ACTIVITY_JS: &str = include_str!("../../../../ui/activity.js");
 const SEARCH_JS: &str = include_str!("../../../../ui/search.js");
 const SERVERS_JS: &str = include_str!("../../../../ui/servers.js");
 const SERVER_FORM_JS: &str = include_str!("../../../../ui/server_form.js");
+const CONNECT_JS: &str = include_str!("../../../../ui/connect.js");
 const REGISTRY_JS: &str = include_str!("../../../../ui/registry.js");
 const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
 const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
@@ -53,6 +54,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/ui/server_form.js",
             get(|| async { asset("text/javascript; charset=utf-8", SERVER_FORM_JS) }),
+        )
+        .route(
+            "/ui/connect.js",
+            get(|| async { asset("text/javascript; charset=utf-8", CONNECT_JS) }),
         )
         .route(
             "/ui/registry.js",

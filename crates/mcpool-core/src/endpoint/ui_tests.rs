@@ -241,6 +241,7 @@ async fn files_are_embedded_with_their_types_and_the_csp() {
         ("/ui/search.js", "text/javascript; charset=utf-8"),
         ("/ui/servers.js", "text/javascript; charset=utf-8"),
         ("/ui/server_form.js", "text/javascript; charset=utf-8"),
+        ("/ui/connect.js", "text/javascript; charset=utf-8"),
         ("/ui/registry.js", "text/javascript; charset=utf-8"),
         ("/ui/style.css", "text/css; charset=utf-8"),
         ("/ui/icon.svg", "image/svg+xml"),
