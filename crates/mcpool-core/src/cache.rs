@@ -298,6 +298,7 @@ mod tests {
             timeout: Duration::from_secs(30),
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
             call_timeout: Some(crate::config::DEFAULT_CALL_TIMEOUT),
+            log_arguments: false,
             transport: TransportSpec::Stdio {
                 command: "srv".into(),
                 args: vec!["--x".into()],

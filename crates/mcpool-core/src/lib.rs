@@ -1,6 +1,7 @@
 //! mcpool's headless core: the config, the upstream connections, the pool
 //! that keeps them alive, and the local endpoint agents connect to.
 
+pub mod activity;
 pub mod agent_config;
 pub mod atomic_file;
 pub mod backoff;

@@ -504,6 +504,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
             call_timeout: Some(crate::config::DEFAULT_CALL_TIMEOUT),
+            log_arguments: false,
             oauth: None,
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?key=${keyring:K}".into(),
@@ -546,6 +547,7 @@ mod tests {
             timeout: std::time::Duration::from_secs(1),
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
             call_timeout: Some(crate::config::DEFAULT_CALL_TIMEOUT),
+            log_arguments: false,
             oauth: None,
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?k=${keyring:L}".into(),

@@ -318,7 +318,11 @@ impl Service {
         self.shutdown.cancel();
         self.pool.shutdown().await;
         let pool = self.pool.clone();
-        let _ = tokio::task::spawn_blocking(move || pool.flush_usage()).await;
+        let _ = tokio::task::spawn_blocking(move || {
+            pool.flush_usage();
+            pool.hub().activity().flush(DRAIN);
+        })
+        .await;
         if tokio::time::timeout(DRAIN, &mut self.server).await.is_err() {
             self.server.abort();
         }
@@ -357,6 +361,11 @@ async fn pool_options(
         tracing::warn!("{w}");
     }
     tracing::info!("tool cache in {}", cache_dir.display());
+    // The config's `activity` settings are applied when it loads.
+    let activity = crate::activity::Activity::open(
+        crate::activity::file_for(&paths::data_dir(), &profile),
+        crate::activity::Retention::default(),
+    );
     Ok(PoolOptions {
         approvals_file: Some(crate::toolctl::approvals::file_for(&paths::data_dir(), &profile)),
         usage_file: Some(crate::usage::file_for(&paths::data_dir(), &profile)),
@@ -366,6 +375,7 @@ async fn pool_options(
         profile,
         keepalive,
         builtin_tools: crate::endpoint::builtin::tools(),
+        activity,
     })
 }
 

@@ -70,6 +70,11 @@ pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<Serv
             ))
         }
     };
+    let log_arguments = match obj.get("logArguments") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err(err(Some("logArguments"), "expected true or false".into())),
+    };
     let declared = string_field(obj, "type").map_err(|m| err(Some("type"), m))?;
     let transport_field = string_field(obj, "transport").map_err(|m| err(Some("transport"), m))?;
     let command = string_field(obj, "command").map_err(|m| err(Some("command"), m))?;
@@ -184,6 +189,7 @@ pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<Serv
         timeout,
         max_message_bytes,
         call_timeout,
+        log_arguments,
         transport,
         oauth,
     })

@@ -45,10 +45,23 @@ pub struct ServerSpec {
     /// progress notification from the server before it is cancelled;
     /// `None` (`0` in the file) waits as long as the server takes.
     pub call_timeout: Option<Duration>,
+    /// `logArguments`: the activity log keeps this server's call arguments
+    /// and results (redacted), not only names and timings.
+    pub log_arguments: bool,
     pub transport: TransportSpec,
     /// Sign-in settings (remote servers only); `None` when the entry has no
     /// `oauth` object. A remote server signs in when it asks for it either way.
     pub oauth: Option<OAuthSpec>,
+}
+
+impl ServerSpec {
+    /// Whether `other` connects the same way: everything but the settings
+    /// that take effect without a reconnect (`logArguments`).
+    pub fn same_connection(&self, other: &ServerSpec) -> bool {
+        let mut a = self.clone();
+        a.log_arguments = other.log_arguments;
+        a == *other
+    }
 }
 
 /// A remote entry's `oauth` object; every field is optional.
@@ -133,6 +146,8 @@ pub struct Config {
     /// `registries`: base URLs of the MCP registries searched; `None` when
     /// the file names none (the official registry is searched).
     pub registries: Option<Vec<String>>,
+    /// `activity`: how long and how much of the activity log is kept.
+    pub activity: crate::activity::Retention,
 }
 
 /// Reads the config file. An absent file is an empty config; an unreadable
@@ -182,6 +197,10 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
     }
     match parse_registries(&root) {
         Ok(registries) => config.registries = registries,
+        Err((field, message)) => config.problems.push(problem(path, None, Some(&field), message)),
+    }
+    match crate::activity::Retention::parse(root.get("activity")) {
+        Ok(retention) => config.activity = retention,
         Err((field, message)) => config.problems.push(problem(path, None, Some(&field), message)),
     }
     for key in ["mcpServers", "servers"] {

@@ -30,6 +30,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/sessions", get(sessions))
         .route("/api/calls", get(calls))
         .merge(super::api_tools::routes())
+        .merge(super::api_activity::routes())
         .merge(super::api_registry::routes())
         .merge(super::api_servers::routes())
 }

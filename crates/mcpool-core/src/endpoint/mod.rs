@@ -5,6 +5,7 @@
 //! `oneshot`.
 
 pub mod api;
+pub mod api_activity;
 pub mod api_registry;
 pub mod api_servers;
 pub mod api_tools;

@@ -44,6 +44,8 @@ pub struct Hub {
     progress_order: tokio::sync::Mutex<()>,
     /// The last tool calls agents made, names and timings only.
     recent_calls: crate::calls::CallLog,
+    /// Every request and server event, on disk (and to the metrics).
+    activity: crate::activity::Activity,
     /// The tools searches found for 2026-07-28 agents, which have no
     /// session to keep them: by endpoint and client (`clientInfo`).
     stateless_found: Mutex<StatelessFound>,
@@ -200,6 +202,18 @@ impl Hub {
 
     pub fn recent_calls(&self) -> &crate::calls::CallLog {
         &self.recent_calls
+    }
+
+    /// A hub whose requests and events go to `activity`.
+    pub fn with_activity(activity: crate::activity::Activity) -> Hub {
+        Hub {
+            activity,
+            ..Hub::default()
+        }
+    }
+
+    pub fn activity(&self) -> &crate::activity::Activity {
+        &self.activity
     }
 
     pub fn register(self: &Arc<Self>, scope: Scope, peer: Peer<RoleServer>) -> Registration {

@@ -42,6 +42,12 @@ impl PoolInner {
         let current = (snap.status, snap.error.clone());
         let changed = lock(&self.last_status).insert(server.to_string(), current.clone()) != Some(current);
         if changed {
+            self.hub.activity().record(crate::activity::Entry::server_event(
+                server,
+                "status",
+                snap.status.as_str(),
+                snap.error.clone(),
+            ));
             let _ = self.events.send(StatusEvent {
                 server: server.to_string(),
                 status: snap.status,

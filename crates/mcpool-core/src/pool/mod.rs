@@ -95,6 +95,8 @@ pub struct PoolOptions {
     /// Where the tool call counts of `pinMostUsed` are kept; `None`: in
     /// memory.
     pub usage_file: Option<std::path::PathBuf>,
+    /// The activity log (`Activity::off()`: nothing kept).
+    pub activity: crate::activity::Activity,
 }
 
 /// Default keepalive: rare enough that an idle machine does almost no work.
@@ -113,6 +115,7 @@ impl Default for PoolOptions {
             approvals_file: None,
             builtin_tools: Vec::new(),
             usage_file: None,
+            activity: crate::activity::Activity::off(),
         }
     }
 }
@@ -130,7 +133,7 @@ impl Pool {
         let usage = options.usage_file.map(crate::usage::Usage::open).unwrap_or_default();
         let ctx = Arc::new(Context {
             oauth,
-            hub: Arc::new(Hub::default()),
+            hub: Arc::new(Hub::with_activity(options.activity)),
             backoff: options.backoff,
             secrets: options.secrets,
             cache: options.cache,
@@ -191,6 +194,12 @@ impl Pool {
             return false;
         };
         self.inner.ctx.tools.approvals.approve(server, &current);
+        self.inner.hub.activity().record(crate::activity::Entry::server_event(
+            server,
+            "approval",
+            "approved",
+            Some(format!("Tool '{tool}' approved.")),
+        ));
         self.inner.lists_changed(Some(server));
         true
     }
@@ -282,24 +291,44 @@ impl Pool {
         for problem in &config.problems {
             tracing::warn!("{problem}");
         }
+        self.inner.hub.activity().set_retention(config.activity);
         let mut started = Vec::new();
         let mut stopped = Vec::new();
         {
             let mut servers = write(&self.inner.servers);
             let names: BTreeSet<String> = servers.keys().cloned().collect();
             for name in names {
+                let old = servers.get(&name);
                 let keep = config
                     .servers
                     .get(&name)
-                    .is_some_and(|spec| servers.get(&name).is_some_and(|s| s.spec() == *spec));
-                if !keep {
-                    if let Some(old) = servers.remove(&name) {
-                        stopped.push(old);
+                    .filter(|spec| old.is_some_and(|s| s.spec().same_connection(spec)));
+                match (keep, old) {
+                    (Some(spec), Some(old)) => old.set_log_arguments(spec.log_arguments),
+                    _ => {
+                        if let Some(old) = servers.remove(&name) {
+                            let what = if config.servers.contains_key(&name) {
+                                "changed"
+                            } else {
+                                "removed"
+                            };
+                            self.inner
+                                .hub
+                                .activity()
+                                .record(crate::activity::Entry::server_event(&name, "config", what, None));
+                            stopped.push(old);
+                        }
                     }
                 }
             }
             for (name, spec) in &config.servers {
                 if !servers.contains_key(name) {
+                    if !stopped.iter().any(|s| s.name() == name) {
+                        self.inner
+                            .hub
+                            .activity()
+                            .record(crate::activity::Entry::server_event(name, "config", "added", None));
+                    }
                     let sup = Supervisor::new(spec.clone(), self.inner.ctx.clone(), self.inner.observer.clone());
                     servers.insert(name.clone(), sup.clone());
                     started.push(sup);

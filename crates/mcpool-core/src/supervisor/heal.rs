@@ -127,6 +127,7 @@ impl Patient for SupervisorPatient {
             // A sign-in that ran out while asleep is refreshed before the
             // reconnect, so no browser is needed.
             sup.refresh_signin().await;
+            sup.lock().next_cause = Some("wake");
             sup.peer().await.is_ok()
         });
         if attempt.await.unwrap_or(false) {

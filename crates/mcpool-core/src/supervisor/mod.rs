@@ -139,6 +139,10 @@ struct Inner {
     #[allow(deprecated)] // SEP-2577; agents in use still set levels.
     log_level: Option<rmcp::model::LoggingLevel>,
     recent: snapshot::Recent,
+    /// Why the next attempt is made (`start`, `user`, `wake`), for the
+    /// activity log and the metrics; none means a request needed it
+    /// (`demand`).
+    next_cause: Option<&'static str>,
 }
 
 /// The one attempt concurrent requests share (under `attempt_lock`).
@@ -193,6 +197,7 @@ impl Supervisor {
                 secret_values: Vec::new(),
                 log_level: None,
                 recent: Default::default(),
+                next_cause: None,
             }),
             attempt_lock: Arc::default(),
             parked: Default::default(),
@@ -209,6 +214,23 @@ impl Supervisor {
 
     pub fn spec(&self) -> ServerSpec {
         self.lock().spec.clone()
+    }
+
+    /// `logArguments`: whether the activity log keeps this server's
+    /// arguments and results.
+    pub fn log_arguments(&self) -> bool {
+        self.lock().spec.log_arguments
+    }
+
+    /// A config change of `logArguments` alone: no reconnect for that.
+    pub fn set_log_arguments(&self, on: bool) {
+        self.lock().spec.log_arguments = on;
+    }
+
+    /// Values resolved from the keyring for the current connection (to
+    /// redact what the activity log keeps).
+    pub fn secret_values(&self) -> Vec<String> {
+        self.lock().secret_values.clone()
     }
 
     pub fn status(&self) -> Status {
@@ -307,6 +329,7 @@ impl Supervisor {
             if inner.spec.disabled {
                 return;
             }
+            inner.next_cause = Some("start");
             self.apply(&mut inner, Event::Start).dial
         };
         self.notify_status();
@@ -358,6 +381,10 @@ impl Supervisor {
             let cancel = CancellationToken::new();
             inner.attempts.cancel = Some(cancel.clone());
             self.apply(&mut inner, Event::AttemptStarted);
+            let cause = inner.next_cause.take().unwrap_or("demand");
+            self.hub
+                .activity()
+                .record(crate::activity::Entry::server_event(&self.name, "connect", cause, None));
             (cancel, inner.spec.clone())
         };
         // The attempt runs on a task of its own that holds the turn: a
@@ -535,6 +562,7 @@ impl Supervisor {
                 });
             }
             self.apply(&mut inner, Event::Reconnect);
+            inner.next_cause = Some("user");
         }
         self.notify_status();
         self.peer().await.map(|_| ())

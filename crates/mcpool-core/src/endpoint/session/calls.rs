@@ -14,7 +14,9 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 
 use super::meta as meta_call;
+use super::record;
 use super::{into_mcp, mark_complete, no_profile, not_in_profile, refused, unexpected, AgentSession};
+use crate::activity::Kind;
 use crate::calls::{Outcome, Recording};
 use crate::endpoint::builtin::{self, BUILTIN_SERVER};
 use crate::hub::Scope;
@@ -30,6 +32,7 @@ impl AgentSession {
     ) -> Result<CallToolResponse, McpError> {
         let hub = self.pool.hub().clone();
         let mut recording = Recording::start(hub.recent_calls());
+        let pending = record::Pending::now(&context);
         let aggregated = !matches!(self.scope, Scope::One(_));
         let wrapped = aggregated && request.name == meta::CALL_TOOL;
         let request = if wrapped {
@@ -44,6 +47,7 @@ impl AgentSession {
         } else {
             request
         };
+        let arguments = hub.activity().is_on().then(|| request.arguments.clone()).flatten();
         let (result, outcome) = self.call_tool_routed(request, context, &mut recording).await;
         // Through the call tool, an error the endpoint would answer a direct
         // call with is the meta-tool's result, in the same words.
@@ -69,6 +73,9 @@ impl AgentSession {
         );
         if let Some((server, tool)) = recording.target_of().filter(|(s, _)| reached && *s != BUILTIN_SERVER) {
             self.pool.count_call(server, tool);
+        }
+        if let Some((server, tool)) = recording.target_of() {
+            self.note_call(pending, server, tool, arguments.as_ref(), &result, outcome);
         }
         recording.finish(outcome);
         result
@@ -199,8 +206,17 @@ impl AgentSession {
             }
             Scope::One(_) => (self.single()?, request),
         };
+        let name = upstream.name.clone();
+        let arguments = upstream.arguments.clone();
         match self
-            .forward(&sup, ClientRequest::GetPromptRequest(Request::new(upstream)), &context)
+            .forward_noted(
+                &sup,
+                Kind::Prompt,
+                &name,
+                arguments.as_ref(),
+                ClientRequest::GetPromptRequest(Request::new(upstream)),
+                &context,
+            )
             .await?
         {
             ServerResult::GetPromptResult(r) => Ok(GetPromptResponse::Complete(r)),
@@ -215,9 +231,13 @@ impl AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let sup = self.owner_of_uri(&request.uri)?;
+        let uri = request.uri.clone();
         match self
-            .forward(
+            .forward_noted(
                 &sup,
+                Kind::Resource,
+                &uri,
+                None,
                 ClientRequest::ReadResourceRequest(Request::new(request)),
                 &context,
             )

@@ -24,6 +24,7 @@ mod info;
 mod listen;
 mod lists;
 mod meta;
+mod record;
 mod routing;
 mod tasks;
 

@@ -1,0 +1,224 @@
+//! What the activity log keeps of an agent's request: who asked (client,
+//! session, endpoint), when, how long and how it ended; the arguments and
+//! the result only for a server with `"logArguments": true`, redacted of
+//! every resolved secret and cut at [`KEPT_TEXT`] bytes.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use rmcp::model::{ClientRequest, ErrorData as McpError, JsonObject, ServerResult};
+use rmcp::service::{RequestContext, RoleServer};
+use tokio::time::Instant;
+
+use super::{into_mcp, mark_complete, AgentSession};
+use crate::activity::{Agent, Entry, Kind};
+use crate::supervisor::{RequestError, Supervisor};
+
+/// The most of an argument list or result the log keeps.
+pub const KEPT_TEXT: usize = 64 * 1024;
+
+/// The agent behind a request: its `initialize` (or a 2026-07-28
+/// request's `_meta`), its session id and the path it called.
+pub(super) fn agent_of(context: &RequestContext<RoleServer>) -> Agent {
+    let parts = context.extensions.get::<http::request::Parts>();
+    let endpoint = parts.map(|p| p.uri.path().to_string());
+    let session = parts
+        .and_then(|p| p.headers.get("mcp-session-id"))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let (client, client_version) = match context.peer.peer_info() {
+        Some(info) => (
+            Some(info.client_info.name.clone()),
+            Some(info.client_info.version.clone()),
+        ),
+        None => match context.meta.client_info() {
+            Some(c) => (Some(c.name), Some(c.version)),
+            None => (None, None),
+        },
+    };
+    Agent {
+        client,
+        client_version,
+        session,
+        endpoint,
+    }
+}
+
+/// JSON text as the log keeps it: redacted, and cut (at a character
+/// boundary) past [`KEPT_TEXT`].
+pub fn kept_text(json: &str) -> String {
+    let redacted = crate::secrets::redact_resolved(json);
+    if redacted.len() <= KEPT_TEXT {
+        return redacted;
+    }
+    let mut end = KEPT_TEXT;
+    while !redacted.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes in all)", &redacted[..end], redacted.len())
+}
+
+/// One request's entry, begun when it arrived.
+pub(super) struct Pending {
+    pub at: SystemTime,
+    pub started: Instant,
+    pub agent: Agent,
+}
+
+impl Pending {
+    pub fn now(context: &RequestContext<RoleServer>) -> Pending {
+        Pending {
+            at: SystemTime::now(),
+            started: Instant::now(),
+            agent: agent_of(context),
+        }
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The entry for a request to `server` that ended with `outcome`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn entry(
+        self,
+        kind: Kind,
+        server: &str,
+        name: &str,
+        outcome: &str,
+        error: Option<String>,
+        result_bytes: Option<u64>,
+        kept: Option<(Option<String>, Option<String>)>,
+    ) -> Entry {
+        let duration_ms = Some(self.elapsed_ms());
+        let (arguments, result) = kept.unwrap_or((None, None));
+        Entry {
+            time: self.at,
+            kind,
+            server: server.to_string(),
+            name: crate::secrets::redact_resolved(name),
+            agent: self.agent,
+            duration_ms,
+            outcome: outcome.to_string(),
+            error: error.map(|e| crate::secrets::redact_resolved(&e)),
+            result_bytes,
+            arguments,
+            result,
+            trace_id: None,
+        }
+    }
+}
+
+/// The outcome word of a request that did not come back with a result.
+pub(super) fn failure_outcome(e: &RequestError) -> &'static str {
+    match e {
+        RequestError::Unavailable(_) => "unavailable",
+        RequestError::TimedOut(_) => "timeout",
+        RequestError::Mcp(_) => "protocol_error",
+        RequestError::Cancelled => "cancelled",
+    }
+}
+
+/// What the log may say of a failure without `logArguments`: mcpool's own
+/// sentences, and only the code of a server's JSON-RPC error (whose
+/// message may quote the arguments).
+pub(super) fn failure_text(e: &RequestError, log_arguments: bool) -> String {
+    match e {
+        RequestError::Unavailable(u) | RequestError::TimedOut(u) => u.sentence.clone(),
+        RequestError::Mcp(m) if log_arguments => format!("JSON-RPC error {}: {}", m.code.0, m.message),
+        RequestError::Mcp(m) => format!("JSON-RPC error {}", m.code.0),
+        RequestError::Cancelled => "The request was cancelled.".into(),
+    }
+}
+
+impl AgentSession {
+    /// Notes a finished tool call (`outcome` as `calls::Outcome` says it).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn note_call(
+        &self,
+        pending: Pending,
+        server: &str,
+        tool: &str,
+        arguments: Option<&JsonObject>,
+        result: &Result<rmcp::model::CallToolResponse, McpError>,
+        outcome: crate::calls::Outcome,
+    ) {
+        use crate::calls::Outcome;
+        let activity = self.pool.hub().activity();
+        let log_arguments = self.pool.server(server).is_some_and(|s| s.log_arguments());
+        use rmcp::model::CallToolResponse as R;
+        let text = match result {
+            Ok(R::Complete(r)) => serde_json::to_string(r).ok(),
+            Ok(R::Task(t)) => serde_json::to_string(t).ok(),
+            Ok(R::InputRequired(i)) => serde_json::to_string(i).ok(),
+            _ => None,
+        };
+        // mcpool's own sentences are safe to keep; a server's words only
+        // with logArguments.
+        let error = match (outcome, result) {
+            (
+                Outcome::Unavailable | Outcome::Timeout | Outcome::Refused,
+                Ok(rmcp::model::CallToolResponse::Complete(r)),
+            ) => r.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()),
+            (Outcome::ProtocolError, Err(e)) if log_arguments => {
+                Some(format!("JSON-RPC error {}: {}", e.code.0, e.message))
+            }
+            (Outcome::ProtocolError, Err(e)) => Some(format!("JSON-RPC error {}", e.code.0)),
+            (Outcome::Cancelled, _) => Some("The request was cancelled.".into()),
+            _ => None,
+        };
+        let kept = log_arguments.then(|| {
+            (
+                arguments
+                    .and_then(|a| serde_json::to_string(a).ok())
+                    .map(|t| kept_text(&t)),
+                text.as_deref().map(kept_text),
+            )
+        });
+        let outcome_word = serde_json::to_value(outcome)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let bytes = text.as_ref().map(|t| t.len() as u64);
+        activity.record(pending.entry(Kind::Tool, server, tool, &outcome_word, error, bytes, kept));
+    }
+
+    /// [`AgentSession::forward`] for a prompt get or resource read, noted
+    /// in the activity log.
+    pub(super) async fn forward_noted(
+        &self,
+        sup: &Arc<Supervisor>,
+        kind: Kind,
+        name: &str,
+        arguments: Option<&JsonObject>,
+        request: ClientRequest,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let pending = Pending::now(ctx);
+        let result = sup.forward(request, Some((ctx, self.agent_id()))).await;
+        let activity = self.pool.hub().activity();
+        let log_arguments = sup.log_arguments();
+        let args = || {
+            arguments
+                .filter(|_| log_arguments)
+                .and_then(|a| serde_json::to_string(a).ok())
+                .map(|t| kept_text(&t))
+        };
+        let entry = match &result {
+            Ok(r) => {
+                let text = serde_json::to_string(r).unwrap_or_default();
+                let kept = log_arguments.then(|| (args(), Some(kept_text(&text))));
+                pending.entry(kind, sup.name(), name, "ok", None, Some(text.len() as u64), kept)
+            }
+            Err(e) => {
+                let kept = log_arguments.then(|| (args(), None));
+                let error = Some(failure_text(e, log_arguments));
+                pending.entry(kind, sup.name(), name, failure_outcome(e), error, None, kept)
+            }
+        };
+        activity.record(entry);
+        let mut result = result.map_err(into_mcp)?;
+        mark_complete(ctx, &mut result);
+        Ok(result)
+    }
+}
