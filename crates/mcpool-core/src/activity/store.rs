@@ -255,7 +255,12 @@ pub(super) fn trim(conn: &Connection, oldest_ms: i64, max_bytes: u64) -> rusqlit
             [],
         )?;
     }
-    conn.execute_batch("PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);")?;
+    // Each step of incremental_vacuum gives back one page: run it through.
+    let mut vacuum = conn.prepare("PRAGMA incremental_vacuum")?;
+    let mut steps = vacuum.query([])?;
+    while steps.next()?.is_some() {}
+    drop(steps);
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
     Ok(removed)
 }
 
