@@ -4,6 +4,8 @@
 // framework, no build step.
 
 import { addCall, countdown, renderCalls, since, tick } from './activity.js';
+import { activityView } from './history.js';
+import { cardPlots } from './plots.js';
 import { loadListing, renderListing, renderResults, toolSearch } from './search.js';
 import { serverEditor } from './servers.js';
 import { registryBrowser } from './registry.js';
@@ -231,6 +233,7 @@ export function card(s, view) {
     stderrBlock(s, view),
     toolWarningsBlock(s, view),
     changedBlock(s, view),
+    cardPlots(view.plots && view.plots[s.name], h),
     toolsBlock(s, view),
     actionError ? h('p', { class: 'action-error', role: 'alert' }, actionError) : null,
     actionButtons(s, view));
@@ -291,6 +294,8 @@ const state = {
   actionErrors: new Map(),
   // The recent calls (GET /api/calls, then each `call` event), newest first.
   calls: [],
+  // Per server, GET /api/activity/overview's series and status band.
+  plots: {},
   // GET /api/tools/listing (null until it answers).
   listing: null,
   // The shown answer of the search box.
@@ -353,6 +358,28 @@ const search = toolSearch({ api, state, view, keepingFocus });
 const editor = serverEditor({ api, refresh: () => refresh() });
 const browser = registryBrowser({ api, openForm: editor.open });
 
+// The Activity view (ui/history.js): the log, filtered, live.
+const history = activityView({ api, servers: () => state.servers });
+
+/** The cards' plots: calls per minute and the 24-hour status band. */
+async function refreshPlots() {
+  try {
+    const response = await api('/api/activity/overview?minutes=60&hours=24');
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const body = await response.json();
+    state.plots = body.servers || {};
+    paint();
+  } catch (e) {
+    if (e.message !== 'signed out') state.plots = {};
+  }
+}
+
+let plotsPending = null;
+function refreshPlotsSoon() {
+  if (plotsPending) return;
+  plotsPending = setTimeout(() => { plotsPending = null; refreshPlots(); history.loadTools(); }, 1000);
+}
+
 // Pointing agents at mcpool (ui/connect.js): the URL, the token, the snippets.
 const connect = connectPanel({ api, notice });
 
@@ -377,6 +404,7 @@ async function refresh() {
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
     state.servers = await response.json();
     state.listing = listing;
+    history.fillServers();
     paint();
     scheduleRetryRefresh();
     // The results' states and switches follow the same refresh.
@@ -484,12 +512,20 @@ function follow() {
     refresh();
     refreshConfig();
     refreshCalls();
+    refreshPlots();
+    history.load();
   });
   events.addEventListener('call', (e) => {
     state.calls = addCall(state.calls, JSON.parse(e.data));
     paintCalls();
+    history.poke();
+    refreshPlotsSoon();
   });
-  events.addEventListener('status', refreshSoon);
+  events.addEventListener('status', () => {
+    refreshSoon();
+    history.poke();
+    refreshPlotsSoon();
+  });
   events.addEventListener('tools', refreshSoon);
   events.addEventListener('config', (e) => {
     refreshConfig(JSON.parse(e.data));
@@ -523,6 +559,9 @@ function start() {
   setInterval(() => { if (tick(document, Date.now())) refreshSoon(); }, 1000);
   refresh();
   connect.load();
+  history.start();
+  // The plots move on with the clock even when nothing happens.
+  setInterval(refreshPlots, 60_000);
   follow();
 }
 

@@ -1,6 +1,7 @@
 //! `mcpool`: the headless pool and endpoint (`serve`), and the commands that
 //! talk to a running instance.
 
+mod activity_cmd;
 mod bridge;
 mod client;
 mod connect;
@@ -106,6 +107,9 @@ enum Command {
     /// Search and list the running instance's tools.
     #[command(subcommand)]
     Tools(tools_cmd::ToolsCommand),
+    /// What agents and servers did: tool calls, prompts, reads and server
+    /// events from the activity log, oldest first.
+    Activity(activity_cmd::ActivityArgs),
     /// Search MCP registries and add a server from one.
     #[command(subcommand)]
     Registry(registry_cmd::RegistryCommand),
@@ -140,6 +144,7 @@ fn main() -> ExitCode {
             Command::Stdio(args) => bridge::run(args).await,
             Command::Tools(command) => tools_cmd::run(command).await,
             Command::Registry(command) => registry_cmd::run(command).await,
+            Command::Activity(args) => activity_cmd::run(args).await,
             Command::Add(args) => servers_cmd::add(args).await,
             Command::Remove(args) => servers_cmd::remove(args).await,
             Command::List(args) => servers_cmd::list(args).await,

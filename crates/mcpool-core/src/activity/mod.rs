@@ -8,7 +8,7 @@
 //! file is moved aside and replaced, a locked one retried; either is told
 //! once and never stops the pool.
 
-mod query;
+pub mod query;
 mod retention;
 mod series;
 mod store;
@@ -156,6 +156,16 @@ struct Shared {
     changed: tokio::sync::watch::Sender<i64>,
     /// What went wrong with the file, told once and shown until it is fixed.
     problem: Arc<Mutex<Option<String>>>,
+}
+
+/// One page from the file at `path` without a writer (`mcpool activity`,
+/// which reads the file itself, whether or not an instance runs).
+pub fn query_file(path: &Path, filter: &Filter) -> Result<Page, String> {
+    if !path.exists() {
+        return Ok(Page::default());
+    }
+    let conn = store::open_reader(path).map_err(|e| store::sentence(path, &e))?;
+    query::run(&conn, filter).map_err(|e| store::sentence(path, &e))
 }
 
 /// `<data dir>/activity/<profile>.db`.

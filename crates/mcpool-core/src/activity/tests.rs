@@ -50,18 +50,31 @@ fn opened(name: &str) -> (Activity, PathBuf) {
 #[test]
 fn entries_come_back_newest_first_with_every_field() {
     let (a, path) = opened("fields");
-    a.record(call("github", "search", "claude-code", "ok", 40, Duration::from_secs(5)));
+    a.record(call(
+        "github",
+        "search",
+        "claude-code",
+        "ok",
+        40,
+        Duration::from_secs(5),
+    ));
     a.record(Entry::server_event("github", "status", "connected", None));
     assert!(a.flush(Duration::from_secs(5)));
     let page = query(&a, &[]);
     assert_eq!(page.items.len(), 2);
     let [event, tool] = [&page.items[0], &page.items[1]];
-    assert_eq!((event.kind, event.event.as_deref(), event.outcome.as_str()), ("server", Some("status"), "connected"));
+    assert_eq!(
+        (event.kind, event.event.as_deref(), event.outcome.as_str()),
+        ("server", Some("status"), "connected")
+    );
     assert_eq!(event.tool, None);
     assert_eq!(tool.tool.as_deref(), Some("search"));
     assert_eq!(tool.client.as_deref(), Some("claude-code"));
     assert_eq!(tool.client_version.as_deref(), Some("1.0"));
-    assert_eq!((tool.duration_ms, tool.ok, tool.result_bytes), (Some(40), Some(true), Some(12)));
+    assert_eq!(
+        (tool.duration_ms, tool.ok, tool.result_bytes),
+        (Some(40), Some(true), Some(12))
+    );
     assert!(tool.id < event.id);
     assert_eq!(page.last_id, event.id);
     let json = serde_json::to_value(tool).expect("json");
@@ -83,7 +96,14 @@ fn filters_narrow_and_pages_follow_cursors() {
         let server = if i % 3 == 0 { "github" } else { "files" };
         let outcome = if i % 5 == 0 { "timeout" } else { "ok" };
         let client = if i % 2 == 0 { "cursor" } else { "claude-code" };
-        a.record(call(server, &format!("t{}", i % 4), client, outcome, i, Duration::from_secs(3600 - i * 60)));
+        a.record(call(
+            server,
+            &format!("t{}", i % 4),
+            client,
+            outcome,
+            i,
+            Duration::from_secs(3600 - i * 60),
+        ));
     }
     a.record(Entry::server_event("github", "connect", "wake", None));
     assert!(a.flush(Duration::from_secs(5)));
@@ -104,7 +124,12 @@ fn filters_narrow_and_pages_follow_cursors() {
     assert_eq!(query(&a, &[("kind", "server")]).items.len(), 1);
     // Calls were made 60 to 31 minutes ago: the last 40 minutes hold 20..29.
     let recent = query(&a, &[("since", "41m"), ("kind", "tool")]);
-    assert_eq!(recent.items.len(), 10, "{:?}", recent.items.iter().map(|i| &i.time).collect::<Vec<_>>());
+    assert_eq!(
+        recent.items.len(),
+        10,
+        "{:?}",
+        recent.items.iter().map(|i| &i.time).collect::<Vec<_>>()
+    );
     let until = query(&a, &[("until", "50m"), ("kind", "tool")]);
     assert_eq!(until.items.len(), 11);
 
@@ -129,18 +154,30 @@ fn filters_narrow_and_pages_follow_cursors() {
 
     // Following: what came after an id, oldest first.
     let after = query(&a, &[("after", &seen[3].to_string())]);
-    assert_eq!(after.items.iter().map(|i| i.id).collect::<Vec<_>>(), vec![seen[2], seen[1], seen[0]]);
+    assert_eq!(
+        after.items.iter().map(|i| i.id).collect::<Vec<_>>(),
+        vec![seen[2], seen[1], seen[0]]
+    );
 }
 
 #[test]
 fn bad_filters_name_their_parameter() {
     let now = SystemTime::now();
-    for (k, v) in [("limit", "0"), ("limit", "5000"), ("since", "yesterday"), ("kind", "tools"), ("cursor", "x")] {
+    for (k, v) in [
+        ("limit", "0"),
+        ("limit", "5000"),
+        ("since", "yesterday"),
+        ("kind", "tools"),
+        ("cursor", "x"),
+    ] {
         let params = BTreeMap::from([(k.to_string(), v.to_string())]);
         let e = Filter::from_query(&params, now).expect_err(v);
         assert_eq!(e.field, k);
     }
-    let both = BTreeMap::from([("cursor".to_string(), "5".to_string()), ("after".to_string(), "2".to_string())]);
+    let both = BTreeMap::from([
+        ("cursor".to_string(), "5".to_string()),
+        ("after".to_string(), "2".to_string()),
+    ]);
     assert!(Filter::from_query(&both, now).is_err());
 }
 
@@ -224,7 +261,9 @@ fn retention_trims_by_age_and_by_size() {
     let left = rows(&conn, "new");
     assert!(left > 0 && left < 1000, "{left}");
     // The newest entries are the ones kept.
-    let newest: i64 = conn.query_row("SELECT max(id) FROM activity", [], |r| r.get(0)).expect("max");
+    let newest: i64 = conn
+        .query_row("SELECT max(id) FROM activity", [], |r| r.get(0))
+        .expect("max");
     assert_eq!(newest, last);
     let file = std::fs::metadata(&path).expect("file").len();
     assert!(file <= cap + 64 * 1024, "the file gave pages back: {file} vs {cap}");
@@ -238,7 +277,10 @@ fn a_corrupt_file_is_moved_aside_reported_once_and_replaced() {
     a.record(call("s", "t", "c", "ok", 1, Duration::ZERO));
     assert!(a.flush(Duration::from_secs(5)));
     let problem = a.problem().expect("reported");
-    assert!(problem.contains("damaged") && problem.contains(&path.display().to_string()), "{problem}");
+    assert!(
+        problem.contains("damaged") && problem.contains(&path.display().to_string()),
+        "{problem}"
+    );
     let dir = path.parent().expect("dir");
     let aside: Vec<_> = std::fs::read_dir(dir)
         .expect("dir")
@@ -282,10 +324,16 @@ fn retention_settings_read_from_the_config() {
     use serde_json::json;
     assert_eq!(Retention::parse(None), Ok(Retention::default()));
     let r = Retention::parse(Some(&json!({"retentionDays": 7, "maxSizeMB": 50}))).expect("valid");
-    assert_eq!((r.max_age, r.max_bytes, r.enabled), (Duration::from_secs(7 * 86_400), 50_000_000, true));
+    assert_eq!(
+        (r.max_age, r.max_bytes, r.enabled),
+        (Duration::from_secs(7 * 86_400), 50_000_000, true)
+    );
     assert_eq!(
         Retention::parse(Some(&json!({"maxSizeMB": 0}))).map_err(|e| e.0),
         Err("activity.maxSizeMB".to_string())
     );
-    assert_eq!(Retention::parse(Some(&json!([]))).map_err(|e| e.0), Err("activity".to_string()));
+    assert_eq!(
+        Retention::parse(Some(&json!([]))).map_err(|e| e.0),
+        Err("activity".to_string())
+    );
 }

@@ -22,6 +22,8 @@ const SERVERS_JS: &str = include_str!("../../../../ui/servers.js");
 const SERVER_FORM_JS: &str = include_str!("../../../../ui/server_form.js");
 const CONNECT_JS: &str = include_str!("../../../../ui/connect.js");
 const REGISTRY_JS: &str = include_str!("../../../../ui/registry.js");
+const PLOTS_JS: &str = include_str!("../../../../ui/plots.js");
+const HISTORY_JS: &str = include_str!("../../../../ui/history.js");
 const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
 const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
 
@@ -62,6 +64,14 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/ui/registry.js",
             get(|| async { asset("text/javascript; charset=utf-8", REGISTRY_JS) }),
+        )
+        .route(
+            "/ui/plots.js",
+            get(|| async { asset("text/javascript; charset=utf-8", PLOTS_JS) }),
+        )
+        .route(
+            "/ui/history.js",
+            get(|| async { asset("text/javascript; charset=utf-8", HISTORY_JS) }),
         )
         .route(
             "/ui/style.css",
