@@ -5,6 +5,7 @@
 //! `oneshot`.
 
 pub mod api;
+pub mod api_logs;
 pub mod api_registry;
 pub mod api_servers;
 pub mod api_tools;

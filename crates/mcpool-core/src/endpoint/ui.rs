@@ -22,6 +22,7 @@ const SERVERS_JS: &str = include_str!("../../../../ui/servers.js");
 const SERVER_FORM_JS: &str = include_str!("../../../../ui/server_form.js");
 const CONNECT_JS: &str = include_str!("../../../../ui/connect.js");
 const REGISTRY_JS: &str = include_str!("../../../../ui/registry.js");
+const LOGS_JS: &str = include_str!("../../../../ui/logs.js");
 const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
 const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
 
@@ -62,6 +63,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/ui/registry.js",
             get(|| async { asset("text/javascript; charset=utf-8", REGISTRY_JS) }),
+        )
+        .route(
+            "/ui/logs.js",
+            get(|| async { asset("text/javascript; charset=utf-8", LOGS_JS) }),
         )
         .route(
             "/ui/style.css",

@@ -243,6 +243,7 @@ async fn files_are_embedded_with_their_types_and_the_csp() {
         ("/ui/server_form.js", "text/javascript; charset=utf-8"),
         ("/ui/connect.js", "text/javascript; charset=utf-8"),
         ("/ui/registry.js", "text/javascript; charset=utf-8"),
+        ("/ui/logs.js", "text/javascript; charset=utf-8"),
         ("/ui/style.css", "text/css; charset=utf-8"),
         ("/ui/icon.svg", "image/svg+xml"),
     ] {

@@ -42,6 +42,10 @@ impl PoolInner {
         let current = (snap.status, snap.error.clone());
         let changed = lock(&self.last_status).insert(server.to_string(), current.clone()) != Some(current);
         if changed {
+            match &snap.error {
+                Some(error) => tracing::info!(server = %server, "status {}: {error}", snap.status),
+                None => tracing::info!(server = %server, "status {}", snap.status),
+            }
             let _ = self.events.send(StatusEvent {
                 server: server.to_string(),
                 status: snap.status,
