@@ -10,6 +10,7 @@ import { loadListing, renderListing, renderResults, toolSearch } from './search.
 import { serverEditor } from './servers.js';
 import { registryBrowser } from './registry.js';
 import { connectPanel, renderSnippets } from './connect.js';
+import { logsPanel } from './logs.js';
 
 export const STATUS_TEXT = {
   connected: 'Connected',
@@ -202,6 +203,7 @@ function actionButtons(s, view) {
   else if (s.status === 'needs_auth') buttons = [button('login', 'Sign in', true), button('disconnect', 'Disconnect')];
   else buttons = [button('reconnect', 'Reconnect', s.status === 'failed'), button('disconnect', 'Disconnect')];
   if (s.auth && s.auth.signed_in) buttons.push(button('logout', 'Sign out'));
+  if (view.logButton) buttons.push(view.logButton(s));
   // Edit, Duplicate and Remove (servers.js) when the page can edit.
   if (view.entryButtons) buttons.push(...view.entryButtons(s));
   return h('div', { class: 'actions' }, buttons);
@@ -335,7 +337,7 @@ function onToggle(event) {
 }
 
 function view() {
-  return { ...state, now: Date.now(), onToggle, onAction, onToolAction, entryButtons: editor.buttons };
+  return { ...state, now: Date.now(), onToggle, onAction, onToolAction, entryButtons: editor.buttons, logButton: logs.button };
 }
 
 /** Runs a re-render without losing the keyboard's place. */
@@ -356,6 +358,7 @@ const search = toolSearch({ api, state, view, keepingFocus });
 
 // Add, Edit, Duplicate, Remove (ui/servers.js) and Browse (ui/registry.js).
 const editor = serverEditor({ api, refresh: () => refresh() });
+const logs = logsPanel({ api });
 const browser = registryBrowser({ api, openForm: editor.open });
 
 // The Activity view (ui/history.js): the log, filtered, live.

@@ -36,7 +36,9 @@ const SECTION: &str = "## Activity log: what it costs";
 const STEP_LIMIT: Duration = Duration::from_secs(60);
 
 #[derive(Debug, Parser)]
-#[command(about = "Benchmarks the activity log: calls with it on and off, its size per million calls, memory after a million")]
+#[command(
+    about = "Benchmarks the activity log: calls with it on and off, its size per million calls, memory after a million"
+)]
 struct Cli {
     /// Measured calls per agent per run.
     #[arg(long, default_value_t = 1000)]
@@ -75,7 +77,9 @@ struct Instance {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
-    let tmp = bin_dir.join("bench-tmp").join(format!("activity-{}", std::process::id()));
+    let tmp = bin_dir
+        .join("bench-tmp")
+        .join(format!("activity-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     let load_before = sys::loadavg();
     let result = run_all(&cli, &mcpool, &faulty, &tmp).await;
@@ -87,7 +91,12 @@ async fn main() -> anyhow::Result<()> {
 
 type Samples = Vec<((bool, usize), Vec<Sample>)>;
 
-async fn run_all(cli: &Cli, mcpool: &Path, faulty: &Path, tmp: &Path) -> anyhow::Result<(Samples, (u64, f64), (u64, u64, u64))> {
+async fn run_all(
+    cli: &Cli,
+    mcpool: &Path,
+    faulty: &Path,
+    tmp: &Path,
+) -> anyhow::Result<(Samples, (u64, f64), (u64, u64, u64))> {
     let mut samples: Samples = Vec::new();
     for agents in [1usize, 16] {
         let mut on = Vec::new();
@@ -105,7 +114,11 @@ async fn run_all(cli: &Cli, mcpool: &Path, faulty: &Path, tmp: &Path) -> anyhow:
                     stats::median(&s.ms),
                     s.per_sec
                 );
-                if enabled { on.push(s) } else { off.push(s) }
+                if enabled {
+                    on.push(s)
+                } else {
+                    off.push(s)
+                }
             }
         }
         samples.push(((true, agents), on));
@@ -130,7 +143,12 @@ async fn start(mcpool: &Path, faulty: &Path, dir: &Path, enabled: bool) -> anyho
     let pid = child.id().context("mcpool has no pid")?;
     let line = mcpool_tests::first_line(&mut child, STEP_LIMIT).await?;
     let port = mcpool_tests::listening_port(&line)?;
-    let inst = Instance { child, pid, port, token };
+    let inst = Instance {
+        child,
+        pid,
+        port,
+        token,
+    };
     let http = reqwest::Client::new();
     let deadline = Instant::now() + STEP_LIMIT;
     loop {
@@ -301,7 +319,10 @@ fn report(cli: &Cli, samples: &Samples, size: (u64, f64), memory: (u64, u64, u64
          (min–max).\n",
         cli.calls, cli.runs
     );
-    let _ = writeln!(out, "| agents | activity log | median ms | p90 ms | p99 ms | calls/s (min–max) |");
+    let _ = writeln!(
+        out,
+        "| agents | activity log | median ms | p90 ms | p99 ms | calls/s (min–max) |"
+    );
     let _ = writeln!(out, "| ---: | --- | ---: | ---: | ---: | ---: |");
     let mut medians = std::collections::BTreeMap::new();
     for ((enabled, agents), runs) in samples {

@@ -21,7 +21,13 @@ async fn the_activity_view_filters_live_entries_and_cards_plot_calls_and_drops()
     let logs = TempDir::new("dashboard-history-logs");
     let key = new_secret("history-key");
     let argument = format!("argument-{}", new_secret("history"));
-    let o = mcpool_cli(dir.path(), &["secret", "set", "hist-key"], Some(&format!("{key}\n")), &[]).await?;
+    let o = mcpool_cli(
+        dir.path(),
+        &["secret", "set", "hist-key"],
+        Some(&format!("{key}\n")),
+        &[],
+    )
+    .await?;
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut f = faulty_stdio(&logs.path().join("f.log"), &[]);
     f["env"] = json!({"API_KEY": "${keyring:hist-key}"});
@@ -69,6 +75,9 @@ async fn the_activity_view_filters_live_entries_and_cards_plot_calls_and_drops()
     })
     .await;
     let steps = browser.finish(driven, &pool.logs()).await?;
-    assert_eq!(steps, ["STEP ready", "STEP filtered", "STEP counted", "STEP crashed", "OK"]);
+    assert_eq!(
+        steps,
+        ["STEP ready", "STEP filtered", "STEP counted", "STEP crashed", "OK"]
+    );
     Ok(())
 }

@@ -25,6 +25,7 @@ pub mod pool;
 pub mod registry;
 pub mod search;
 pub mod secrets;
+pub mod server_logs;
 pub mod service;
 pub mod stderr_tail;
 pub mod supervisor;

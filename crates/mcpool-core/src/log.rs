@@ -35,13 +35,19 @@ impl Drop for RedactingStderr {
 }
 
 /// The log of `mcpool serve` and the tray app: stderr through
-/// [`RedactingStderr`], filtered by `MCPOOL_LOG` (default `info,rmcp=warn`).
+/// [`RedactingStderr`], filtered by `MCPOOL_LOG` (default `info,rmcp=warn`),
+/// and each server's own log ([`crate::server_logs::layer`]), which takes
+/// `info` and above whatever the filter.
 pub fn init() {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let filter = tracing_subscriber::EnvFilter::try_from_env("MCPOOL_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let stderr = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::stderr().is_terminal())
         .with_writer(RedactingStderr::default)
-        .try_init();
+        .with_filter(filter);
+    let servers = crate::server_logs::layer().with_filter(tracing_subscriber::filter::LevelFilter::INFO);
+    let _ = tracing_subscriber::registry().with(stderr).with(servers).try_init();
 }

@@ -239,6 +239,8 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
     let local_addr = listener.local_addr().map_err(listen_error)?;
     let pool_options = pool_options(options.cache_dir, options.profile, options.keepalive).await?;
     let session_file = session_file(&pool_options, options.max_sessions).await?;
+    // mcpool's own lines about a server join its log from here on.
+    crate::server_logs::install(pool_options.server_logs.clone());
     let pool = Pool::new(pool_options);
     let shutdown = CancellationToken::new();
     start_healing(&pool, options.wake_window, &shutdown);
@@ -321,6 +323,9 @@ impl Service {
         let _ = tokio::task::spawn_blocking(move || {
             pool.flush_usage();
             pool.hub().activity().flush(DRAIN);
+            if let Some(logs) = pool.server_logs() {
+                logs.flush(DRAIN);
+            }
         })
         .await;
         if tokio::time::timeout(DRAIN, &mut self.server).await.is_err() {
@@ -369,6 +374,10 @@ async fn pool_options(
     Ok(PoolOptions {
         approvals_file: Some(crate::toolctl::approvals::file_for(&paths::data_dir(), &profile)),
         usage_file: Some(crate::usage::file_for(&paths::data_dir(), &profile)),
+        server_logs: Some(crate::server_logs::ServerLogs::open(crate::server_logs::file::dir_for(
+            &paths::data_dir(),
+            &profile,
+        ))),
         backoff: Default::default(),
         secrets: Arc::new(keyring),
         cache: Some((ToolCache::new(&cache_dir), fingerprinter)),

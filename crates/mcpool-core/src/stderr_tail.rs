@@ -15,6 +15,8 @@ pub const MAX_LINE_BYTES: usize = 400;
 pub struct StderrTail {
     lines: Arc<Mutex<VecDeque<String>>>,
     closed: tokio::sync::watch::Sender<bool>,
+    /// Where every line goes too, whole (the server's log).
+    log: Option<crate::server_logs::ServerLog>,
 }
 
 impl Default for StderrTail {
@@ -22,14 +24,26 @@ impl Default for StderrTail {
         StderrTail {
             lines: Arc::default(),
             closed: tokio::sync::watch::Sender::new(false),
+            log: None,
         }
     }
 }
 
 impl StderrTail {
+    /// A tail whose lines also go, redacted the same way, to `log`.
+    pub fn with_log(log: Option<crate::server_logs::ServerLog>) -> Self {
+        StderrTail {
+            log,
+            ..StderrTail::default()
+        }
+    }
+
     pub fn push(&self, line: &str) {
         // Redacted before it is cut, so no part of a secret stays behind.
         let mut line = crate::secrets::redact_resolved(line.trim_end());
+        if let Some(log) = &self.log {
+            log.stderr(&line);
+        }
         if line.len() > MAX_LINE_BYTES {
             let mut cut = MAX_LINE_BYTES;
             while !line.is_char_boundary(cut) {

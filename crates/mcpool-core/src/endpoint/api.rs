@@ -33,6 +33,7 @@ pub fn routes() -> Router<AppState> {
         .merge(super::api_activity::routes())
         .merge(super::api_registry::routes())
         .merge(super::api_servers::routes())
+        .merge(super::api_logs::routes())
 }
 
 /// The last tool calls agents made, newest first: names and timings only.
@@ -251,7 +252,7 @@ async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<
 }
 
 /// A stream fed by a task, ended when the client goes away.
-fn async_stream<F, Fut>(f: F) -> impl Stream<Item = Result<Event, Infallible>>
+pub(super) fn async_stream<F, Fut>(f: F) -> impl Stream<Item = Result<Event, Infallible>>
 where
     F: FnOnce(tokio::sync::mpsc::Sender<Result<Event, Infallible>>) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,

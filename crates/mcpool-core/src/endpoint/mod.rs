@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod api_activity;
+pub mod api_logs;
 pub mod api_registry;
 pub mod api_servers;
 pub mod api_tools;

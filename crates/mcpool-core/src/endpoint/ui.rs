@@ -24,6 +24,7 @@ const CONNECT_JS: &str = include_str!("../../../../ui/connect.js");
 const REGISTRY_JS: &str = include_str!("../../../../ui/registry.js");
 const PLOTS_JS: &str = include_str!("../../../../ui/plots.js");
 const HISTORY_JS: &str = include_str!("../../../../ui/history.js");
+const LOGS_JS: &str = include_str!("../../../../ui/logs.js");
 const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
 const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
 
@@ -72,6 +73,10 @@ pub fn routes() -> Router<AppState> {
         .route(
             "/ui/history.js",
             get(|| async { asset("text/javascript; charset=utf-8", HISTORY_JS) }),
+        )
+        .route(
+            "/ui/logs.js",
+            get(|| async { asset("text/javascript; charset=utf-8", LOGS_JS) }),
         )
         .route(
             "/ui/style.css",

@@ -245,6 +245,7 @@ async fn files_are_embedded_with_their_types_and_the_csp() {
         ("/ui/registry.js", "text/javascript; charset=utf-8"),
         ("/ui/plots.js", "text/javascript; charset=utf-8"),
         ("/ui/history.js", "text/javascript; charset=utf-8"),
+        ("/ui/logs.js", "text/javascript; charset=utf-8"),
         ("/ui/style.css", "text/css; charset=utf-8"),
         ("/ui/icon.svg", "image/svg+xml"),
     ] {

@@ -48,6 +48,10 @@ impl PoolInner {
                 snap.status.as_str(),
                 snap.error.clone(),
             ));
+            match &snap.error {
+                Some(error) => tracing::info!(server = %server, "status {}: {error}", snap.status),
+                None => tracing::info!(server = %server, "status {}", snap.status),
+            }
             let _ = self.events.send(StatusEvent {
                 server: server.to_string(),
                 status: snap.status,

@@ -97,6 +97,8 @@ pub struct PoolOptions {
     pub usage_file: Option<std::path::PathBuf>,
     /// The activity log (`Activity::off()`: nothing kept).
     pub activity: crate::activity::Activity,
+    /// The servers' logs (stderr, mcpool's lines); `None`: none kept.
+    pub server_logs: Option<crate::server_logs::ServerLogs>,
 }
 
 /// Default keepalive: rare enough that an idle machine does almost no work.
@@ -116,6 +118,7 @@ impl Default for PoolOptions {
             builtin_tools: Vec::new(),
             usage_file: None,
             activity: crate::activity::Activity::off(),
+            server_logs: None,
         }
     }
 }
@@ -141,6 +144,7 @@ impl Pool {
             keepalive: options.keepalive,
             asleep: std::sync::atomic::AtomicBool::new(false),
             tools: Arc::new(ToolControl::new(approvals)),
+            logs: options.server_logs,
         });
         let (events, _) = broadcast::channel(256);
         let (held_events, _) = broadcast::channel(64);
@@ -202,6 +206,11 @@ impl Pool {
         ));
         self.inner.lists_changed(Some(server));
         true
+    }
+
+    /// The servers' logs, when kept.
+    pub fn server_logs(&self) -> Option<&crate::server_logs::ServerLogs> {
+        self.inner.ctx.logs.as_ref()
     }
 
     pub fn server(&self, name: &str) -> Option<Arc<Supervisor>> {
@@ -336,6 +345,12 @@ impl Pool {
             }
         }
         for old in &stopped {
+            let name = old.name();
+            if started.iter().any(|s| s.name() == name) {
+                tracing::info!(server = %name, "its config entry changed: restarting");
+            } else {
+                tracing::info!(server = %name, "removed from the config: stopping");
+            }
             // Removed or reconfigured: its cache file describes a server
             // that no longer exists.
             old.forget_cache();
@@ -343,6 +358,9 @@ impl Pool {
             tokio::spawn(async move { old.stop().await });
         }
         for sup in &started {
+            if !stopped.iter().any(|s| s.name() == sup.name()) {
+                tracing::info!(server = %sup.name(), "added from the config");
+            }
             sup.start();
             self.inner.status_changed(sup.name());
         }

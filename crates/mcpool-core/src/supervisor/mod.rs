@@ -40,6 +40,8 @@ pub struct Context {
     pub oauth: Arc<crate::oauth::OAuth>,
     /// Which tools agents may see: the config's filters and the approvals.
     pub tools: Arc<crate::toolctl::ToolControl>,
+    /// Where local servers' stderr lines are kept; `None`: nowhere.
+    pub logs: Option<crate::server_logs::ServerLogs>,
 }
 
 /// The exact end of a dropped server's error (behaviour.md rule 2).
@@ -418,6 +420,7 @@ impl Supervisor {
 
     /// One attempt, started by `peer`, which holds the attempt lock.
     async fn attempt(self: &Arc<Self>, cancel: CancellationToken, spec: ServerSpec) -> Result<Link, Unavailable> {
+        tracing::info!(server = %self.name, "connecting");
         self.notify_status();
         let (signals_tx, signals_rx) = mpsc::unbounded_channel();
         let listen_signals = signals_tx.clone();
@@ -437,7 +440,8 @@ impl Supervisor {
         let cache_key = resolved.as_ref().ok().and_then(|r| self.cache_key(r));
         let work = async {
             let resolved = resolved?;
-            let established = upstream::connect(&resolved.spec, handler, signin).await?;
+            let log = self.ctx.logs.as_ref().map(|l| l.for_server(&self.name));
+            let established = upstream::connect(&resolved.spec, handler, signin, log).await?;
             let lists = list_all(&established.peer)
                 .await
                 .map_err(|e| ConnectError::from_transport(&e))?;

@@ -61,7 +61,7 @@ pub async fn probe(spec: ServerSpec, ctx: &Context, typed: &[String]) -> Probe {
     }
     let work = async {
         let resolved = resolved?;
-        let mut established = upstream::connect(&resolved.spec, handler, signin).await?;
+        let mut established = upstream::connect(&resolved.spec, handler, signin, None).await?;
         let listed = list_all(&established.peer).await;
         established.running.cancellation_token().cancel();
         if let Some(group) = established.group.as_mut() {

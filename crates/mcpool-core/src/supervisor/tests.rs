@@ -41,6 +41,7 @@ fn context(cache: Option<&Path>) -> Arc<Context> {
         keepalive: None,
         asleep: std::sync::atomic::AtomicBool::new(false),
         tools: Arc::new(ToolControl::new(Approvals::default())),
+        logs: None,
     })
 }
 

@@ -42,25 +42,27 @@ pub struct Established {
 
 /// Connects to `spec`. The caller bounds it with the server's timeout;
 /// dropping the future midway stops a spawned process group.
-/// `signin` signs every request of a remote server (its bearer token).
+/// `signin` signs every request of a remote server (its bearer token);
+/// `log` takes a local server's stderr lines.
 pub async fn connect(
     spec: &ServerSpec,
     handler: UpstreamHandler,
     signin: Option<Arc<crate::oauth::Signin>>,
+    log: Option<crate::server_logs::ServerLog>,
 ) -> Result<Established, ConnectError> {
     let ledger = handler.ledger.clone();
     match &spec.transport {
         TransportSpec::Stdio { .. } => {
             let verdict = probe::Verdict::default();
             let lifecycle = newest_first();
-            match local(spec, handler.clone(), lifecycle, Some(verdict.clone())).await {
+            match local(spec, handler.clone(), lifecycle, Some(verdict.clone()), log.clone()).await {
                 // It was only slow to start: a 2026-07-28 server, asked
                 // again, this time with nothing but `server/discover`.
                 Err(_) if verdict.modern_after_silence() => {
                     let discover = ClientLifecycleMode::Discover {
                         preferred_versions: vec![ProtocolVersion::V_2026_07_28],
                     };
-                    local(spec, handler, discover, None).await
+                    local(spec, handler, discover, None, log).await
                 }
                 other => other,
             }
@@ -132,9 +134,10 @@ async fn local(
     handler: UpstreamHandler,
     lifecycle: ClientLifecycleMode,
     verdict: Option<probe::Verdict>,
+    log: Option<crate::server_logs::ServerLog>,
 ) -> Result<Established, ConnectError> {
     let ledger = handler.ledger.clone();
-    let spawned = stdio::spawn(&spec.transport)?;
+    let spawned = stdio::spawn(&spec.transport, log)?;
     let mut group = spawned.group;
     // Our limit is enforced before rmcp's reader, whose own limit sits
     // above it: a reply over it fails its call instead of vanishing.

@@ -34,7 +34,8 @@ pub struct Spawned {
     pub stderr: StderrTail,
 }
 
-pub fn spawn(spec: &TransportSpec) -> Result<Spawned, ConnectError> {
+/// Spawns the child; its stderr lines go to the tail and to `log`.
+pub fn spawn(spec: &TransportSpec, log: Option<crate::server_logs::ServerLog>) -> Result<Spawned, ConnectError> {
     let TransportSpec::Stdio {
         command,
         args,
@@ -67,7 +68,7 @@ pub fn spawn(spec: &TransportSpec) -> Result<Spawned, ConnectError> {
     else {
         return Err(ConnectError::Other("the child's pipes were not set up".into()));
     };
-    let stderr = StderrTail::default();
+    let stderr = StderrTail::with_log(log);
     tokio::spawn(stderr.clone().drain(stderr_pipe));
     let (tx, exit) = watch::channel(None);
     #[cfg(not(unix))]

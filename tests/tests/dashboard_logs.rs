@@ -1,0 +1,69 @@
+//! A server's log panel in a real headless Chromium against the real
+//! binary: the card's Logs button, stderr and mcpool lines told apart and
+//! redacted, a line arriving live, the filter, the download. The browser
+//! side is tests/ui/logs.mjs. With `MCPOOL_SCREENSHOT_DIR` set the panel's
+//! screenshot is written there as `logs.png` (docs/screenshots/ holds the
+//! committed one); else into the test's temp dir.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use mcpool_tests::browser::BrowserScript;
+use mcpool_tests::secrets::new_secret;
+use mcpool_tests::*;
+use serde_json::json;
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+#[tokio::test]
+async fn the_log_panel_shows_follows_filters_and_downloads() -> anyhow::Result<()> {
+    let dir = TempDir::new("dashboard-logs");
+    let secret = new_secret("literal");
+    let script = dir.path().join("f.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"starting with SERVICE_TOKEN=$SERVICE_TOKEN\" >&2\necho 'listening on stdio' >&2\nexec '{}' stdio\n",
+            bin("mcpool-faulty").display()
+        ),
+    )?;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "f": {"command": script, "env": {"SERVICE_TOKEN": secret}},
+    }}))
+    .await?;
+    pool.wait_status("f", "connected", LIMIT).await?;
+    let screenshot = match std::env::var_os("MCPOOL_SCREENSHOT_DIR") {
+        Some(d) => std::path::PathBuf::from(d).join("logs.png"),
+        None => dir.path().join("logs.png"),
+    };
+    let mut browser = BrowserScript::open(
+        &pool,
+        "logs.mjs",
+        &[
+            ("SCREENSHOT", screenshot.clone().into_os_string()),
+            ("SECRET", std::ffi::OsString::from(&secret)),
+        ],
+    )
+    .await?;
+    let driven = tokio::time::timeout(Duration::from_secs(90), async {
+        while let Some(line) = browser.next_line().await? {
+            if line.trim() == "STEP opened" {
+                let agent = pool.agent("/mcp").await?;
+                let r = agent.call("f__crash", json!({"message": "live-marker"})).await?;
+                assert_eq!(r.is_error, Some(true));
+                browser.reply("written").await?;
+            }
+        }
+        Ok::<_, anyhow::Error>(())
+    })
+    .await;
+    let steps = browser.finish(driven, &pool.logs()).await?;
+    assert_eq!(
+        steps,
+        ["STEP opened", "STEP live", "STEP filtered", "STEP downloaded", "OK"]
+    );
+    let png = std::fs::read(&screenshot)?;
+    assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
+    Ok(())
+}
