@@ -13,6 +13,7 @@
 //! `target/release/mcpool-bench-activity --write docs/benchmarks.md`, which
 //! replaces the section of its own in that file.
 
+#[allow(dead_code)]
 mod serve;
 #[allow(dead_code)]
 mod stats;

@@ -10,38 +10,11 @@
 // `STEP ready` waits for `called` on stdin, after `STEP counted` for
 // `crashed`. Prints `OK` at the end; any failure exits non-zero.
 
-import { createInterface } from 'node:readline';
+import { check, waitForTest, withBrowser } from './lib.mjs';
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, SCREENSHOT, SECRET, ARGUMENT } = process.env;
-const rl = createInterface({ input: process.stdin });
-const lines = rl[Symbol.asyncIterator]();
+const { LINK, SCREENSHOT, SECRET, ARGUMENT } = process.env;
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-async function waitForTest(expected) {
-  const { value, done } = await lines.next();
-  if (done || value.trim() !== expected) throw new Error(`expected '${expected}' from the test, got '${value}'`);
-}
-
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1200, height: 1000 },
-  colorScheme: 'light',
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({ viewport: { width: 1200, height: 1000 } }, async (page, problems) => {
   await page.goto(LINK);
 
   // The server's own events are in the log before any call.
@@ -114,7 +87,4 @@ try {
   console.log('STEP crashed');
   check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  rl.close();
-  await context.close();
-}
+});

@@ -10,39 +10,11 @@
 // Prints `OK` at the end; any failure exits non-zero.
 
 import { readFile } from 'node:fs/promises';
-import { createInterface } from 'node:readline';
+import { check, waitForTest, withBrowser } from './lib.mjs';
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, SCREENSHOT, SECRET } = process.env;
-const rl = createInterface({ input: process.stdin });
-const lines = rl[Symbol.asyncIterator]();
+const { LINK, SCREENSHOT, SECRET } = process.env;
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-async function waitForTest(expected) {
-  const { value, done } = await lines.next();
-  if (done || value.trim() !== expected) throw new Error(`expected '${expected}' from the test, got '${value}'`);
-}
-
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1200, height: 860 },
-  colorScheme: 'light',
-  acceptDownloads: true,
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({ viewport: { width: 1200, height: 860 }, acceptDownloads: true }, async (page, problems) => {
   await page.goto(LINK);
 
   // The card's Logs button opens the panel with both kinds of line.
@@ -100,7 +72,4 @@ try {
   await dialog.waitFor({ state: 'hidden' });
   check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  await context.close();
-  rl.close();
-}
+});

@@ -21,7 +21,11 @@ pub const KEPT_TEXT: usize = 64 * 1024;
 /// request's `_meta`), its session id and the path it called.
 pub(super) fn agent_of(context: &RequestContext<RoleServer>) -> Agent {
     let parts = context.extensions.get::<http::request::Parts>();
-    let endpoint = parts.map(|p| p.uri.path().to_string());
+    // `/mcp` is nested: the path the agent called is the original one.
+    let endpoint = parts.map(|p| match p.extensions.get::<axum::extract::OriginalUri>() {
+        Some(original) => original.path().to_string(),
+        None => p.uri.path().to_string(),
+    });
     let session = parts
         .and_then(|p| p.headers.get("mcp-session-id"))
         .and_then(|v| v.to_str().ok())

@@ -1,0 +1,53 @@
+// What every dashboard script (tests/ui/*.mjs) shares: the headless
+// Chromium (Debian's, driven by npm playwright-core), `check`, the test's
+// replies on stdin, and the page's console errors.
+//
+// Env: PLAYWRIGHT_CORE (the playwright-core module), USER_DATA_DIR.
+
+import { createInterface } from 'node:readline';
+
+const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
+
+/** Throws with `what` unless `cond` holds. */
+export function check(cond, what) {
+  if (!cond) throw new Error(`check failed: ${what}`);
+}
+
+const rl = createInterface({ input: process.stdin });
+const lines = rl[Symbol.asyncIterator]();
+
+/** Waits for the test's line `expected` on stdin. */
+export async function waitForTest(expected) {
+  const { value, done } = await lines.next();
+  if (done || value.trim() !== expected) throw new Error(`expected '${expected}' from the test, got '${value}'`);
+}
+
+/**
+ * Runs `body(page, problems)` in a fresh persistent Chromium context
+ * (`options` added to the launch: a viewport, acceptDownloads, ...);
+ * `problems` collects the page's console errors. Closes everything after.
+ */
+export async function withBrowser(options, body) {
+  const context = await chromium.launchPersistentContext(process.env.USER_DATA_DIR, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1100, height: 900 },
+    colorScheme: 'light',
+    // A loaded machine (a build beside the tests) can take a while to start it.
+    timeout: 90_000,
+    ...options,
+  });
+  context.setDefaultTimeout(15_000);
+  try {
+    const page = context.pages()[0] || (await context.newPage());
+    const problems = [];
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
+    page.on('pageerror', (e) => problems.push(String(e)));
+    await body(page, problems);
+  } finally {
+    rl.close();
+    await context.close();
+  }
+}
