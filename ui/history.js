@@ -81,6 +81,10 @@ export function activityView({ api, servers }) {
 
   function status(text) { $('activity-status').textContent = text; }
 
+  function shown() {
+    return st.items.length ? `${st.items.length}${st.cursor ? '+' : ''} shown, newest first.` : '';
+  }
+
   function paint() {
     $('activity-list').replaceChildren(...renderActivity(st.items));
     $('activity-older').hidden = !st.cursor;
@@ -104,7 +108,7 @@ export function activityView({ api, servers }) {
       st.cursor = body.next_cursor;
       st.last = body.last_id;
       const off = body.enabled === false ? ' The activity log is off (config "activity": {"enabled": false}).' : '';
-      status(`${body.problem ? `${body.problem} ` : ''}${st.items.length ? `${st.items.length}${st.cursor ? '+' : ''} shown, newest first.` : ''}${off}`);
+      status(`${body.problem ? `${body.problem} ` : ''}${shown()}${off}`);
       paint();
     } catch (e) {
       if (mine === st.seq && e.message !== 'signed out') status(`Cannot load the activity: ${e.message}`);
@@ -119,6 +123,7 @@ export function activityView({ api, servers }) {
       if (mine !== st.seq) return;
       st.items = st.items.concat(body.items);
       st.cursor = body.next_cursor;
+      status(shown());
       paint();
     } catch (e) {
       if (e.message !== 'signed out') status(`Cannot load older entries: ${e.message}`);
@@ -137,6 +142,7 @@ export function activityView({ api, servers }) {
       const seen = new Set(st.items.map((i) => i.id));
       const fresh = body.items.filter((i) => !seen.has(i.id)).reverse();
       st.items = fresh.concat(st.items);
+      status(`${body.problem ? `${body.problem} ` : ''}${shown()}`);
       paint();
     } catch (e) {
       if (e.message !== 'signed out') status(`Cannot follow the activity: ${e.message}`);

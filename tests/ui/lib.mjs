@@ -45,7 +45,13 @@ export async function withBrowser(options, body) {
     const problems = [];
     page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
     page.on('pageerror', (e) => problems.push(String(e)));
-    await body(page, problems);
+    try {
+      await body(page, problems);
+    } catch (e) {
+      // What the page said helps more than a timeout alone.
+      if (problems.length) console.error(`the page's console errors: ${problems.join('; ')}`);
+      throw e;
+    }
   } finally {
     rl.close();
     await context.close();
