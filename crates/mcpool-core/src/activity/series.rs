@@ -119,14 +119,21 @@ fn ms_time(ms: i64) -> std::time::SystemTime {
     std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
 
-/// Builds series from `(key, minute, calls, errors, hist)` rows.
+/// One minute: calls, failures, latencies.
+type Minute = (u64, u64, Histogram);
+/// A series' minutes and the window's latencies together.
+type Folded = (Vec<Minute>, Histogram);
+/// A row of `minutes`: (server, tool), minute, calls, failures, latencies.
+type Row = ((String, String), i64, u64, u64, Histogram);
+
+/// Builds series from `minutes` rows, per server or per server and tool.
 fn fold(
-    rows: impl Iterator<Item = ((String, String), i64, u64, u64, Histogram)>,
+    rows: impl Iterator<Item = Row>,
     first: i64,
     minutes: u32,
     by_tool: bool,
-) -> BTreeMap<(String, String), (Vec<(u64, u64, Histogram)>, Histogram)> {
-    let mut out: BTreeMap<(String, String), (Vec<(u64, u64, Histogram)>, Histogram)> = BTreeMap::new();
+) -> BTreeMap<(String, String), Folded> {
+    let mut out: BTreeMap<(String, String), Folded> = BTreeMap::new();
     for ((server, tool), minute, calls, errors, hist) in rows {
         let key = if by_tool {
             (server, tool)
@@ -184,12 +191,7 @@ fn round1(x: f64) -> f64 {
     (x * 10.0).round() / 10.0
 }
 
-fn minute_rows(
-    conn: &Connection,
-    first: i64,
-    server: Option<&str>,
-    tool: Option<&str>,
-) -> rusqlite::Result<Vec<((String, String), i64, u64, u64, Histogram)>> {
+fn minute_rows(conn: &Connection, first: i64, server: Option<&str>, tool: Option<&str>) -> rusqlite::Result<Vec<Row>> {
     let mut stmt = conn.prepare(
         "SELECT server, tool, minute, calls, errors, hist FROM minutes
          WHERE minute >= ?1 AND (?2 IS NULL OR server = ?2) AND (?3 IS NULL OR tool = ?3)",

@@ -16,7 +16,7 @@ use axum::{Json, Router};
 use serde_json::json;
 
 use super::AppState;
-use crate::activity::{Activity, Filter};
+use crate::activity::{Activity, Filter, FilterError};
 
 /// The window of the card plots: the last hour, per minute.
 const MINUTES: u32 = 60;
@@ -74,21 +74,25 @@ async fn entries(State(state): State<AppState>, Query(params): Query<BTreeMap<St
     }
 }
 
-fn window(params: &BTreeMap<String, String>, key: &str, default: u32, max: u32) -> Result<u32, Response> {
+/// A window's length from the query; the error is the 400 to answer.
+fn window(params: &BTreeMap<String, String>, key: &str, default: u32, max: u32) -> Result<u32, FilterError> {
     match params.get(key).map(|v| v.trim()).filter(|v| !v.is_empty()) {
         None => Ok(default),
         Some(v) => v
             .parse::<u32>()
             .ok()
             .filter(|n| (1..=max).contains(n))
-            .ok_or_else(|| bad(key, &format!("expected a number from 1 to {max}"))),
+            .ok_or_else(|| FilterError {
+                field: key.to_string(),
+                message: format!("expected a number from 1 to {max}"),
+            }),
     }
 }
 
 async fn series(State(state): State<AppState>, Query(params): Query<BTreeMap<String, String>>) -> Response {
     let minutes = match window(&params, "minutes", MINUTES, 24 * 60) {
         Ok(m) => m,
-        Err(r) => return r,
+        Err(e) => return bad(&e.field, &e.message),
     };
     let server = params.get("server").filter(|s| !s.is_empty()).cloned();
     let tool = params.get("tool").filter(|s| !s.is_empty()).cloned();
@@ -105,7 +109,7 @@ async fn overview(State(state): State<AppState>, Query(params): Query<BTreeMap<S
         window(&params, "hours", HOURS, 24 * 30),
     ) {
         (Ok(m), Ok(h)) => (m, h),
-        (Err(r), _) | (_, Err(r)) => return r,
+        (Err(e), _) | (_, Err(e)) => return bad(&e.field, &e.message),
     };
     let names: Vec<String> = state.pool.servers().iter().map(|s| s.name().to_string()).collect();
     let activity = state.pool.hub().activity().clone();
@@ -135,7 +139,7 @@ async fn overview(State(state): State<AppState>, Query(params): Query<BTreeMap<S
 async fn tools(State(state): State<AppState>, Query(params): Query<BTreeMap<String, String>>) -> Response {
     let minutes = match window(&params, "minutes", MINUTES, 24 * 60) {
         Ok(m) => m,
-        Err(r) => return r,
+        Err(e) => return bad(&e.field, &e.message),
     };
     let activity = state.pool.hub().activity().clone();
     match read(activity, move |a| a.each(minutes, true)).await {
