@@ -17,8 +17,8 @@ use super::report::Check;
 
 /// How long the keyring may take to answer one read.
 const KEYRING_WAIT: Duration = Duration::from_secs(5);
-/// How long `COMMAND --version` may take.
-const VERSION_WAIT: Duration = Duration::from_secs(3);
+/// How long `COMMAND --version` may take (a busy machine starts node slowly).
+const VERSION_WAIT: Duration = Duration::from_secs(5);
 /// How long the program on the port may take to answer.
 const PORT_WAIT: Duration = Duration::from_secs(3);
 
@@ -26,9 +26,9 @@ const PORT_WAIT: Duration = Duration::from_secs(3);
 pub async fn keyring(setup: &Setup) -> Check {
     let store = setup.keyring();
     let profile = setup.profile().to_string();
-    let read = tokio::task::spawn_blocking(move || store.get(TOKEN_ENTRY).map(|_| ()));
+    let read = tokio::task::spawn_blocking(move || read_and_write(&store));
     let answer = match tokio::time::timeout(KEYRING_WAIT, read).await {
-        Ok(Ok(r)) => r.map_err(|e| e.to_string()),
+        Ok(Ok(r)) => r,
         Ok(Err(e)) => Err(format!("the keyring read failed: {e}")),
         Err(_) => Err(format!(
             "the keyring did not answer within {} s",
@@ -38,6 +38,11 @@ pub async fn keyring(setup: &Setup) -> Check {
     let data = mcpool_core::paths::data_dir();
     match answer {
         Ok(()) => Check::ok("keyring", format!("the OS keyring answers (profile {profile})")),
+        Err(why) if why.starts_with(WRITE_REFUSED) => Check::warn(
+            "keyring",
+            why,
+            "unlock the keyring (or restart its Secret Service); mcpool's first start must store its token there",
+        ),
         Err(why) => {
             let files: Vec<String> = [mcpool_core::token::token_file(&data), data.join("fingerprint.key")]
                 .iter()
@@ -57,6 +62,23 @@ pub async fn keyring(setup: &Setup) -> Check {
         }
     }
 }
+
+/// Reads the token's entry; when there is none yet, also writes and
+/// deletes a probe entry, since mcpool's first start must write the token.
+fn read_and_write(store: &dyn SecretStore) -> Result<(), String> {
+    if store.get(TOKEN_ENTRY).map_err(|e| e.to_string())?.is_some() {
+        return Ok(());
+    }
+    store
+        .set(PROBE_ENTRY, "mcpool doctor")
+        .and_then(|()| store.delete(PROBE_ENTRY).map(|_| ()))
+        .map_err(|e| format!("{WRITE_REFUSED} ({e})"))
+}
+
+const WRITE_REFUSED: &str = "the OS keyring answers but refuses a write";
+
+/// The entry the keyring check writes and deletes.
+const PROBE_ENTRY: &str = "__mcpool_doctor_probe__";
 
 /// Check 2: the config parses: a whole-file error, or one line per problem in the
 /// config's own words (file, server, field).
@@ -154,7 +176,10 @@ fn runtime_check(command: &str, program: &Program) -> Check {
     let servers = program.servers.join(", ");
     match &program.path {
         Some(file) => {
-            let version = program.version.as_deref().unwrap_or("no version from --version");
+            let version = match &program.version {
+                Some(v) => v.clone(),
+                None => format!("no version from `--version` within {} s", VERSION_WAIT.as_secs()),
+            };
             Check::ok(check, format!("{version} ({}), for {servers}", file.display()))
         }
         None => {

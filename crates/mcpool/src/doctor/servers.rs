@@ -104,7 +104,9 @@ pub async fn probe_all(specs: &[ServerSpec], setup: &Setup) -> Vec<Check> {
                 } else if probe.needs_auth {
                     Check::fail(
                         check,
-                        format!("needs sign-in: {}", probe.error.unwrap_or_default()),
+                        probe.error.as_deref().map_or("needs sign-in".into(), |e| {
+                            first_line(e).trim_end_matches('.').to_string()
+                        }),
                         format!(
                             "start mcpool (`mcpool serve` or the tray app), then {}",
                             login_hint(&name)
@@ -113,7 +115,9 @@ pub async fn probe_all(specs: &[ServerSpec], setup: &Setup) -> Vec<Check> {
                 } else {
                     Check::fail(
                         check,
-                        probe.error.unwrap_or_else(|| "did not connect".into()),
+                        probe.error.as_deref().map_or("did not connect".into(), |e| {
+                            first_line(e).trim_end_matches('.').to_string()
+                        }),
                         "fix its entry or what it needs; mcpool retries it when running",
                     )
                 };
