@@ -281,9 +281,13 @@ pub async fn port(listen: SocketAddr, token: Option<&str>) -> Port {
     };
     let status = response.status();
     if status == reqwest::StatusCode::UNAUTHORIZED {
+        let why = match token {
+            Some(_) => "refuses this token (another mcpool profile, or a different MCPOOL_TOKEN?)",
+            None => "asks for a token and this setup has none (another mcpool profile?)",
+        };
         return nothing(Check::fail(
             "port",
-            format!("{listen} answers but refuses this token (another mcpool profile, or a different MCPOOL_TOKEN?)"),
+            format!("{listen} answers but {why}"),
             "use the instance's `--profile` and MCPOOL_TOKEN, or stop it",
         ));
     }
