@@ -5,6 +5,7 @@ mod activity_cmd;
 mod bridge;
 mod client;
 mod connect;
+mod doctor;
 mod import_cmd;
 mod login;
 mod registry_cmd;
@@ -113,6 +114,9 @@ enum Command {
     /// Search MCP registries and add a server from one.
     #[command(subcommand)]
     Registry(registry_cmd::RegistryCommand),
+    /// Check what usually goes wrong (keyring, config, runtimes, port,
+    /// servers, agents, desktop) and say what to do; exit 1 when something is.
+    Doctor(doctor::DoctorArgs),
 }
 
 fn main() -> ExitCode {
@@ -148,6 +152,7 @@ fn main() -> ExitCode {
             Command::Add(args) => servers_cmd::add(args).await,
             Command::Remove(args) => servers_cmd::remove(args).await,
             Command::List(args) => servers_cmd::list(args).await,
+            Command::Doctor(args) => doctor::run(args).await,
         }
     });
     match result {

@@ -4,7 +4,7 @@
 //! directories counts.
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -71,6 +71,52 @@ pub fn on_path(command: &str, path: Option<&OsStr>) -> bool {
     let Some(path) = path else { return false };
     std::env::split_paths(path).any(|dir| executable(&dir.join(command)))
 }
+
+/// Where `command` runs from: itself when it names a file (it holds a
+/// `/`), else the first executable of that name in a directory of `path`.
+pub fn find(command: &str, path: Option<&OsStr>) -> Option<PathBuf> {
+    if command.contains('/') {
+        let file = PathBuf::from(command);
+        return executable(&file).then_some(file);
+    }
+    std::env::split_paths(path?)
+        .map(|dir| dir.join(command))
+        .find(|file| executable(file))
+}
+
+/// What provides `command` and what to install for it, for the registry's
+/// runtimes and the interpreters configs name directly (`node`, `python`).
+pub fn install_hint(command: &str) -> Option<(&'static str, &'static str)> {
+    KNOWN
+        .iter()
+        .chain(INTERPRETERS)
+        .find(|(c, _, _)| *c == command)
+        .map(|(_, provider, install)| (*provider, *install))
+}
+
+/// Commands entries name that no registry package uses.
+const INTERPRETERS: &[(&str, &str, &str)] = &[
+    (
+        "node",
+        "Node.js",
+        "install Node.js: https://nodejs.org or your package manager (e.g. `sudo apt install nodejs npm`)",
+    ),
+    (
+        "uv",
+        "uv",
+        "install uv: https://docs.astral.sh/uv/ (e.g. `curl -LsSf https://astral.sh/uv/install.sh | sh` or `pipx install uv`)",
+    ),
+    (
+        "python",
+        "Python",
+        "install Python 3: https://www.python.org/downloads/ or your package manager (e.g. `sudo apt install python-is-python3`)",
+    ),
+    (
+        "python3",
+        "Python 3",
+        "install Python 3: https://www.python.org/downloads/ or your package manager (e.g. `sudo apt install python3`)",
+    ),
+];
 
 #[cfg(unix)]
 fn executable(file: &Path) -> bool {

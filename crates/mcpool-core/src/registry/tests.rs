@@ -383,3 +383,31 @@ fn a_boolean_flag_is_there_only_when_true() {
         json!(["-y", "@example/hybrid-mcp-server@1.5.0", "--mode", "local", "--verbose"])
     );
 }
+
+#[test]
+fn a_program_found_by_name_or_by_path_and_hints_for_interpreters() {
+    use super::runtime::{find, install_hint};
+    let dir = std::env::temp_dir().join(format!("mcpool-find-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let uvx = dir.join("uvx");
+    std::fs::write(&uvx, "#!/bin/sh\n").expect("write");
+    let plain = dir.join("plain");
+    std::fs::write(&plain, "not a program").expect("write");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&uvx, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    assert_eq!(find("uvx", Some(dir.as_os_str())), Some(uvx.clone()));
+    assert_eq!(find("uvx", Some(dir.join("none").as_os_str())), None);
+    assert_eq!(find("uvx", None), None);
+    let by_path = uvx.display().to_string();
+    assert_eq!(find(&by_path, None), Some(uvx.clone()));
+    #[cfg(unix)]
+    assert_eq!(find(&plain.display().to_string(), Some(dir.as_os_str())), None);
+    assert_eq!(install_hint("uvx").map(|(p, _)| p), Some("uv"));
+    assert!(install_hint("python3").is_some_and(|(_, i)| i.contains("python3")));
+    assert!(install_hint("node").is_some_and(|(p, _)| p == "Node.js"));
+    assert_eq!(install_hint("my-own-server"), None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
