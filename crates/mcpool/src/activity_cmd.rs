@@ -165,7 +165,7 @@ pub fn line(item: &Item) -> String {
         .error
         .as_deref()
         .or(item.detail.as_deref())
-        .map(|e| format!(": {e}"))
+        .map(|e| format!(": {}", e.replace('\n', " ")))
         .unwrap_or_default();
     format!(
         "{} {:<8} {what}{client}{duration} {}{said}",
