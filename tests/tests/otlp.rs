@@ -13,6 +13,7 @@ use std::time::Duration;
 use mcpool_tests::process::first_line;
 use mcpool_tests::raw::RawSession;
 use mcpool_tests::secrets::*;
+use mcpool_tests::stateless::STATELESS_ONLY;
 use mcpool_tests::*;
 use serde_json::{json, Value};
 
@@ -46,6 +47,7 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
     let endpoint = format!("http://127.0.0.1:{}", port.trim());
 
     let dir = TempDir::new("otlp");
+    let stateless_log = work.path().join("stateless.log");
     let key = new_secret("otlp-keyring");
     let argument = format!("argument-{}", new_secret("otlp-argument"));
     let o = mcpool_cli(
@@ -58,11 +60,14 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let mut pool = Mcpool::start_in(
         dir,
-        json!({"mcpServers": {"meta": {
-            "command": python(),
-            "args": [repo_root().join("tests/py/meta_server.py")],
-            "env": {"API_KEY": "${keyring:otlp-key}"},
-        }}}),
+        json!({"mcpServers": {
+            "meta": {
+                "command": python(),
+                "args": [repo_root().join("tests/py/meta_server.py")],
+                "env": {"API_KEY": "${keyring:otlp-key}"},
+            },
+            "stateless": faulty_stdio(&stateless_log, &STATELESS_ONLY),
+        }}),
         &[
             ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
             ("OTEL_BSP_SCHEDULE_DELAY", "100"),
@@ -91,6 +96,23 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
         !received.contains(AGENT_SPAN),
         "the server's parent is mcpool's span: {received}"
     );
+
+    // The activity log names the trace the call ran under.
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let page = pool.get_json("/api/activity").await?;
+        let items = page["items"].as_array().cloned().unwrap_or_default();
+        let traced = items.iter().find(|i| i["tool"] == "echo_meta");
+        if let Some(item) = traced {
+            assert_eq!(item["trace_id"], TRACE, "{item}");
+            break;
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "no echo_meta in the activity log: {page}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     // Shutdown flushes what is batched.
     pool.stop().await?;
@@ -121,7 +143,7 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
 
     let upstream = spans
         .iter()
-        .find(|s| s["kind"] == CLIENT)
+        .find(|s| s["kind"] == CLIENT && s["attributes"]["mcpool.server"] == "meta")
         .ok_or_else(|| anyhow::anyhow!("no upstream span in {spans:?}"))?;
     assert_eq!(upstream["trace_id"], TRACE, "{upstream}");
     assert_eq!(upstream["parent_span_id"], agent_span["span_id"], "{upstream}");

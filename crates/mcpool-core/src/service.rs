@@ -586,4 +586,23 @@ mod tests {
         a.listen = "0.0.0.0:0".parse().unwrap();
         assert!(matches!(a.options("T".into()), Err(ServiceError::NonLoopback(_))));
     }
+
+    #[test]
+    fn a_non_loopback_metrics_address_needs_the_same_flag() {
+        let mut a = args(None, None, Setup::default());
+        a.metrics_listen = Some("0.0.0.0:9464".parse().unwrap());
+        let refused = a.clone().options("T".into());
+        assert!(
+            matches!(refused, Err(ServiceError::NonLoopback(addr)) if addr.port() == 9464),
+            "{refused:?}"
+        );
+        a.allow_non_loopback = true;
+        assert_eq!(
+            a.options("T".into()).unwrap().metrics_listen,
+            Some("0.0.0.0:9464".parse().unwrap())
+        );
+        let mut local = args(None, None, Setup::default());
+        local.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
+        assert!(local.options("T".into()).is_ok());
+    }
 }
