@@ -134,7 +134,7 @@ make_venv() {
         || die "$venv was installed but cannot import $imports"
     printf '%s\n' "$want" > "$stamp"
 }
-make_venv .venv tests/py/requirements.txt "mcp.client.streamable_http, mcp.server.fastmcp"
+make_venv .venv tests/py/requirements.txt "mcp.client.streamable_http, mcp.server.fastmcp, prometheus_client.openmetrics.parser, opentelemetry.proto.collector.trace.v1.trace_service_pb2"
 # The 2.x SDK (2026-07-28) for tests/py/agent2026.py, beside the 1.x one.
 make_venv .venv-mcp2 tests/py/requirements-mcp2.txt "mcp.client, mcp.client.streamable_http, httpx2"
 

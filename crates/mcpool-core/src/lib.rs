@@ -30,6 +30,7 @@ pub mod service;
 pub mod stderr_tail;
 pub mod supervisor;
 pub mod sync;
+pub mod telemetry;
 pub mod token;
 pub mod tool_check;
 pub mod toolctl;

@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// as its address resolves and its port answers.
     #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_WAKE_WINDOW_SECS", value_name = "SECS"))]
     pub wake_window_secs: Option<u64>,
+    /// A second address serving only `GET /metrics`, without the token, for
+    /// a Prometheus scraper (loopback unless --allow-non-loopback).
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_METRICS_LISTEN", value_name = "ADDR"))]
+    pub metrics_listen: Option<SocketAddr>,
     #[cfg_attr(feature = "cli", command(flatten))]
     pub setup: Setup,
 }
@@ -72,8 +76,10 @@ impl ServeArgs {
     /// A non-loopback address needs `--allow-non-loopback`: checked before
     /// anything else starts.
     pub fn check_listen(&self) -> Result<(), ServiceError> {
-        if !self.listen.ip().is_loopback() && !self.allow_non_loopback {
-            return Err(ServiceError::NonLoopback(self.listen));
+        for addr in std::iter::once(self.listen).chain(self.metrics_listen) {
+            if !addr.ip().is_loopback() && !self.allow_non_loopback {
+                return Err(ServiceError::NonLoopback(addr));
+            }
         }
         Ok(())
     }
@@ -101,6 +107,7 @@ impl ServeArgs {
             },
             wake_window: self.wake_window_secs.map(Duration::from_secs),
             client_dirs: Dirs::from_env(),
+            metrics_listen: self.metrics_listen,
         })
     }
 }
@@ -182,6 +189,8 @@ pub struct ServiceOptions {
     pub wake_window: Option<Duration>,
     /// Where the agents' own configs live (for `mcpool connect` in the dashboard).
     pub client_dirs: Dirs,
+    /// Where `GET /metrics` is served without the token, if anywhere.
+    pub metrics_listen: Option<SocketAddr>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -210,6 +219,8 @@ pub struct Service {
     pub token: String,
     shutdown: CancellationToken,
     server: JoinHandle<std::io::Result<()>>,
+    /// Where the token-less metrics listener listens, if asked for.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// What to try when the address is taken: most often mcpool itself.
@@ -224,8 +235,10 @@ fn in_use_hint(error: &std::io::Error) -> &'static str {
 /// Starts everything `mcpool serve` runs. The config is loaded now (a broken
 /// one starts an empty pool and is logged) and watched from then on.
 pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
-    if !options.listen.ip().is_loopback() && !options.allow_non_loopback {
-        return Err(ServiceError::NonLoopback(options.listen));
+    for addr in std::iter::once(options.listen).chain(options.metrics_listen) {
+        if !addr.ip().is_loopback() && !options.allow_non_loopback {
+            return Err(ServiceError::NonLoopback(addr));
+        }
     }
     // Everything that can fail comes before the first server starts, so a
     // failed start leaves no process behind.
@@ -237,6 +250,20 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         .await
         .map_err(listen_error)?;
     let local_addr = listener.local_addr().map_err(listen_error)?;
+    let metrics_listener = match options.metrics_listen {
+        Some(addr) => {
+            let error = |error| ServiceError::Listen { addr, error };
+            let l = tokio::net::TcpListener::bind(addr).await.map_err(error)?;
+            let bound = l.local_addr().map_err(error)?;
+            Some((l, bound))
+        }
+        None => None,
+    };
+    // The standard OTEL_* variables, read where the SDK reads them. A
+    // collector set up wrong never keeps the tools from agents.
+    if let Err(e) = crate::telemetry::otel::start() {
+        tracing::error!("{e}; running without it");
+    }
     let pool_options = pool_options(options.cache_dir, options.profile, options.keepalive).await?;
     let session_file = session_file(&pool_options, options.max_sessions).await?;
     // mcpool's own lines about a server join its log from here on.
@@ -261,7 +288,8 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         config_stamp,
         shutdown.clone(),
     ));
-    let app = endpoint::router_with_sessions(
+    let metrics = crate::telemetry::Metrics::watch(&pool);
+    let app = endpoint::router_with_metrics(
         pool.clone(),
         EndpointOptions {
             token: options.token.clone(),
@@ -276,7 +304,23 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
             idle: options.session_idle,
             file: session_file,
         },
+        metrics.clone(),
     );
+    let metrics_addr = metrics_listener.as_ref().map(|(_, a)| *a);
+    if let Some((listener, addr)) = metrics_listener {
+        tracing::info!("metrics at http://{addr}/metrics (no token)");
+        let scrape = crate::telemetry::scrape::router(metrics, options.allow_non_loopback);
+        let stop = shutdown.clone();
+        // Ends with the service; a failure here is logged, never fatal.
+        tokio::spawn(async move {
+            let served = axum::serve(listener, scrape)
+                .with_graceful_shutdown(async move { stop.cancelled().await })
+                .await;
+            if let Err(e) = served {
+                tracing::error!("the metrics listener on {addr} stopped: {e}");
+            }
+        });
+    }
     tracing::info!("endpoint at http://{local_addr}/mcp, config {}", config_path.display());
 
     let server_shutdown = shutdown.clone();
@@ -296,6 +340,7 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         token: options.token,
         shutdown,
         server,
+        metrics_addr,
     })
 }
 
@@ -326,6 +371,7 @@ impl Service {
             if let Some(logs) = pool.server_logs() {
                 logs.flush(DRAIN);
             }
+            crate::telemetry::otel::flush();
         })
         .await;
         if tokio::time::timeout(DRAIN, &mut self.server).await.is_err() {
@@ -499,6 +545,7 @@ mod tests {
             max_request_bytes: 4 << 20,
             keepalive_secs,
             wake_window_secs,
+            metrics_listen: None,
             setup,
         }
     }
@@ -547,5 +594,24 @@ mod tests {
         let mut a = args(None, None, Setup::default());
         a.listen = "0.0.0.0:0".parse().unwrap();
         assert!(matches!(a.options("T".into()), Err(ServiceError::NonLoopback(_))));
+    }
+
+    #[test]
+    fn a_non_loopback_metrics_address_needs_the_same_flag() {
+        let mut a = args(None, None, Setup::default());
+        a.metrics_listen = Some("0.0.0.0:9464".parse().unwrap());
+        let refused = a.clone().options("T".into());
+        assert!(
+            matches!(refused, Err(ServiceError::NonLoopback(addr)) if addr.port() == 9464),
+            "{refused:?}"
+        );
+        a.allow_non_loopback = true;
+        assert_eq!(
+            a.options("T".into()).unwrap().metrics_listen,
+            Some("0.0.0.0:9464".parse().unwrap())
+        );
+        let mut local = args(None, None, Setup::default());
+        local.metrics_listen = Some("127.0.0.1:0".parse().unwrap());
+        assert!(local.options("T".into()).is_ok());
     }
 }

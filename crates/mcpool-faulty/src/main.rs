@@ -62,7 +62,8 @@ struct Common {
     /// serverInfo name.
     #[arg(long, default_value = "faulty")]
     name: String,
-    /// Append "start <pid>", "initialize", "call <tool>" and "cancelled hang" lines to FILE.
+    /// Append "start <pid>", "initialize", "call <tool>", "traceparent <value>"
+    /// (of a call that has one) and "cancelled hang" lines to FILE.
     #[arg(long, value_name = "FILE")]
     spawn_log: Option<PathBuf>,
     /// Sleep this long before serving.

@@ -147,6 +147,10 @@ impl ServerHandler for Faulty {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         self.shared.record_call(&request.name);
+        // What a tracing client passed on (SEP-414), for the trace tests.
+        if let Some(traceparent) = context.meta.get_traceparent() {
+            self.shared.log_line(&format!("traceparent {traceparent}"));
+        }
         let unknown = || McpError::invalid_params(format!("unknown tool: {}", request.name), None);
         let Some(name) = request.name.strip_prefix(self.shared.tools_prefix.as_str()) else {
             return Err(unknown());

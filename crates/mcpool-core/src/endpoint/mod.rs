@@ -1,6 +1,6 @@
 //! The local HTTP endpoint: MCP at `/mcp`, `/servers/NAME/mcp` and
-//! `/profiles/NAME/mcp`, the control API under `/api` and the dashboard at
-//! `/ui`, all behind the Origin check and the bearer token (or, for `/ui` and `/api`, a browser
+//! `/profiles/NAME/mcp`, the control API under `/api`, the dashboard at
+//! `/ui` and the Prometheus metrics at `/metrics`, all behind the Origin check and the bearer token (or, for `/ui` and `/api`, a browser
 //! session from a one-time link). `router` is a pure builder, tested with
 //! `oneshot`.
 
@@ -37,6 +37,7 @@ use crate::agent_config::Dirs;
 use crate::hub::Scope;
 use crate::pool::Pool;
 use crate::sync::lock;
+use crate::telemetry::Metrics;
 use session::AgentSession;
 use session_store::{ScopedStore, SessionFile};
 use sessions::{PoolSessionManager, SessionBook};
@@ -88,6 +89,7 @@ pub struct AppState {
     browser: Arc<browser::BrowserAuth>,
     sessions: Arc<SessionBook>,
     session_file: Option<Arc<SessionFile>>,
+    metrics: Arc<Metrics>,
 }
 
 /// How the guard let a request in; handlers that care read it as an extension.
@@ -159,6 +161,18 @@ pub fn router(pool: Pool, options: EndpointOptions) -> Router {
 
 /// [`router`] with a session limit and a session file of the caller's.
 pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: SessionOptions) -> Router {
+    let metrics = Metrics::watch(&pool);
+    router_with_metrics(pool, options, sessions, metrics)
+}
+
+/// [`router_with_sessions`] whose `GET /metrics` answers `metrics` (which
+/// a `--metrics-listen` listener shares).
+pub fn router_with_metrics(
+    pool: Pool,
+    options: EndpointOptions,
+    sessions: SessionOptions,
+    metrics: Arc<Metrics>,
+) -> Router {
     let book = Arc::new(SessionBook::new(sessions.max, sessions.idle, options.shutdown.clone()));
     let aggregated = mcp_service(&pool, Scope::All, &options, &book, sessions.file.as_ref());
     let state = AppState {
@@ -170,11 +184,13 @@ pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: Sess
         browser: Arc::default(),
         sessions: book,
         session_file: sessions.file,
+        metrics,
     };
     Router::new()
         .nest_service("/mcp", any(aggregated_mcp).with_state(state.clone()))
         .route("/servers/{name}/mcp", any(per_server_mcp))
         .route("/profiles/{name}/mcp", any(per_profile_mcp))
+        .route("/metrics", axum::routing::get(metrics_text))
         .merge(api::routes())
         .merge(ui::routes())
         .with_state(state.clone())
@@ -206,6 +222,11 @@ async fn session_end(request: Request, next: Next) -> Response {
         return json_reply::json_when_whole(response).await;
     }
     response
+}
+
+/// `GET /metrics`: the Prometheus metrics, behind the token like `/api`.
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    crate::telemetry::scrape::answer(&state.metrics)
 }
 
 async fn aggregated_mcp(State(state): State<AppState>, request: Request) -> Response {

@@ -49,6 +49,8 @@ pub struct Hub {
     /// The tools searches found for 2026-07-28 agents, which have no
     /// session to keep them: by endpoint and client (`clientInfo`).
     stateless_found: Mutex<StatelessFound>,
+    /// Tool lists offered from the disk cache (`mcpool_tool_cache_hits_total`).
+    cache_hits: std::sync::atomic::AtomicU64,
 }
 
 /// [`Hub::stateless_found`]'s sets, the most recent [`StatelessFound::KEPT`].
@@ -214,6 +216,16 @@ impl Hub {
 
     pub fn activity(&self) -> &crate::activity::Activity {
         &self.activity
+    }
+
+    /// Notes a tool list offered from the disk cache.
+    pub fn cache_hit(&self) {
+        self.cache_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many tool lists were offered from the disk cache.
+    pub fn cache_hits(&self) -> u64 {
+        self.cache_hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn register(self: &Arc<Self>, scope: Scope, peer: Peer<RoleServer>) -> Registration {

@@ -81,6 +81,7 @@ impl Supervisor {
             offered
         };
         if offered {
+            self.hub.cache_hit();
             self.notify_lists();
         }
     }

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use rmcp::model::GetMeta;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams, CompleteResult,
     ContentBlock, ErrorData as McpError, GetPromptRequestParams, GetPromptResponse, ReadResourceRequestParams,
@@ -23,6 +24,7 @@ use crate::hub::Scope;
 use crate::lifecycle::Status;
 use crate::search::meta;
 use crate::supervisor::{RequestError, Supervisor};
+use crate::telemetry::RequestSpan;
 
 impl AgentSession {
     pub(super) async fn call(
@@ -32,7 +34,10 @@ impl AgentSession {
     ) -> Result<CallToolResponse, McpError> {
         let hub = self.pool.hub().clone();
         let mut recording = Recording::start(hub.recent_calls());
-        let pending = record::Pending::now(&context);
+        let mut pending = record::Pending::now(&context);
+        let session = pending.agent.session.as_deref();
+        let span = RequestSpan::start("tools/call", Some(&request.name), session, &context.meta, pending.at);
+        pending.trace_id = span.as_ref().map(RequestSpan::trace_id);
         let aggregated = !matches!(self.scope, Scope::One(_));
         let wrapped = aggregated && request.name == meta::CALL_TOOL;
         let request = if wrapped {
@@ -48,7 +53,9 @@ impl AgentSession {
             request
         };
         let arguments = hub.activity().is_on().then(|| request.arguments.clone()).flatten();
-        let (result, outcome) = self.call_tool_routed(request, context, &mut recording).await;
+        let (result, outcome) = self
+            .call_tool_routed(request, context, &mut recording, span.as_ref())
+            .await;
         // Through the call tool, an error the endpoint would answer a direct
         // call with is the meta-tool's result, in the same words.
         let (result, outcome) = match result {
@@ -74,6 +81,12 @@ impl AgentSession {
         if let Some((server, tool)) = recording.target_of().filter(|(s, _)| reached && *s != BUILTIN_SERVER) {
             self.pool.count_call(server, tool);
         }
+        if let Some(span) = span {
+            if let Some((server, tool)) = recording.target_of() {
+                span.routed(server, Some(tool));
+            }
+            span.end(&record::outcome_word(outcome));
+        }
         if let Some((server, tool)) = recording.target_of() {
             self.note_call(pending, server, tool, arguments.as_ref(), &result, outcome);
         }
@@ -88,6 +101,7 @@ impl AgentSession {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
         recording: &mut Recording<'_>,
+        span: Option<&RequestSpan>,
     ) -> (Result<CallToolResponse, McpError>, Option<Outcome>) {
         let profile = match &self.scope {
             Scope::Profile(name) => match self.pool.tool_control().profile(name) {
@@ -146,16 +160,23 @@ impl AgentSession {
         if let Some(sentence) = control.refusal(sup.name(), &upstream_request.name, current.as_ref()) {
             return refusal(sentence);
         }
+        let tool = upstream_request.name.to_string();
+        let mut upstream = ClientRequest::CallToolRequest(Request::new(upstream_request));
+        let child = span.and_then(|s| s.upstream(sup.name(), Some(&tool), upstream.get_meta_mut()));
         let forwarded = sup
-            .forward(
-                ClientRequest::CallToolRequest(Request::new(upstream_request)),
-                Some((&context, self.agent_id())),
-            )
+            .forward(upstream, Some((&context, self.agent_id())))
             .await
             .map(|mut r| {
                 mark_complete(&context, &mut r);
                 r
             });
+        if let Some(child) = child {
+            child.end(match &forwarded {
+                Ok(ServerResult::CallToolResult(r)) if r.is_error == Some(true) => "tool_error",
+                Ok(_) => "ok",
+                Err(e) => record::failure_outcome(e),
+            });
+        }
         match forwarded {
             Ok(ServerResult::CallToolResult(r)) => (Ok(CallToolResponse::Complete(r)), None),
             Ok(ServerResult::CreateTaskResult(t)) => {

@@ -6,13 +6,14 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use rmcp::model::{ClientRequest, ErrorData as McpError, JsonObject, ServerResult};
+use rmcp::model::{ClientRequest, ErrorData as McpError, GetMeta, JsonObject, ServerResult};
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::time::Instant;
 
 use super::{into_mcp, mark_complete, AgentSession};
 use crate::activity::{Agent, Entry, Kind};
 use crate::supervisor::{RequestError, Supervisor};
+use crate::telemetry::RequestSpan;
 
 /// The most of an argument list or result the log keeps.
 pub const KEPT_TEXT: usize = 64 * 1024;
@@ -67,6 +68,8 @@ pub(super) struct Pending {
     pub at: SystemTime,
     pub started: Instant,
     pub agent: Agent,
+    /// The trace it runs under, when traces are on.
+    pub trace_id: Option<String>,
 }
 
 impl Pending {
@@ -75,6 +78,7 @@ impl Pending {
             at: SystemTime::now(),
             started: Instant::now(),
             agent: agent_of(context),
+            trace_id: None,
         }
     }
 
@@ -108,9 +112,17 @@ impl Pending {
             result_bytes,
             arguments,
             result,
-            trace_id: None,
+            trace_id: self.trace_id,
         }
     }
+}
+
+/// `calls::Outcome` as the log and the metrics say it (`tool_error`, ...).
+pub(super) fn outcome_word(outcome: crate::calls::Outcome) -> String {
+    serde_json::to_value(outcome)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 /// The outcome word of a request that did not come back with a result.
@@ -179,10 +191,7 @@ impl AgentSession {
                 text.as_deref().map(kept_text),
             )
         });
-        let outcome_word = serde_json::to_value(outcome)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default();
+        let outcome_word = outcome_word(outcome);
         let bytes = text.as_ref().map(|t| t.len() as u64);
         activity.record(pending.entry(Kind::Tool, server, tool, &outcome_word, error, bytes, kept));
     }
@@ -198,8 +207,32 @@ impl AgentSession {
         request: ClientRequest,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
-        let pending = Pending::now(ctx);
+        let mut pending = Pending::now(ctx);
+        let method = match kind {
+            Kind::Prompt => "prompts/get",
+            _ => "resources/read",
+        };
+        let span = RequestSpan::start(
+            method,
+            Some(name),
+            pending.agent.session.as_deref(),
+            &ctx.meta,
+            pending.at,
+        );
+        let mut request = request;
+        let upstream = span.as_ref().and_then(|s| {
+            s.routed(sup.name(), Some(name));
+            pending.trace_id = Some(s.trace_id());
+            s.upstream(sup.name(), Some(name), request.get_meta_mut())
+        });
         let result = sup.forward(request, Some((ctx, self.agent_id()))).await;
+        let word = result.as_ref().map_or_else(failure_outcome, |_| "ok");
+        if let Some(upstream) = upstream {
+            upstream.end(word);
+        }
+        if let Some(span) = span {
+            span.end(word);
+        }
         let activity = self.pool.hub().activity();
         let log_arguments = sup.log_arguments();
         let args = || {
