@@ -15,6 +15,8 @@ use crate::sync::lock;
 
 /// The most entries one transaction takes.
 const BATCH: usize = 4096;
+/// How long the writer gathers entries after the first before it commits.
+const GATHER: Duration = Duration::from_millis(50);
 /// How often the file is trimmed by age and size.
 const TRIM_EVERY: Duration = Duration::from_secs(600);
 /// After this many entries the size is looked at again before the timer.
@@ -73,6 +75,10 @@ pub(super) fn run(
                 return;
             }
         };
+        // What arrives within GATHER of the first entry goes in the same
+        // transaction: one commit for a burst, not one per call. A flush
+        // (shutdown, tests) commits at once.
+        let until = Instant::now() + GATHER;
         let mut next = first;
         while let Some(message) = next.take() {
             match message {
@@ -83,7 +89,11 @@ pub(super) fn run(
             if w.pending.len() >= BATCH {
                 break;
             }
-            next = inbox.try_recv().ok();
+            next = match inbox.try_recv() {
+                Ok(m) => Some(m),
+                Err(_) if !flushes.is_empty() => None,
+                Err(_) => inbox.recv_timeout(until.saturating_duration_since(Instant::now())).ok(),
+            };
         }
         w.commit();
         if w.pending.is_empty() {
