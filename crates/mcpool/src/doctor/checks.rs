@@ -323,6 +323,33 @@ pub async fn port(listen: SocketAddr, token: Option<&str>) -> Port {
     }
 }
 
+/// The activity log: readable, or what is wrong with it (mcpool itself
+/// moves a damaged file aside and starts a new one).
+pub fn activity(profile: &str) -> Check {
+    let path = mcpool_core::activity::file_for(&mcpool_core::paths::data_dir(), profile);
+    if !path.exists() {
+        return Check::ok(
+            "activity",
+            format!("no activity log yet ({} is made when mcpool runs)", path.display()),
+        );
+    }
+    let filter = mcpool_core::activity::Filter {
+        limit: 1,
+        ..Default::default()
+    };
+    match mcpool_core::activity::query_file(&path, &filter) {
+        Ok(page) => Check::ok(
+            "activity",
+            format!("{} readable (newest entry #{})", path.display(), page.last_id),
+        ),
+        Err(sentence) => Check::fail(
+            "activity",
+            sentence,
+            "mcpool moves a damaged file aside and starts a new one when it starts; or move it away yourself",
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -375,32 +402,5 @@ mod tests {
             absent[0].line(),
             "ok   config: no config yet at /nonexistent/config.json"
         );
-    }
-}
-
-/// The activity log: readable, or what is wrong with it (mcpool itself
-/// moves a damaged file aside and starts a new one).
-pub fn activity(profile: &str) -> Check {
-    let path = mcpool_core::activity::file_for(&mcpool_core::paths::data_dir(), profile);
-    if !path.exists() {
-        return Check::ok(
-            "activity",
-            format!("no activity log yet ({} is made when mcpool runs)", path.display()),
-        );
-    }
-    let filter = mcpool_core::activity::Filter {
-        limit: 1,
-        ..Default::default()
-    };
-    match mcpool_core::activity::query_file(&path, &filter) {
-        Ok(page) => Check::ok(
-            "activity",
-            format!("{} readable (newest entry #{})", path.display(), page.last_id),
-        ),
-        Err(sentence) => Check::fail(
-            "activity",
-            sentence,
-            "mcpool moves a damaged file aside and starts a new one when it starts; or move it away yourself",
-        ),
     }
 }
