@@ -206,8 +206,16 @@ pub fn git_describe(repo: &Path) -> String {
 
 /// This program's command line, with the binary shown relative to the repo.
 pub fn invocation() -> String {
+    let program = std::env::args()
+        .next()
+        .and_then(|p| {
+            std::path::Path::new(&p)
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+        })
+        .unwrap_or_else(|| "mcpool-bench".into());
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut line = "target/release/mcpool-bench".to_string();
+    let mut line = format!("target/release/{program}");
     for a in args {
         line.push(' ');
         if a.contains(' ') {
