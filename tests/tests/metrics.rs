@@ -30,11 +30,21 @@ fn wrapped_faulty(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
     Ok(script)
 }
 
-/// The samples of a scrape as the Prometheus client parses them.
+/// The samples of a scrape as the Prometheus client's text parser reads them.
 fn parse(text: &str) -> anyhow::Result<Vec<Value>> {
+    parse_with(text, &[])
+}
+
+/// The same with its OpenMetrics parser.
+fn parse_openmetrics(text: &str) -> anyhow::Result<Vec<Value>> {
+    parse_with(text, &["openmetrics"])
+}
+
+fn parse_with(text: &str, args: &[&str]) -> anyhow::Result<Vec<Value>> {
     use std::io::Write;
     let mut child = std::process::Command::new(python())
         .arg(repo_root().join("tests/py/metrics_check.py"))
+        .args(args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -65,7 +75,18 @@ fn value(samples: &[Value], name: &str, labels: &[(&str, &str)]) -> Option<f64> 
 }
 
 async fn scrape(url: &str, token: Option<&str>) -> anyhow::Result<(u16, String, String)> {
+    scrape_accepting(url, token, None).await
+}
+
+async fn scrape_accepting(
+    url: &str,
+    token: Option<&str>,
+    accept: Option<&str>,
+) -> anyhow::Result<(u16, String, String)> {
     let mut request = reqwest::Client::new().get(url);
+    if let Some(accept) = accept {
+        request = request.header("accept", accept);
+    }
     if let Some(token) = token {
         request = request.bearer_auth(token);
     }
@@ -140,8 +161,31 @@ async fn metrics_count_calls_errors_reconnects_and_cache_hits_and_hold_no_secret
     assert_eq!(status, 401, "/metrics without the token");
     let (status, kind, text) = scrape(&pool.url("/metrics"), Some(&pool.token)).await?;
     assert_eq!(status, 200, "{text}");
-    assert!(kind.starts_with("application/openmetrics-text"), "{kind}");
+    assert!(kind.starts_with("text/plain; version=0.0.4"), "{kind}");
     let samples = parse(&text)?;
+    let counter = samples.iter().find(|s| s["name"] == "mcpool_tool_calls_total").cloned();
+    assert_eq!(counter.map(|s| s["type"].clone()), Some(json!("counter")), "{text}");
+    // OpenMetrics to a scraper that asks for it, as Prometheus does.
+    let (_, om_kind, om) = scrape_accepting(
+        &pool.url("/metrics"),
+        Some(&pool.token),
+        Some("application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"),
+    )
+    .await?;
+    assert!(om_kind.starts_with("application/openmetrics-text"), "{om_kind}");
+    let om_samples = parse_openmetrics(&om)?;
+    assert_eq!(
+        value(
+            &om_samples,
+            "mcpool_tool_calls_total",
+            &[("tool", "echo"), ("outcome", "ok")]
+        ),
+        value(
+            &samples,
+            "mcpool_tool_calls_total",
+            &[("tool", "echo"), ("outcome", "ok")]
+        ),
+    );
     let echo = [("server", "faulty"), ("tool", "echo")];
     let calls = |tool: &str, outcome: &str| {
         value(

@@ -225,8 +225,9 @@ async fn session_end(request: Request, next: Next) -> Response {
 }
 
 /// `GET /metrics`: the Prometheus metrics, behind the token like `/api`.
-async fn metrics_text(State(state): State<AppState>) -> Response {
-    crate::telemetry::scrape::answer(&state.metrics)
+async fn metrics_text(State(state): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+    let accept = headers.get(axum::http::header::ACCEPT).and_then(|h| h.to_str().ok());
+    crate::telemetry::scrape::answer(&state.metrics, accept)
 }
 
 async fn aggregated_mcp(State(state): State<AppState>, request: Request) -> Response {
