@@ -97,6 +97,62 @@ async fn a_runtime_missing_from_path_fails_naming_the_server_and_what_to_install
     Ok(())
 }
 
+/// Whether process `pid` still runs (a zombie no one reaped counts as gone).
+fn running(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rsplit_once(") ").map(|(_, rest)| !rest.starts_with('Z')))
+        .unwrap_or(false)
+}
+
+#[tokio::test]
+async fn a_version_that_hangs_is_stopped_with_the_children_it_started() -> anyhow::Result<()> {
+    let dir = TempDir::new("doctor-hang");
+    let pid_file = dir.path().join("child.pid");
+    // As a launcher that hangs does: `--version` starts a child that holds
+    // the output open, and waits for it.
+    let script = dir.path().join("hangs.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = --version ]; then sleep 300 & echo $! > '{}'; wait; fi\nexec '{}' stdio\n",
+            pid_file.display(),
+            bin("mcpool-faulty").display()
+        ),
+    )?;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    let config = dir.path().join("config.json");
+    std::fs::write(
+        &config,
+        serde_json::to_vec(&json!({"mcpServers": {"slow": {"command": script}}}))?,
+    )?;
+    let (listen, config) = (free_listen()?, config.display().to_string());
+    let o = doctor(dir.path(), &["--config", &config], &[("MCPOOL_LISTEN", &listen)]).await?;
+    let out = stdout(&o);
+    let check = line(&out, "runtime hangs.sh");
+    assert!(
+        check.starts_with("ok   runtime hangs.sh: no version from `--version` within 5 s"),
+        "{out}{}",
+        stderr(&o)
+    );
+    assert!(
+        line(&out, "server slow").starts_with("ok   server slow: connects ("),
+        "{out}"
+    );
+    let pid: i32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
+    let deadline = std::time::Instant::now() + LIMIT;
+    while running(pid) {
+        if std::time::Instant::now() > deadline {
+            // Not left behind by this test either.
+            // SAFETY: the `sleep` this test's script started, by its pid.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            anyhow::bail!("the child `--version` started (pid {pid}) still runs after doctor ended");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_broken_config_names_file_server_and_field() -> anyhow::Result<()> {
     let dir = TempDir::new("doctor-config");
@@ -136,14 +192,7 @@ async fn a_server_down_beside_one_up_and_a_bundle_without_secrets() -> anyhow::R
     let key = new_secret("doctor-keyring");
     let literal = new_secret("doctor-header");
     let argument = format!("argument-{}", new_secret("doctor-argument"));
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "doctor-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", stderr(&o));
+    store_secret(dir.path(), "doctor-key", &key).await?;
     // It prints the key it got to stderr, as careless servers do.
     let (keyed, _log) = key_checking_server(scripts.path(), "keyed", &key, false)?;
     let (_remote, remote_url) = faulty_http(&scripts.path().join("remote.log"), &[]).await?;

@@ -199,17 +199,38 @@ fn runtime_check(command: &str, program: &Program) -> Check {
     }
 }
 
-/// The first line `FILE --version` prints, within [`VERSION_WAIT`].
+/// The first line `FILE --version` prints, within [`VERSION_WAIT`]. It runs
+/// in a process group of its own, and a run past the wait is stopped group
+/// and all: a launcher like `npx` that hangs leaves nothing behind.
 async fn version(file: &Path) -> Option<String> {
-    let run = tokio::process::Command::new(file)
-        .arg("--version")
+    use tokio::io::AsyncReadExt;
+    let mut cmd = tokio::process::Command::new(file);
+    cmd.arg("--version")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(VERSION_WAIT, run).await.ok()?.ok()?;
-    if !output.status.success() {
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd.spawn().ok()?;
+    let group = child.id();
+    let (mut out, mut err) = (child.stdout.take()?, child.stderr.take()?);
+    let run = async {
+        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+        let (read_out, read_err, status) =
+            tokio::join!(out.read_to_end(&mut stdout), err.read_to_end(&mut stderr), child.wait());
+        read_out.ok()?;
+        read_err.ok()?;
+        Some((status.ok()?, stdout, stderr))
+    };
+    let (status, stdout, stderr) = match tokio::time::timeout(VERSION_WAIT, run).await {
+        Ok(done) => done?,
+        Err(_) => {
+            stop_group(group, &mut child).await;
+            return None;
+        }
+    };
+    if !status.success() {
         return None;
     }
     let first = |bytes: &[u8]| {
@@ -219,7 +240,24 @@ async fn version(file: &Path) -> Option<String> {
             .find(|l| !l.is_empty())
             .map(|l| l.chars().take(80).collect::<String>())
     };
-    first(&output.stdout).or_else(|| first(&output.stderr))
+    first(&stdout).or_else(|| first(&stderr))
+}
+
+/// Kills the process group `group` that `child` leads (see [`version`]),
+/// then reaps the child. Should the child itself be gone already, the
+/// group's id stays taken while a process of it lives (it is the one that
+/// holds the pipes open), so no one else's group is hit.
+async fn stop_group(group: Option<u32>, child: &mut tokio::process::Child) {
+    #[cfg(unix)]
+    if let Some(pid) = group.and_then(|id| i32::try_from(id).ok()) {
+        // SAFETY: kill(2) with a negative pid signals only that process group.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = group;
+    let _ = child.kill().await;
 }
 
 /// What answers on the port: nothing, this mcpool (its servers and config
