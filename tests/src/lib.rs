@@ -242,6 +242,18 @@ pub async fn mcpool_cli(
     Ok(tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await??)
 }
 
+/// Stores `value` in the keyring as `name` for the instance in `dir`,
+/// through `mcpool secret set` (the value on stdin, as a user types it).
+pub async fn store_secret(dir: &Path, name: &str, value: &str) -> anyhow::Result<()> {
+    let o = mcpool_cli(dir, &["secret", "set", name], Some(&format!("{value}\n")), &[]).await?;
+    anyhow::ensure!(
+        o.status.success(),
+        "mcpool secret set {name}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Ok(())
+}
+
 impl Mcpool {
     pub async fn start(config: Value) -> anyhow::Result<Self> {
         Self::start_with(config, &[]).await

@@ -104,6 +104,23 @@ fn salted(secret: &str) -> String {
     hex::encode(Sha256::digest(format!("{SALT}{secret}").as_bytes()))
 }
 
+/// `dir/f.sh`: the fault server over stdio, which first prints its
+/// `$SERVICE_TOKEN` to stderr as careless servers do, then
+/// `listening on stdio`.
+pub fn token_printing_server(dir: &Path) -> anyhow::Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("f.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho \"starting with SERVICE_TOKEN=$SERVICE_TOKEN\" >&2\necho 'listening on stdio' >&2\nexec '{}' stdio\n",
+            crate::bin("mcpool-faulty").display()
+        ),
+    )?;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    Ok(script)
+}
+
 /// A stdio server that starts only when `$API_KEY` is `secret` (checked by
 /// a salted digest), printing the key it got to stderr as careless servers
 /// do. With `exit_anyway` it prints the key and exits 1 even so. Answers

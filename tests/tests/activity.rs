@@ -65,14 +65,7 @@ async fn every_request_and_event_is_kept_filtered_followed_and_survives_kill_9()
     let key = new_secret("activity-key");
     let argument = format!("argument-{}", new_secret("quiet"));
     let logged = format!("logged-{}", new_secret("verbose"));
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "act-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store_secret(dir.path(), "act-key", &key).await?;
     let mut quiet = faulty_stdio(&logs.path().join("quiet.log"), &[]);
     quiet["env"] = json!({"API_KEY": "${keyring:act-key}"});
     let mut verbose = faulty_stdio(&logs.path().join("verbose.log"), &[]);

@@ -5,11 +5,10 @@
 //! up in Recent calls without its argument. The browser side is
 //! tests/ui/activity.mjs.
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use mcpool_tests::browser::BrowserScript;
-use mcpool_tests::secrets::new_secret;
+use mcpool_tests::secrets::{new_secret, token_printing_server};
 use mcpool_tests::*;
 use serde_json::json;
 
@@ -20,15 +19,7 @@ async fn countdown_stderr_last_connected_and_calls_in_a_real_browser() -> anyhow
     let dir = TempDir::new("dashboard-activity");
     let secret = new_secret("literal");
     let argument = format!("argument-{}", new_secret("argument"));
-    let script = dir.path().join("f.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho \"starting with SERVICE_TOKEN=$SERVICE_TOKEN\" >&2\necho 'listening on stdio' >&2\nexec '{}' stdio\n",
-            bin("mcpool-faulty").display()
-        ),
-    )?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    let script = token_printing_server(dir.path())?;
     let (_limited, limited_url) = faulty_http(&dir.path().join("limited.log"), &[]).await?;
     control(&limited_url, json!({"mode": "429", "retry_after": 120})).await?;
     let pool = Mcpool::start(json!({"mcpServers": {

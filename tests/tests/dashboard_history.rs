@@ -21,14 +21,7 @@ async fn the_activity_view_filters_live_entries_and_cards_plot_calls_and_drops()
     let logs = TempDir::new("dashboard-history-logs");
     let key = new_secret("history-key");
     let argument = format!("argument-{}", new_secret("history"));
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "hist-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store_secret(dir.path(), "hist-key", &key).await?;
     let mut f = faulty_stdio(&logs.path().join("f.log"), &[]);
     f["env"] = json!({"API_KEY": "${keyring:hist-key}"});
     let pool = Mcpool::start_in(dir, json!({"mcpServers": {"f": f}}), &[]).await?;

@@ -5,11 +5,10 @@
 //! screenshot is written there as `logs.png` (docs/screenshots/ holds the
 //! committed one); else into the test's temp dir.
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use mcpool_tests::browser::BrowserScript;
-use mcpool_tests::secrets::new_secret;
+use mcpool_tests::secrets::{new_secret, token_printing_server};
 use mcpool_tests::*;
 use serde_json::json;
 
@@ -19,15 +18,7 @@ const LIMIT: Duration = Duration::from_secs(20);
 async fn the_log_panel_shows_follows_filters_and_downloads() -> anyhow::Result<()> {
     let dir = TempDir::new("dashboard-logs");
     let secret = new_secret("literal");
-    let script = dir.path().join("f.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\necho \"starting with SERVICE_TOKEN=$SERVICE_TOKEN\" >&2\necho 'listening on stdio' >&2\nexec '{}' stdio\n",
-            bin("mcpool-faulty").display()
-        ),
-    )?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    let script = token_printing_server(dir.path())?;
     let pool = Mcpool::start(json!({"mcpServers": {
         "f": {"command": script, "env": {"SERVICE_TOKEN": secret}},
     }}))

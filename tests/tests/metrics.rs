@@ -122,14 +122,7 @@ async fn metrics_count_calls_errors_reconnects_and_cache_hits_and_hold_no_secret
     let scripts = TempDir::new("metrics-bin");
     let key = new_secret("metrics-keyring");
     let argument = format!("argument-{}", new_secret("metrics-argument"));
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "metrics-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store_secret(dir.path(), "metrics-key", &key).await?;
     let mut pool = Mcpool::start_in(
         dir,
         json!({"mcpServers": {

@@ -50,14 +50,7 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
     let stateless_log = work.path().join("stateless.log");
     let key = new_secret("otlp-keyring");
     let argument = format!("argument-{}", new_secret("otlp-argument"));
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "otlp-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store_secret(dir.path(), "otlp-key", &key).await?;
     let mut pool = Mcpool::start_in(
         dir,
         json!({"mcpServers": {

@@ -54,14 +54,7 @@ async fn the_dashboard_data_names_calls_and_timings_and_shows_a_redacted_stderr_
     let literal = new_secret("literal");
     // Passed as an argument only: it must never come back from /api.
     let argument = format!("argument-{}", new_secret("argument"));
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "chatty-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store_secret(dir.path(), "chatty-key", &key).await?;
     let (_limited, limited_url) = faulty_http(&scripts.path().join("limited.log"), &[]).await?;
     control(&limited_url, json!({"mode": "429", "retry_after": 120})).await?;
     let before_start = rfc3339(SystemTime::now());

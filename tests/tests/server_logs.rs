@@ -62,14 +62,7 @@ async fn a_servers_log_shows_stderr_and_mcpool_lines_live_bounded_and_redacted()
     let bin_dir = TempDir::new("logs-bin");
     let dir = TempDir::new("logs");
     let key = new_secret("logs-key");
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "svc-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store_secret(dir.path(), "svc-key", &key).await?;
     let (svc, _) = key_checking_server(bin_dir.path(), "svc", &key, false)?;
     let noisy = noisy_server(bin_dir.path())?;
     let pool = Mcpool::start_in(

@@ -48,14 +48,7 @@ async fn a_secret_a_connected_server_prints_never_reaches_api_events_status_or_a
     let key = new_secret("keyring");
     let literal = new_secret("literal");
     let in_url = new_secret("query");
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "leaky-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store_secret(dir.path(), "leaky-key", &key).await?;
     let closed = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     let pool = Mcpool::start_in(
         dir,
@@ -171,14 +164,7 @@ async fn a_64_kb_error_body_becomes_a_short_excerpt_and_the_rest_goes_to_the_log
 async fn a_secret_the_excerpt_would_cut_leaves_no_piece_behind() -> anyhow::Result<()> {
     let dir = TempDir::new("cut-secret");
     let key = new_secret("cut-keyring");
-    let o = mcpool_cli(
-        dir.path(),
-        &["secret", "set", "echoed-key"],
-        Some(&format!("{key}\n")),
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    store_secret(dir.path(), "echoed-key", &key).await?;
     let (_remote, url) = faulty_http(&dir.path().join("remote.log"), &[]).await?;
     let pool = Mcpool::start_in(
         dir,

@@ -9,38 +9,11 @@
 // `STEP ready` waits for `called` on stdin. Prints `OK` at the end; any
 // failure exits non-zero.
 
-import { createInterface } from 'node:readline';
+import { check, waitForTest, withBrowser } from './lib.mjs';
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, SCREENSHOT, SECRET, ARGUMENT } = process.env;
-const rl = createInterface({ input: process.stdin });
-const lines = rl[Symbol.asyncIterator]();
+const { LINK, SCREENSHOT, SECRET, ARGUMENT } = process.env;
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-async function waitForTest(expected) {
-  const { value, done } = await lines.next();
-  if (done || value.trim() !== expected) throw new Error(`expected '${expected}' from the test, got '${value}'`);
-}
-
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1100, height: 900 },
-  colorScheme: 'light',
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({}, async (page, problems) => {
   await page.goto(LINK);
 
   // The config's problem comes first on the page, by file, server and field.
@@ -106,7 +79,4 @@ try {
 
   check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  rl.close();
-  await context.close();
-}
+});

@@ -3,28 +3,11 @@
 // never show in the page), PLAYWRIGHT_CORE, USER_DATA_DIR. Prints `OK` at
 // the end; any failure exits non-zero.
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, TOKEN, USER_DATA_DIR } = process.env;
+import { check, withBrowser } from './lib.mjs';
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
+const { LINK, TOKEN } = process.env;
 
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  ],
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({ viewport: { width: 1280, height: 720 } }, async (page, problems) => {
   await page.goto(LINK);
 
   // Cursor is on this machine (~/.cursor exists): it gets a button; VS Code is not.
@@ -46,6 +29,4 @@ try {
   check(!(await page.content()).includes(TOKEN), 'the page never shows the token');
   check(problems.length === 0, `no page errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  await context.close();
-}
+}, { keep: () => false });

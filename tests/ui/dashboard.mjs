@@ -7,46 +7,17 @@
 // the test must act (crash the server through an agent), waits for one
 // line on stdin. Prints `OK` at the end; any failure exits non-zero.
 
-import { createInterface } from 'node:readline';
+import { check, waitForTest, withBrowser } from './lib.mjs';
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, TOKEN, SCREENSHOT, USER_DATA_DIR } = process.env;
+const { LINK, TOKEN, SCREENSHOT } = process.env;
 const origin = new URL(LINK).origin;
-const rl = createInterface({ input: process.stdin });
-const lines = rl[Symbol.asyncIterator]();
 
 function step(name) {
   console.log(`STEP ${name}`);
 }
 
-async function waitForTest(expected) {
-  const { value, done } = await lines.next();
-  if (done || value.trim() !== expected) throw new Error(`expected '${expected}' from the test, got '${value}'`);
-}
-
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  ],
-  viewport: { width: 1100, height: 520 },
-  colorScheme: 'light',
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
+await withBrowser({ viewport: { width: 1100, height: 520 } }, async (page, problems, context) => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
 
   // The one-time link signs in and lands on /ui.
   const landed = await page.goto(LINK);
@@ -149,7 +120,4 @@ try {
   const errors = problems.filter((p) => !/401|Unauthorized/.test(p));
   check(errors.length === 0, `no page errors: ${errors.join('; ')}`);
   console.log('OK');
-} finally {
-  rl.close();
-  await context.close();
-}
+});

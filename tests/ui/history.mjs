@@ -35,13 +35,11 @@ await withBrowser({ viewport: { width: 1200, height: 1000 } }, async (page, prob
   check(/\d+ ms|\d(\.\d)? s/.test(newest[4]), `a duration: ${newest[4]}`);
 
   // Filters, as /api/activity has them.
-  console.error('live rows seen');
   await page.selectOption('#activity-outcome', 'error');
   await page.waitForFunction(() => {
     const rows = [...document.querySelectorAll('#activity-list tbody tr')];
     return rows.length === 1 && rows[0].dataset.ok === 'false';
   });
-  console.error('outcome filter seen');
   await page.selectOption('#activity-outcome', '');
   await page.selectOption('#activity-kind', 'tool');
   await page.fill('#activity-tool', 'echo');

@@ -8,39 +8,11 @@
 // URL (its remote), TOKEN (the secret its header needs). Prints `STEP
 // <name>` lines and `OK`; after each STEP waits for `checked` on stdin.
 
-import { createInterface } from 'node:readline';
+import { check, step, withBrowser } from './lib.mjs';
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, NAME, URL: REMOTE, TOKEN } = process.env;
-const rl = createInterface({ input: process.stdin });
-const lines = rl[Symbol.asyncIterator]();
+const { LINK, NAME, URL: REMOTE, TOKEN } = process.env;
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-async function step(name) {
-  console.log(`STEP ${name}`);
-  const { value, done } = await lines.next();
-  if (done || value.trim() !== 'checked') throw new Error(`expected 'checked' after ${name}, got '${value}'`);
-}
-
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1100, height: 900 },
-  colorScheme: 'light',
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' && !m.text().includes('net::ERR_ABORTED')) problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({}, async (page, problems) => {
   await page.goto(LINK);
   await page.locator('#servers .empty').waitFor();
 
@@ -98,7 +70,4 @@ try {
 
   check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  rl.close();
-  await context.close();
-}
+}, { keep: (text) => !text.includes('net::ERR_ABORTED') });

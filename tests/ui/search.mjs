@@ -12,44 +12,14 @@
 // switched the config to toolListing search; the reload's `config` event
 // refreshes the dashboard). Any failure exits non-zero.
 
-import { createInterface } from 'node:readline';
+import { check, waitForTest, withBrowser } from './lib.mjs';
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, SCREENSHOT } = process.env;
-const rl = createInterface({ input: process.stdin });
-const lines = rl[Symbol.asyncIterator]();
+const { LINK, SCREENSHOT } = process.env;
 const number = (n) => new Intl.NumberFormat('en-US').format(n);
 const approx = (n) => `≈ ${number(n)} token${n === 1 ? '' : 's'}`;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-async function waitForTest(expected) {
-  const { value, done } = await lines.next();
-  if (done || value.trim() !== expected) throw new Error(`expected '${expected}' from the test, got '${value}'`);
-}
-
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1100, height: 900 },
-  colorScheme: 'light',
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('console', (m) => {
-    // The stale search the page aborts on purpose is no problem.
-    if (m.type() === 'error' && !m.text().includes('net::ERR_ABORTED')) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({}, async (page, problems) => {
   // Every search the page asks, by query; the one for `echo` is held back.
   const asked = [];
   await page.route('**/api/tools/search?**', async (route) => {
@@ -182,7 +152,5 @@ try {
 
   check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  rl.close();
-  await context.close();
-}
+  // The stale search the page aborts on purpose is no problem.
+}, { keep: (text) => !text.includes('net::ERR_ABORTED') });

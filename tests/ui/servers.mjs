@@ -15,43 +15,12 @@
 // changed k's args in the file behind the open form). Any failure exits
 // non-zero.
 
-import { createInterface } from 'node:readline';
+import { check, step, withBrowser } from './lib.mjs';
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, SCREENSHOT, COMMAND, SECRET, EVERYTHING } = process.env;
-const rl = createInterface({ input: process.stdin });
-const lines = rl[Symbol.asyncIterator]();
+const { LINK, SCREENSHOT, COMMAND, SECRET, EVERYTHING } = process.env;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-async function step(name) {
-  console.log(`STEP ${name}`);
-  const { value, done } = await lines.next();
-  if (done || value.trim() !== 'checked') throw new Error(`expected 'checked' from the test after ${name}, got '${value}'`);
-}
-
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1100, height: 900 },
-  colorScheme: 'light',
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('console', (m) => {
-    // A refused save is an HTTP 400 the page shows; the browser logs it too.
-    if (m.type() === 'error' && !/status of 4(00|09)/.test(m.text())) problems.push(m.text());
-  });
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({}, async (page, problems) => {
   // The test takes a moment, so that its progress shows.
   await page.route('**/api/servers/test', async (route) => {
     await sleep(800);
@@ -217,7 +186,5 @@ try {
 
   check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  rl.close();
-  await context.close();
-}
+  // A refused save is an HTTP 400 the page shows; the browser logs it too.
+}, { keep: (text) => !/status of 4(00|09)/.test(text) });

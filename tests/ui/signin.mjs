@@ -9,32 +9,15 @@
 // USER_DATA_DIR, SERVER (the server's name). Prints `STEP <name>` lines and
 // `OK` at the end; any failure exits non-zero.
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, SERVER } = process.env;
+import { check, withBrowser } from './lib.mjs';
+
+const { LINK, SERVER } = process.env;
 
 function step(name) {
   console.log(`STEP ${name}`);
 }
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
-
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  ],
-  timeout: 30_000,
-});
-context.setDefaultTimeout(20_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({ viewport: { width: 1280, height: 720 } }, async (page, problems, context) => {
   await page.goto(LINK);
   const card = page.locator(`article.card[data-server="${SERVER}"]`);
   await card.and(page.locator('[data-status="needs_auth"]')).waitFor();
@@ -63,6 +46,4 @@ try {
 
   check(problems.length === 0, `no page errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  await context.close();
-}
+}, { keep: () => false, defaultTimeout: 20_000 });

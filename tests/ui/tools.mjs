@@ -7,29 +7,11 @@
 // USER_DATA_DIR, SCREENSHOT. Prints `STEP <name>` lines and `OK` at the end;
 // any failure exits non-zero.
 
-const { chromium } = await import(process.env.PLAYWRIGHT_CORE || 'playwright-core');
-const { LINK, USER_DATA_DIR, SCREENSHOT } = process.env;
+import { check, withBrowser } from './lib.mjs';
 
-function check(cond, what) {
-  if (!cond) throw new Error(`check failed: ${what}`);
-}
+const { LINK, SCREENSHOT } = process.env;
 
-const context = await chromium.launchPersistentContext(USER_DATA_DIR, {
-  executablePath: '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-  viewport: { width: 1100, height: 900 },
-  colorScheme: 'light',
-  timeout: 30_000,
-});
-context.setDefaultTimeout(15_000);
-
-try {
-  const page = context.pages()[0] || (await context.newPage());
-  const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
-  page.on('pageerror', (e) => problems.push(String(e)));
+await withBrowser({}, async (page, problems) => {
   await page.goto(LINK);
 
   const card = page.locator('article.card[data-server="f"]');
@@ -73,6 +55,4 @@ try {
 
   check(problems.length === 0, `no console errors: ${problems.join('; ')}`);
   console.log('OK');
-} finally {
-  await context.close();
-}
+});

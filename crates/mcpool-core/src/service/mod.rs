@@ -4,9 +4,9 @@
 //! [`Service::shutdown`].
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use axum::serve::ListenerExt;
 use tokio::task::JoinHandle;
@@ -19,11 +19,11 @@ use crate::endpoint::{self, EndpointOptions, SessionOptions};
 use crate::pool::{Pool, PoolOptions};
 use crate::secrets::{self, Keyring};
 use crate::token::{self, TokenError};
-use crate::wake::{self, gate::DnsTcp, healer::HealConfig};
 use crate::{config, paths};
 
-/// How often the config file is checked for changes.
-const CONFIG_POLL: Duration = Duration::from_secs(2);
+mod background;
+use background::{flush_usage, follow_config, stamp, start_healing};
+
 /// How long open agent streams get to finish at shutdown.
 const DRAIN: Duration = Duration::from_secs(3);
 
@@ -463,71 +463,6 @@ pub async fn stop_requested() -> std::io::Result<()> {
     }
     #[cfg(not(unix))]
     tokio::signal::ctrl_c().await
-}
-
-/// Sleep, wake and network changes heal the pool by themselves (rule 11).
-/// Writes the tool call counts every [`crate::usage::FLUSH_EVERY`] while
-/// they change, until shutdown (which writes them once more).
-async fn flush_usage(pool: Pool, stop: CancellationToken) {
-    let mut tick = tokio::time::interval(crate::usage::FLUSH_EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            _ = tick.tick() => {
-                let pool = pool.clone();
-                let _ = tokio::task::spawn_blocking(move || pool.flush_usage()).await;
-            }
-        }
-    }
-}
-
-fn start_healing(pool: &Pool, window: Option<Duration>, stop: &CancellationToken) {
-    let mut config = HealConfig::default();
-    if let Some(window) = window {
-        config.window = window;
-    }
-    let events = wake::spawn(wake::platform_watchers(), stop.clone());
-    tokio::spawn(wake::driver::run(
-        pool.clone(),
-        events,
-        Arc::new(DnsTcp),
-        config,
-        stop.clone(),
-    ));
-}
-
-/// Applies the config file whenever it changes, until `stop`.
-async fn follow_config(pool: Pool, path: PathBuf, mut seen: Option<(SystemTime, u64)>, stop: CancellationToken) {
-    let mut poll = tokio::time::interval(CONFIG_POLL);
-    poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    loop {
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            _ = poll.tick() => {
-                let now = stamp(&path);
-                if now != seen {
-                    seen = now;
-                    reload(&pool, &path);
-                }
-            }
-        }
-    }
-}
-
-fn reload(pool: &Pool, path: &Path) {
-    let loaded = config::load(path);
-    match &loaded {
-        Ok(c) => tracing::info!("config changed: {} servers", c.servers.len()),
-        // A half-written or broken file never takes the running servers down.
-        Err(problem) => tracing::error!("{problem}; keeping the servers that are running"),
-    }
-    pool.config_loaded(path, loaded.as_ref());
-}
-
-fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
 }
 
 #[cfg(test)]
