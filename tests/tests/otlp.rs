@@ -4,8 +4,9 @@
 //! `tools/call`, continuing the trace of the `traceparent` the agent sent
 //! in `_meta`, and its CLIENT child for the upstream request, whose
 //! `traceparent` the server (the Python SDK's FastMCP, echoing its
-//! request's `_meta`) received; the metrics arrive too; a keyring secret
-//! and a tool argument are in nothing exported.
+//! request's `_meta`) received; a prompt get and a resource read are traced
+//! the same way; the metrics arrive too; a keyring secret and a tool or
+//! prompt argument are in nothing exported.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -69,6 +70,7 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
     )
     .await?;
     pool.wait_status("meta", "connected", LIMIT).await?;
+    pool.wait_status("stateless", "connected", LIMIT).await?;
     let session = RawSession::open(&pool, "/mcp").await?;
     let reply = session
         .send(json!({
@@ -89,6 +91,22 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
         !received.contains(AGENT_SPAN),
         "the server's parent is mcpool's span: {received}"
     );
+
+    // A prompt get and a resource read: traces of their own (no traceparent).
+    for (id, method, params) in [
+        (
+            8,
+            "prompts/get",
+            json!({"name": "stateless__greet", "arguments": {"name": argument}}),
+        ),
+        (9, "resources/read", json!({"uri": "faulty://static/hello"})),
+    ] {
+        let reply = session
+            .send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await?;
+        let message = reply.message.unwrap_or_default();
+        assert!(message.get("result").is_some(), "{method}: {message}");
+    }
 
     // The activity log names the trace the call ran under.
     let deadline = tokio::time::Instant::now() + LIMIT;
@@ -114,7 +132,7 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
     while tokio::time::Instant::now() < deadline {
         seen = lines(&out);
         let spans = seen.iter().filter(|l| l["type"] == "span").count();
-        if spans >= 2 && seen.iter().any(|l| l["type"] == "metric") {
+        if spans >= 6 && seen.iter().any(|l| l["type"] == "metric") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -148,6 +166,28 @@ async fn a_tool_call_is_traced_from_the_agents_traceparent_to_the_upstream() -> 
         format!("00-{TRACE}-{client_span}-01"),
         "the server got the CLIENT span"
     );
+
+    for (name, attribute, value) in [
+        ("prompts/get greet", "gen_ai.prompt.name", "greet"),
+        ("resources/read", "mcp.resource.uri", "faulty://static/hello"),
+    ] {
+        let agent_span = spans
+            .iter()
+            .find(|s| s["kind"] == SERVER && s["name"] == name)
+            .ok_or_else(|| anyhow::anyhow!("no agent span {name} in {spans:?}"))?;
+        let attributes = &agent_span["attributes"];
+        assert_eq!(attributes["mcpool.server"], "stateless", "{agent_span}");
+        assert_eq!(attributes[attribute], value, "{agent_span}");
+        assert_eq!(attributes["mcpool.outcome"], "ok", "{agent_span}");
+        assert_ne!(agent_span["trace_id"], TRACE, "a trace of its own: {agent_span}");
+        let upstream = spans
+            .iter()
+            .find(|s| s["kind"] == CLIENT && s["parent_span_id"] == agent_span["span_id"])
+            .ok_or_else(|| anyhow::anyhow!("no upstream span under {agent_span} in {spans:?}"))?;
+        assert_eq!(upstream["trace_id"], agent_span["trace_id"], "{upstream}");
+        assert_eq!(upstream["attributes"]["mcpool.server"], "stateless", "{upstream}");
+        assert_eq!(upstream["name"], name, "{upstream}");
+    }
 
     let metrics: Vec<&Value> = seen.iter().filter(|l| l["type"] == "metric").collect();
     let calls = metrics
