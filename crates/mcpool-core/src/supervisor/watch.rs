@@ -37,7 +37,16 @@ impl Supervisor {
                     Err(e) => format!("the connection task failed: {e}"),
                 },
             };
-            let tail = stderr.map(|s| s.tail()).unwrap_or_default();
+            // The exit can be seen before the stderr reader has read the
+            // process's last words; give the pipe a moment to close (a
+            // child of the process may hold it open, hence the bound).
+            let tail = match stderr {
+                Some(stderr) => {
+                    stderr.wait_closed(Duration::from_millis(300)).await;
+                    stderr.tail()
+                }
+                None => Vec::new(),
+            };
             this.dropped(generation, &crate::stderr_tail::with_stderr(&reason, &tail));
         });
         let this = Arc::downgrade(self);
