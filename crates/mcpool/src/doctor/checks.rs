@@ -10,6 +10,7 @@ use mcpool_core::config::{Config, ConfigProblem, ServerSpec, TransportSpec};
 use mcpool_core::registry::runtime;
 use mcpool_core::secrets::{SecretStore, TOKEN_ENTRY};
 use mcpool_core::service::Setup;
+use mcpool_core::upstream::stdio;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -199,65 +200,45 @@ fn runtime_check(command: &str, program: &Program) -> Check {
     }
 }
 
-/// The first line `FILE --version` prints, within [`VERSION_WAIT`]. It runs
-/// in a process group of its own, and a run past the wait is stopped group
-/// and all: a launcher like `npx` that hangs leaves nothing behind.
+/// The first line `FILE --version` prints, within [`VERSION_WAIT`]. It
+/// runs as a local server does (core's `upstream::stdio`: a process group
+/// of its own, watched by the guardian), so a launcher like `npx` that
+/// hangs is stopped group and all and leaves nothing behind.
 async fn version(file: &Path) -> Option<String> {
     use tokio::io::AsyncReadExt;
-    let mut cmd = tokio::process::Command::new(file);
-    cmd.arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
-    let mut child = cmd.spawn().ok()?;
-    let group = child.id();
-    let (mut out, mut err) = (child.stdout.take()?, child.stderr.take()?);
+    let spec = TransportSpec::Stdio {
+        command: file.to_string_lossy().into_owned(),
+        args: vec!["--version".into()],
+        env: BTreeMap::new(),
+        cwd: None,
+    };
+    let stdio::Spawned {
+        group,
+        mut stdout,
+        stdin,
+        stderr,
+    } = stdio::spawn(&spec, None).ok()?;
+    drop(stdin);
     let run = async {
-        let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-        let (read_out, read_err, status) =
-            tokio::join!(out.read_to_end(&mut stdout), err.read_to_end(&mut stderr), child.wait());
-        read_out.ok()?;
-        read_err.ok()?;
-        Some((status.ok()?, stdout, stderr))
+        let mut out = Vec::new();
+        stdout.read_to_end(&mut out).await.ok()?;
+        let status = group.wait_exit(VERSION_WAIT).await?;
+        stderr.wait_closed(VERSION_WAIT).await;
+        Some((status, out))
     };
-    let (status, stdout, stderr) = match tokio::time::timeout(VERSION_WAIT, run).await {
-        Ok(done) => done?,
-        Err(_) => {
-            stop_group(group, &mut child).await;
-            return None;
-        }
-    };
+    // Past the wait, dropping `group` kills the whole group.
+    let (status, out) = tokio::time::timeout(VERSION_WAIT, run).await.ok()??;
     if !status.success() {
         return None;
     }
-    let first = |bytes: &[u8]| {
-        String::from_utf8_lossy(bytes)
-            .lines()
+    let first = |lines: &mut dyn Iterator<Item = &str>| {
+        lines
             .map(str::trim)
             .find(|l| !l.is_empty())
             .map(|l| l.chars().take(80).collect::<String>())
     };
-    first(&stdout).or_else(|| first(&stderr))
-}
-
-/// Kills the process group `group` that `child` leads (see [`version`]),
-/// then reaps the child. Should the child itself be gone already, the
-/// group's id stays taken while a process of it lives (it is the one that
-/// holds the pipes open), so no one else's group is hit.
-async fn stop_group(group: Option<u32>, child: &mut tokio::process::Child) {
-    #[cfg(unix)]
-    if let Some(pid) = group.and_then(|id| i32::try_from(id).ok()) {
-        // SAFETY: kill(2) with a negative pid signals only that process group.
-        unsafe {
-            libc::kill(-pid, libc::SIGKILL);
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = group;
-    let _ = child.kill().await;
+    let tail = stderr.tail();
+    first(&mut String::from_utf8_lossy(&out).lines()).or_else(|| first(&mut tail.iter().map(String::as_str)))
 }
 
 /// What answers on the port: nothing, this mcpool (its servers and config
