@@ -100,6 +100,14 @@ impl StderrTail {
         let mut rx = self.closed.subscribe();
         let _ = tokio::time::timeout(limit, rx.wait_for(|c| *c)).await;
     }
+
+    /// The tail once the stream has ended, or after `limit` (a child of the
+    /// process may hold the pipe open): a process's last words, read after
+    /// its exit was seen.
+    pub async fn last_words(&self, limit: std::time::Duration) -> Vec<String> {
+        self.wait_closed(limit).await;
+        self.tail()
+    }
 }
 
 /// Joins a reason and a stderr tail into one error text.

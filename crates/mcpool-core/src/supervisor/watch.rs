@@ -38,13 +38,9 @@ impl Supervisor {
                 },
             };
             // The exit can be seen before the stderr reader has read the
-            // process's last words; give the pipe a moment to close (a
-            // child of the process may hold it open, hence the bound).
+            // process's last words.
             let tail = match stderr {
-                Some(stderr) => {
-                    stderr.wait_closed(Duration::from_millis(300)).await;
-                    stderr.tail()
-                }
+                Some(stderr) => stderr.last_words(Duration::from_millis(300)).await,
                 None => Vec::new(),
             };
             this.dropped(generation, &crate::stderr_tail::with_stderr(&reason, &tail));

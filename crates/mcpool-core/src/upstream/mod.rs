@@ -167,10 +167,9 @@ async fn local(
                 None => chain_text(&e),
             };
             group.stop(stdio::STOP_GRACE).await;
-            spawned.stderr.wait_closed(Duration::from_millis(300)).await;
             Err(ConnectError::Exited {
                 reason,
-                stderr: spawned.stderr.tail(),
+                stderr: spawned.stderr.last_words(Duration::from_millis(300)).await,
             })
         }
     }

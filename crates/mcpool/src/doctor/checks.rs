@@ -223,11 +223,10 @@ async fn version(file: &Path) -> Option<String> {
         let mut out = Vec::new();
         stdout.read_to_end(&mut out).await.ok()?;
         let status = group.wait_exit(VERSION_WAIT).await?;
-        stderr.wait_closed(VERSION_WAIT).await;
-        Some((status, out))
+        Some((status, out, stderr.last_words(VERSION_WAIT).await))
     };
     // Past the wait, dropping `group` kills the whole group.
-    let (status, out) = tokio::time::timeout(VERSION_WAIT, run).await.ok()??;
+    let (status, out, tail) = tokio::time::timeout(VERSION_WAIT, run).await.ok()??;
     if !status.success() {
         return None;
     }
@@ -237,7 +236,6 @@ async fn version(file: &Path) -> Option<String> {
             .find(|l| !l.is_empty())
             .map(|l| l.chars().take(80).collect::<String>())
     };
-    let tail = stderr.tail();
     first(&mut String::from_utf8_lossy(&out).lines()).or_else(|| first(&mut tail.iter().map(String::as_str)))
 }
 
