@@ -31,7 +31,13 @@ pub use agent::*;
 pub use process::{first_line, listening_port};
 
 /// The directory holding the workspace's built binaries.
+/// Where the programs under test are: `MCPOOL_TEST_BIN_DIR` when set (two
+/// worktrees that share one target dir keep their programs apart so),
+/// else the target dir the test runs from.
 pub fn bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("MCPOOL_TEST_BIN_DIR") {
+        return PathBuf::from(dir);
+    }
     let exe = std::env::current_exe().expect("test executable path");
     // target/debug/deps/<test> -> target/debug
     exe.parent().and_then(Path::parent).expect("target dir").to_path_buf()
