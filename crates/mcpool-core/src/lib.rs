@@ -11,6 +11,7 @@ pub mod config;
 pub mod editing;
 pub mod endpoint;
 pub mod errors;
+pub mod file_lock;
 pub mod guardian;
 pub mod hub;
 pub mod import;

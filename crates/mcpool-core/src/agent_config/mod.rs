@@ -350,6 +350,9 @@ pub enum WriteError {
     Changed { path: PathBuf },
     #[error("cannot write {}: {source}", path.display())]
     Write { path: PathBuf, source: std::io::Error },
+    /// The file's lock could not be had (the sentence names the file).
+    #[error("{0}")]
+    Locked(String),
 }
 
 /// The edit of one file's text: the new text and what changed.
@@ -469,8 +472,9 @@ pub struct Written {
 
 /// Writes the plan: the original to its backup first (same mode), then the
 /// new text atomically (same mode, less group and others' bits once it
-/// holds the token; 0600 for a new file). Refuses when the
-/// file changed since the plan was made. An up-to-date plan writes nothing.
+/// holds the token; 0600 for a new file), holding the file's lock
+/// (file_lock.rs) throughout. Refuses when the file changed since the plan
+/// was made. An up-to-date plan writes nothing.
 pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
     if plan.up_to_date() {
         return Ok(Written { backup: None });
@@ -479,6 +483,10 @@ pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
         let path = path.to_path_buf();
         move |source| WriteError::Write { path, source }
     };
+    // Another `connect --write` (or the dashboard's "Add to") waits here,
+    // then finds the file changed and says so, rather than writing over it.
+    let _held = crate::file_lock::FileLock::acquire(&plan.target, crate::file_lock::WAIT)
+        .map_err(|e| WriteError::Locked(e.to_string()))?;
     let now = match std::fs::read_to_string(&plan.target) {
         Ok(text) => Some(text),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

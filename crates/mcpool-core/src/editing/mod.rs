@@ -4,9 +4,11 @@
 //! `${keyring:NAME}` references in the file.
 //!
 //! The file stays the source of truth: the running pool picks every write up
-//! through its config watcher. A write reads the file, edits the text and,
-//! just before replacing it, reads it again; a hand edit in between makes
-//! the edit start over on the new text, so neither is lost.
+//! through its config watcher. A write holds the config's lock (shared by
+//! every program of mcpool's that writes it), reads the file, edits the
+//! text and, just before replacing it, reads it again; a hand edit in
+//! between (an editor takes no lock) makes the edit start over on the new
+//! text, so neither is lost.
 
 mod check;
 #[cfg(test)]
@@ -300,12 +302,18 @@ fn replace(path: &Path, original: Option<&str>, edited: &str) -> Result<Option<O
 
 /// Runs `edit` on the file's current text and writes the result, starting
 /// over when the file changed in between. Every write of the config goes
-/// through here (the dashboard's tool switches too).
+/// through here (the dashboard's tool switches too), holding the config's
+/// lock (file_lock.rs) from the read to the replace, so that two of
+/// mcpool's programs never write over each other's edit.
 pub(crate) fn write_with<T>(
     path: &Path,
     mut edit: impl FnMut(Option<&str>) -> Result<(String, T), EditError>,
 ) -> Result<(Option<PathBuf>, T), EditError> {
     let _turn = crate::sync::lock(&WRITING);
+    let _held = crate::file_lock::FileLock::acquire(path, crate::file_lock::WAIT).map_err(|e| match e {
+        crate::file_lock::LockError::Busy { .. } => EditError::Conflict(e.to_string()),
+        crate::file_lock::LockError::Io { .. } => EditError::Failed(e.to_string()),
+    })?;
     for _ in 0..ATTEMPTS {
         let original = read(path)?;
         let (edited, extra) = edit(original.as_deref())?;

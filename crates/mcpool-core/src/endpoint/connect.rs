@@ -144,9 +144,12 @@ pub async fn write(State(state): State<AppState>, Path(name): Path<String>, head
             }))
             .into_response()
         }
-        Ok(Err(e @ (WriteError::Parse { .. } | WriteError::Shape { .. } | WriteError::Changed { .. }))) => {
-            (StatusCode::CONFLICT, Json(json!({"error": e.to_string()}))).into_response()
-        }
+        Ok(Err(
+            e @ (WriteError::Parse { .. }
+            | WriteError::Shape { .. }
+            | WriteError::Changed { .. }
+            | WriteError::Locked(_)),
+        )) => (StatusCode::CONFLICT, Json(json!({"error": e.to_string()}))).into_response(),
         Ok(Err(e)) => (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": e.to_string()}))).into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
     }
