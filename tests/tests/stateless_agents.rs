@@ -153,6 +153,59 @@ async fn a_2026_07_28_request_is_never_refused_with_unsupported_protocol_version
     Ok(())
 }
 
+/// The conformance suite's SEP-2575 checks (`sep-2575-http-server-method-not-found-404-*`):
+/// a method 2026-07-28 removed, sent in that revision's form (`_meta` and
+/// headers, no other params, as the suite sends it, and with the params the
+/// older revisions took), is HTTP 404 with JSON-RPC -32601 and the
+/// request's id, on every endpoint, as a method nobody has is; a session
+/// agent still gets each of them answered.
+#[tokio::test]
+#[allow(deprecated)] // logging and subscriptions: SEP-2577, still passed through
+async fn methods_2026_07_28_removed_are_404_method_not_found() -> anyhow::Result<()> {
+    let dir = TempDir::new("stateless-removed");
+    let pool = pool(&dir).await?;
+    let removed = [
+        ("initialize", json!({})),
+        ("ping", json!({})),
+        ("logging/setLevel", json!({})),
+        ("logging/setLevel", json!({"level": "info"})),
+        ("resources/subscribe", json!({})),
+        ("resources/subscribe", json!({"uri": "faulty://static/hello"})),
+        ("resources/unsubscribe", json!({})),
+        ("resources/unsubscribe", json!({"uri": "faulty://static/hello"})),
+        ("unknown/method", json!({})),
+    ];
+    for path in ["/mcp", "/servers/f/mcp", "/servers/s/mcp", "/profiles/p/mcp"] {
+        for (method, params) in &removed {
+            let reply = pool.stateless_request(path, method, params.clone(), json!({})).await?;
+            assert_eq!(reply.status, 404, "{path} {method} {params}: {}", reply.body);
+            let response = reply.response()?;
+            assert_eq!(
+                error_code(response),
+                Some(-32601),
+                "{path} {method} {params}: {}",
+                reply.body
+            );
+            assert_eq!(response["id"], 1, "{path} {method}: the request's id: {}", reply.body);
+        }
+    }
+    // A session agent keeps them.
+    use rmcp::model::{ClientRequest, LoggingLevel, Request, SetLevelRequestParams, SubscribeRequestParams};
+    let agent = pool.agent("/servers/f/mcp").await?;
+    let peer = agent.service.peer();
+    peer.send_request(ClientRequest::SetLevelRequest(Request::new(
+        SetLevelRequestParams::new(LoggingLevel::Info),
+    )))
+    .await?;
+    peer.send_request(ClientRequest::SubscribeRequest(Request::new(
+        SubscribeRequestParams::new("faulty://static/hello"),
+    )))
+    .await?;
+    peer.send_request(ClientRequest::PingRequest(Default::default()))
+        .await?;
+    Ok(())
+}
+
 #[tokio::test]
 async fn progress_and_logs_ride_the_stream_of_the_request_that_asked() -> anyhow::Result<()> {
     let dir = TempDir::new("stateless-progress");

@@ -122,6 +122,29 @@ fn speaks_2026(ctx: &RequestContext<RoleServer>) -> bool {
     ctx.protocol_version().is_some_and(|v| !v.has_initialize())
 }
 
+/// The methods 2026-07-28 removed (SEP-2575: the handshake, `ping`,
+/// logging levels and resource subscriptions, which `subscriptions/listen`
+/// replaces): a 2026-07-28 agent that sends one gets -32601, which rmcp
+/// answers with HTTP 404, as for any method the server does not have.
+const REMOVED_IN_2026: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
+fn removed_in_2026(method: &str, ctx: &RequestContext<RoleServer>) -> Result<(), McpError> {
+    if speaks_2026(ctx) && REMOVED_IN_2026.contains(&method) {
+        return Err(McpError::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("Method not found: {method} is not part of MCP 2026-07-28."),
+            None,
+        ));
+    }
+    Ok(())
+}
+
 fn into_mcp(e: RequestError) -> McpError {
     match e {
         RequestError::Unavailable(u) | RequestError::TimedOut(u) => McpError::internal_error(u.sentence, None),
@@ -228,6 +251,7 @@ impl ServerHandler for AgentSession {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        removed_in_2026("resources/subscribe", &context)?;
         self.subscribed(request, context).await
     }
 
@@ -236,6 +260,7 @@ impl ServerHandler for AgentSession {
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        removed_in_2026("resources/unsubscribe", &context)?;
         self.unsubscribed(request, context).await
     }
 
@@ -260,6 +285,7 @@ impl ServerHandler for AgentSession {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        removed_in_2026("logging/setLevel", &context)?;
         self.level(request, context).await
     }
 
@@ -289,12 +315,14 @@ impl ServerHandler for AgentSession {
 
     /// rmcp hands over as custom a request of a method MCP defines whose
     /// params do not fit its schema: that is -32602 with what they must be,
-    /// not -32601 (the method exists).
+    /// not -32601 (the method exists), except for a method the agent's
+    /// revision no longer has.
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
+        removed_in_2026(&request.method, &context)?;
         match super::request_check::params_sentence(&request.method) {
             Some(sentence) => Err(McpError::invalid_params(sentence, None)),
             None => Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)),
