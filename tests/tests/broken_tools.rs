@@ -103,6 +103,40 @@ async fn broken_tools_are_repaired_or_left_out_and_the_rest_stay() -> anyhow::Re
         assert!(tools.contains(&name), "the Python SDK agent lacks {name}: {report}");
     }
     assert!(!tools.contains(&"broken__arr"), "{report}");
+
+    // The server's own endpoint lists it as checked too: each name once,
+    // with its first definition, and none that agents would reject.
+    let own = pool.agent("/servers/broken/mcp").await?;
+    let listed = own.service.peer().list_all_tools().await?;
+    let names: Vec<&str> = listed.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names.iter().filter(|n| **n == "echo").count(), 1, "{names:?}");
+    let echo = listed.iter().find(|t| t.name == "echo");
+    assert_ne!(
+        echo.and_then(|t| t.description.as_deref()),
+        Some("a second echo"),
+        "the first definition is kept"
+    );
+    for gone in ["arr", "props", "text", "num"] {
+        assert!(
+            !names.contains(&gone),
+            "{gone} is offered on /servers/broken/mcp: {names:?}"
+        );
+    }
+    let report = python_agent(&[
+        "--url",
+        &pool.url("/servers/broken/mcp"),
+        "--token",
+        &pool.token,
+        "--scenario",
+        "list",
+    ])
+    .await?;
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert_eq!(tools.iter().filter(|n| **n == "echo").count(), 1, "{report}");
+    assert!(tools.contains(&"nul") && tools.contains(&"add"), "{report}");
     assert_eq!(
         count_lines(&log, "start"),
         2,

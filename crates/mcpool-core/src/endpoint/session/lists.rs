@@ -6,14 +6,16 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    CacheScope, ClientRequest, ErrorData as McpError, ListPromptsResult, ListResourceTemplatesResult,
+    CacheScope, ClientRequest, CustomResult, ErrorData as McpError, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, RequestOptionalParam, ServerResult,
 };
 use rmcp::service::{RequestContext, RoleServer};
+use serde_json::Value;
 
 use super::{speaks_2026, unexpected, AgentSession};
 use crate::hub::Scope;
 use crate::supervisor::{Lists, Supervisor};
+use crate::tool_check;
 
 /// `ttlMs` of an aggregated list for a 2026-07-28 agent: mcpool answers
 /// from memory at once and a list changes whenever a server connects or
@@ -32,6 +34,27 @@ macro_rules! hinted {
         }
         result
     }};
+}
+
+/// A server's `tools/list` page with each tool checked on its own
+/// (tool_check.rs); rmcp hands over a page with a tool it cannot read as a
+/// custom result, whose tools are checked one by one too.
+fn checked_page(result: ServerResult) -> Option<ListToolsResult> {
+    match result {
+        ServerResult::ListToolsResult(mut page) => {
+            page.tools = tool_check::check(page.tools.iter().map(tool_check::raw).collect()).tools;
+            Some(page)
+        }
+        ServerResult::CustomResult(CustomResult(Value::Object(mut page))) => {
+            let Some(Value::Array(raw)) = page.remove("tools") else {
+                return None;
+            };
+            let mut checked = ListToolsResult::with_all_items(tool_check::check(raw).tools);
+            checked.next_cursor = page.remove("nextCursor").and_then(|c| c.as_str().map(str::to_string));
+            Some(checked)
+        }
+        _ => None,
+    }
 }
 
 fn non_empty<T>(items: Vec<T>) -> Option<Vec<T>> {
@@ -76,12 +99,12 @@ impl AgentSession {
                     &sup,
                     request,
                     &ctx,
-                    |r| match r {
-                        ServerResult::ListToolsResult(mut r) => {
-                            r.tools.retain(|t| control.visible(&name, t));
-                            Some(r)
-                        }
-                        _ => None,
+                    |r| {
+                        // Checked as every listing is (rule 18): a name listed
+                        // twice once, a broken tool left out, not the page.
+                        let mut r = checked_page(r)?;
+                        r.tools.retain(|t| control.visible(&name, t));
+                        Some(r)
                     },
                     |kept| {
                         let mut tools = kept.tools;
