@@ -75,8 +75,8 @@ async fn every_snippet_names_the_instance_and_its_token() -> anyhow::Result<()> 
 
     for client in ["claude-code", "cursor", "vscode", "opencode"] {
         // Clients that search tools themselves get every tool; the others
-        // mcpool's search listing (README, "Which clients get which listing").
-        let mode = if client == "vscode" { "search" } else { "all" };
+        // `auto`, every tool while it fits (README, "Which clients get which listing").
+        let mode = if client == "vscode" { "auto" } else { "all" };
         let url = pool.url(&format!("/mcp?toolListing={mode}"));
         let o = connect(client, &listen, &pool.token, dir.path()).await?;
         let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -171,7 +171,7 @@ async fn gemini_codex_and_claude_desktop_snippets_connect() -> anyhow::Result<()
     let log = dir.path().join("spawns.log");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let listen = format!("127.0.0.1:{}", pool.port);
-    let url = pool.url("/mcp?toolListing=search");
+    let url = pool.url("/mcp?toolListing=auto");
     let bearer = format!("Bearer {}", pool.token);
 
     // Gemini CLI: Streamable HTTP is `httpUrl` (its `url` means SSE).
@@ -208,13 +208,13 @@ async fn gemini_codex_and_claude_desktop_snippets_connect() -> anyhow::Result<()
     assert_eq!(entry["command"], bin("mcpool").display().to_string().as_str(), "{v}");
     assert_eq!(
         entry["args"],
-        json!(["stdio", "--listen", listen, "--tool-listing", "search"]),
+        json!(["stdio", "--listen", listen, "--tool-listing", "auto"]),
         "{v}"
     );
     // The token came from MCPOOL_TOKEN, which the client would not pass on.
     assert_eq!(entry["env"]["MCPOOL_TOKEN"], pool.token.as_str(), "{v}");
     let stdio_cmd = format!(
-        "{} stdio --listen {listen} --tool-listing search",
+        "{} stdio --listen {listen} --tool-listing auto",
         bin("mcpool").display()
     );
     let report = python_agent_with_env(

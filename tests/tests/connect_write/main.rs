@@ -265,7 +265,7 @@ async fn a_missing_file_is_created_private() -> anyhow::Result<()> {
     let v: Value = serde_json::from_str(&home.read(".gemini/settings.json"))?;
     assert_eq!(
         v["mcpServers"]["mcpool"]["httpUrl"],
-        "http://127.0.0.1:7410/mcp?toolListing=search"
+        "http://127.0.0.1:7410/mcp?toolListing=auto"
     );
     assert!(home.backups(".gemini/settings.json").is_empty());
     Ok(())
@@ -318,11 +318,20 @@ async fn written_entries_reach_the_instance() -> anyhow::Result<()> {
     );
     let url = entry["url"].as_str().unwrap_or("");
     assert!(
-        url.ends_with("/mcp?toolListing=search"),
-        "VS Code gets the search listing: {url}"
+        url.ends_with("/mcp?toolListing=auto"),
+        "VS Code gets the auto listing: {url}"
     );
-    let report = python_agent(&["--url", url, "--header", &header, "--scenario", "ping"]).await?;
+    let report = python_agent(&["--url", url, "--header", &header, "--scenario", "list,ping"]).await?;
     assert!(report.get("error").is_none(), "{report}");
+    // A listing that fits the budget is sent whole: the server's own tools,
+    // not only the meta-tools.
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(tools.contains(&"f__echo"), "{tools:?}");
 
     // The user's choice wins over the client's default.
     let (o, _, stderr) = home
@@ -357,7 +366,7 @@ async fn written_entries_reach_the_instance() -> anyhow::Result<()> {
     assert_eq!(argv[0], bin("mcpool").display().to_string());
     assert_eq!(
         argv[1..],
-        ["stdio", "--listen", home.listen.as_str(), "--tool-listing", "search"]
+        ["stdio", "--listen", home.listen.as_str(), "--tool-listing", "auto"]
     );
     let token = entry["env"]["MCPOOL_TOKEN"].as_str().unwrap_or("");
     let report = python_agent_with_env(

@@ -30,11 +30,12 @@ impl Client {
     /// (README, "Which clients get which listing"): every tool to the clients that defer and
     /// search tools themselves (Claude Code's tool search, opencode's,
     /// Cursor's dynamic context discovery), so tools are not deferred
-    /// twice; the search listing to the others.
+    /// twice; `auto` to the others: every tool while the listing fits its
+    /// budget (agents often never call a search tool), search past it.
     pub fn default_listing(self) -> ListingMode {
         match self {
             Client::ClaudeCode | Client::OpenCode | Client::Cursor => ListingMode::All,
-            Client::ClaudeDesktop | Client::VsCode | Client::Gemini | Client::Codex => ListingMode::Search,
+            Client::ClaudeDesktop | Client::VsCode | Client::Gemini | Client::Codex => ListingMode::Auto,
         }
     }
 }
