@@ -14,7 +14,10 @@
 //! entry, shutdown). It never moves the server's status: the primary alone
 //! drives the lifecycle, and when this one cannot be had the request takes
 //! the primary, with a log line. A server that refuses `initialize` (a
-//! 2026-07-28-only one) is remembered until the primary reconnects.
+//! 2026-07-28-only one) is remembered until the primary reconnects. The
+//! one try is needed: a server's `server/discover` answer may list only
+//! 2026-07-28 while the same URL takes `initialize` (the conformance
+//! suite's reference server does), so that list cannot tell.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
