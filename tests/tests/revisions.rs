@@ -67,9 +67,11 @@ async fn a_2026_07_28_only_server_works_over_stdio_and_http() -> anyhow::Result<
     for name in ["s", "h"] {
         listed_and_called(&pool, name, "2026-07-28", json!({"text": "hi"}), "hi").await?;
     }
-    // Nothing was sent `initialize`: it would have been refused.
+    // The local server was never sent `initialize`; the remote one once,
+    // for the session agent's call (a session connection, rule 16), which
+    // it refused, and that is remembered.
     assert_eq!(count_lines(&stdio_log, "initialize"), 0);
-    assert_eq!(stats(&url).await?["initialize"], 0);
+    assert_eq!(stats(&url).await?["initialize"], 1);
     Ok(())
 }
 

@@ -99,6 +99,10 @@ pub struct PoolOptions {
     pub activity: crate::activity::Activity,
     /// The servers' logs (stderr, mcpool's lines); `None`: none kept.
     pub server_logs: Option<crate::server_logs::ServerLogs>,
+    /// How long an agent session may go without a request
+    /// (`--session-idle-secs`); a server's session connection
+    /// (supervisor/session_upstream.rs) closes after as long unused.
+    pub session_idle: Duration,
 }
 
 /// Default keepalive: rare enough that an idle machine does almost no work.
@@ -119,6 +123,7 @@ impl Default for PoolOptions {
             usage_file: None,
             activity: crate::activity::Activity::off(),
             server_logs: None,
+            session_idle: crate::endpoint::sessions::DEFAULT_SESSION_IDLE,
         }
     }
 }
@@ -145,6 +150,7 @@ impl Pool {
             asleep: std::sync::atomic::AtomicBool::new(false),
             tools: Arc::new(ToolControl::new(approvals)),
             logs: options.server_logs,
+            session_idle: options.session_idle,
         });
         let (events, _) = broadcast::channel(256);
         let (held_events, _) = broadcast::channel(64);

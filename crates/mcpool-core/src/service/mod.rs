@@ -264,7 +264,8 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
     if let Err(e) = crate::telemetry::otel::start() {
         tracing::error!("{e}; running without it");
     }
-    let pool_options = pool_options(options.cache_dir, options.profile, options.keepalive).await?;
+    let mut pool_options = pool_options(options.cache_dir, options.profile, options.keepalive).await?;
+    pool_options.session_idle = options.session_idle;
     let session_file = session_file(&pool_options, options.max_sessions).await?;
     // mcpool's own lines about a server join its log from here on.
     crate::server_logs::install(pool_options.server_logs.clone());
@@ -431,6 +432,7 @@ async fn pool_options(
         keepalive,
         builtin_tools: crate::endpoint::builtin::tools(),
         activity,
+        session_idle: crate::endpoint::sessions::DEFAULT_SESSION_IDLE,
     })
 }
 

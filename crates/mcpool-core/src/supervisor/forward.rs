@@ -32,13 +32,21 @@ impl Supervisor {
                 return resumed;
             }
         }
+        let primary = self.peer().await.map_err(RequestError::Unavailable)?;
+        // A session agent's request that a server may answer with questions
+        // of its own: over the session connection, where it can ask them
+        // (session_upstream.rs). Held until the request ends.
+        let (link, _busy) = match self.session_for(&request, ctx.map(|(c, _)| c), &primary).await {
+            Some((session, busy)) => (session, Some(busy)),
+            None => (primary, None),
+        };
         let Link {
             peer,
             generation,
             ledger,
             activity,
             listen,
-        } = self.peer().await.map_err(RequestError::Unavailable)?;
+        } = link;
         activity.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         strip_agent_lifecycle(&mut request);
         let stateless = peer.peer_info().is_some_and(|i| !i.protocol_version.has_initialize());
@@ -180,7 +188,7 @@ impl Supervisor {
         };
         let handle_token = handle.progress_token.clone();
         if let Some(g) = guard {
-            g.route_progress(handle_token.clone());
+            g.route_progress(ledger.hub_token(&handle_token));
         }
         let id = handle.id.clone();
         let cancelled = ctx.map(|(c, _)| c.ct.clone()).unwrap_or_default();

@@ -42,6 +42,9 @@ pub struct Context {
     pub tools: Arc<crate::toolctl::ToolControl>,
     /// Where local servers' stderr lines are kept; `None`: nowhere.
     pub logs: Option<crate::server_logs::ServerLogs>,
+    /// A server's session connection closes after this long unused
+    /// (session_upstream.rs): as long as an agent session may be idle.
+    pub session_idle: Duration,
 }
 
 /// The exact end of a dropped server's error (behaviour.md rule 2).
@@ -63,6 +66,7 @@ mod listen;
 mod live;
 pub mod probe;
 mod questions;
+mod session_upstream;
 mod signin;
 mod snapshot;
 mod watch;
@@ -177,6 +181,9 @@ pub struct Supervisor {
     attempt_lock: Arc<tokio::sync::Mutex<()>>,
     /// 2026-07-28 agents' calls waiting for their next round (questions.rs).
     parked: questions::ParkedCalls,
+    /// The connection on a session revision for session agents, beside a
+    /// 2026-07-28 one (session_upstream.rs).
+    session: session_upstream::SessionUpstream,
 }
 
 /// A point-in-time view of one server, as `/api/servers` shows it.
@@ -203,6 +210,7 @@ impl Supervisor {
             }),
             attempt_lock: Arc::default(),
             parked: Default::default(),
+            session: Default::default(),
         })
     }
 
@@ -308,6 +316,10 @@ impl Supervisor {
                 Effect::Close => {
                     if let Some(live) = inner.live.take() {
                         tokio::spawn(close(live));
+                    }
+                    // The session connection goes with the primary one.
+                    if let Some(session) = self.session.take() {
+                        tokio::spawn(close(session));
                     }
                 }
                 Effect::ListsChanged => applied.lists_changed = true,
@@ -584,6 +596,9 @@ impl Supervisor {
         };
         if let Some(live) = live {
             close(live).await;
+        }
+        if let Some(session) = self.session.take() {
+            close(session).await;
         }
     }
 }

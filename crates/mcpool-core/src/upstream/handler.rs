@@ -79,7 +79,9 @@ impl Service<RoleClient> for UpstreamHandler {
                 if let Some(turn) = context.extensions.get::<Turn>() {
                     self.ledger.wait_turn(&token, *turn, TURN_WAIT).await;
                 }
-                self.hub.route_progress(&self.server, n.params).await;
+                let mut params = n.params;
+                params.progress_token = self.ledger.hub_token(&token);
+                self.hub.route_progress(&self.server, params).await;
                 self.ledger.handled(&token);
             }
             ServerNotification::LoggingMessageNotification(n) => {

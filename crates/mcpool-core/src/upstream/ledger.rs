@@ -28,6 +28,10 @@ pub struct ProgressLedger {
     /// Per token: progress notifications read, and handled.
     counts: Mutex<HashMap<ProgressToken, (u64, u64)>>,
     changed: Notify,
+    /// Set for a server's second connection (supervisor/session_upstream.rs):
+    /// rmcp numbers progress tokens per connection, and the hub routes them
+    /// by server, so that connection's tokens go to the hub renamed.
+    hub_prefix: Option<&'static str>,
 }
 
 /// A progress notification's place among its token's, in the order the
@@ -41,6 +45,24 @@ pub struct Turn(u64);
 pub const TURN_WAIT: Duration = Duration::from_secs(5);
 
 impl ProgressLedger {
+    /// A ledger whose tokens reach the hub as `PREFIX` + the token.
+    pub fn with_hub_prefix(prefix: &'static str) -> Self {
+        ProgressLedger {
+            hub_prefix: Some(prefix),
+            ..Default::default()
+        }
+    }
+
+    /// The name under which the hub routes this connection's `token`.
+    pub fn hub_token(&self, token: &ProgressToken) -> ProgressToken {
+        match self.hub_prefix {
+            None => token.clone(),
+            Some(prefix) => ProgressToken(rmcp::model::NumberOrString::String(
+                format!("{prefix}{}", token.0).into(),
+            )),
+        }
+    }
+
     fn received(&self, token: &ProgressToken) -> Turn {
         let turn = {
             let mut counts = lock(&self.counts);
@@ -185,6 +207,14 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_second_connections_tokens_reach_the_hub_apart_from_the_firsts() {
+        let token = ProgressToken(NumberOrString::Number(3));
+        assert_eq!(ProgressLedger::default().hub_token(&token), token);
+        let renamed = ProgressLedger::with_hub_prefix("s-").hub_token(&token);
+        assert_eq!(renamed, ProgressToken(NumberOrString::String("s-3".into())));
+    }
 
     #[tokio::test(start_paused = true)]
     async fn settle_waits_for_every_received_progress() {

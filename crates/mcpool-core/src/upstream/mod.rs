@@ -67,38 +67,7 @@ pub async fn connect(
                 other => other,
             }
         }
-        TransportSpec::Http { url, headers } => {
-            url::Url::parse(url).map_err(|e| ConnectError::InvalidUrl(e.to_string()))?;
-            let mut custom = HashMap::new();
-            for (k, v) in headers {
-                let name = http::HeaderName::from_bytes(k.as_bytes())
-                    .map_err(|_| ConnectError::Other(format!("header '{k}' is not a valid name")))?;
-                let value = http::HeaderValue::from_str(v)
-                    .map_err(|_| ConnectError::Other(format!("the value of header '{k}' is not valid")))?;
-                custom.insert(name, value);
-            }
-            let mut config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                .custom_headers(custom)
-                .reinit_on_expired_session(true);
-            // The standalone event stream may retry a few times; after that the
-            // connection counts as dropped instead of retrying forever.
-            let mut retry = ExponentialBackoff::default();
-            retry.max_times = Some(3);
-            retry.base_duration = Duration::from_millis(500);
-            retry.max_delay = Some(Duration::from_secs(4));
-            config.retry_config = Arc::new(retry);
-            match signin {
-                Some(signin) => {
-                    let client = crate::oauth::SignedInClient::new(http_client::http_client(), signin);
-                    let transport = StreamableHttpClientTransport::with_client(client, config);
-                    remote(handler, transport, newest_first(), ledger).await
-                }
-                None => {
-                    let transport = StreamableHttpClientTransport::with_client(http_client::http_client(), config);
-                    remote(handler, transport, newest_first(), ledger).await
-                }
-            }
-        }
+        TransportSpec::Http { url, headers } => streamable(url, headers, handler, signin, newest_first()).await,
         TransportSpec::Sse { url, headers } => {
             let mut headers = headers.clone();
             if let Some(signin) = signin {
@@ -118,6 +87,65 @@ pub async fn connect(
                 ledger,
             )
             .await
+        }
+    }
+}
+
+/// A second connection to a Streamable HTTP server, on a session revision
+/// (`initialize`, asking for 2025-11-25): for session agents of a server
+/// that the pool speaks 2026-07-28 with (supervisor/session_upstream.rs).
+/// `None` for the other transports: a local server would be a second
+/// process, and a legacy SSE one is on a session revision already.
+pub async fn connect_session(
+    spec: &ServerSpec,
+    handler: UpstreamHandler,
+    signin: Option<Arc<crate::oauth::Signin>>,
+) -> Option<Result<Established, ConnectError>> {
+    match &spec.transport {
+        TransportSpec::Http { url, headers } => {
+            Some(streamable(url, headers, handler, signin, ClientLifecycleMode::Initialize).await)
+        }
+        TransportSpec::Stdio { .. } | TransportSpec::Sse { .. } => None,
+    }
+}
+
+/// Dials a Streamable HTTP server and agrees on a revision with `lifecycle`.
+async fn streamable(
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    handler: UpstreamHandler,
+    signin: Option<Arc<crate::oauth::Signin>>,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Established, ConnectError> {
+    let ledger = handler.ledger.clone();
+    url::Url::parse(url).map_err(|e| ConnectError::InvalidUrl(e.to_string()))?;
+    let mut custom = HashMap::new();
+    for (k, v) in headers {
+        let name = http::HeaderName::from_bytes(k.as_bytes())
+            .map_err(|_| ConnectError::Other(format!("header '{k}' is not a valid name")))?;
+        let value = http::HeaderValue::from_str(v)
+            .map_err(|_| ConnectError::Other(format!("the value of header '{k}' is not valid")))?;
+        custom.insert(name, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url)
+        .custom_headers(custom)
+        .reinit_on_expired_session(true);
+    // The standalone event stream may retry a few times; after that the
+    // connection counts as dropped instead of retrying forever.
+    let mut retry = ExponentialBackoff::default();
+    retry.max_times = Some(3);
+    retry.base_duration = Duration::from_millis(500);
+    retry.max_delay = Some(Duration::from_secs(4));
+    config.retry_config = Arc::new(retry);
+    match signin {
+        Some(signin) => {
+            let client = crate::oauth::SignedInClient::new(http_client::http_client(), signin);
+            let transport = StreamableHttpClientTransport::with_client(client, config);
+            remote(handler, transport, lifecycle, ledger).await
+        }
+        None => {
+            let transport = StreamableHttpClientTransport::with_client(http_client::http_client(), config);
+            remote(handler, transport, lifecycle, ledger).await
         }
     }
 }

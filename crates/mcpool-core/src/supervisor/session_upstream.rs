@@ -1,0 +1,351 @@
+//! A server's second connection, on a session revision (behaviour.md rule
+//! 16). mcpool speaks to a server that has both revisions in 2026-07-28,
+//! where a server cannot send requests of its own: a tool that asks for
+//! sampling, elicitation or roots only that way (the conformance suite's
+//! `test_sampling`) fails there, though a session agent would get its
+//! question directly. So a session agent's call, prompt, read or completion
+//! goes over a connection opened with `initialize`, when the agent declared
+//! something such a server may ask of it; the server's requests on it reach
+//! that agent through the hub, as any session server's do.
+//!
+//! The connection is opened on demand, one dial at a time, and shared by
+//! every session agent of the server; it closes after `session_idle` without
+//! a request, and with the primary connection (disconnect, drop, a changed
+//! entry, shutdown). It never moves the server's status: the primary alone
+//! drives the lifecycle, and when this one cannot be had the request takes
+//! the primary, with a log line. A server that refuses `initialize` (a
+//! 2026-07-28-only one) is remembered until the primary reconnects. The
+//! one try is needed: a server's `server/discover` answer may list only
+//! 2026-07-28 while the same URL takes `initialize` (the conformance
+//! suite's reference server does), so that list cannot tell.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientRequest, ProtocolVersion};
+use rmcp::service::{RequestContext, RoleServer};
+use tokio::time::Instant;
+
+use super::live::{close, Live};
+use super::{Link, Supervisor};
+use crate::errors::ConnectError;
+use crate::lifecycle::FailureKind;
+use crate::sync::lock;
+use crate::upstream::ledger::ProgressLedger;
+use crate::upstream::{self, UpstreamHandler};
+
+/// The generation of the session connection's [`Link`]s: never a primary's
+/// (those count from 1), so its failures drop nothing but itself.
+const GENERATION: u64 = 0;
+
+/// After a failure to connect that may pass (the network, a timeout), the
+/// next try waits this long; meanwhile requests take the primary.
+const RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// The session connection's progress tokens reach the hub under this
+/// prefix, apart from the primary's (rmcp numbers each connection's from 0).
+const TOKEN_PREFIX: &str = "mcpool-session-";
+
+/// Whether `request` should go over the session connection: a call,
+/// prompt, read or completion of an agent on a session revision that
+/// declared sampling, elicitation or roots, to a server spoken to in
+/// 2026-07-28 over Streamable HTTP (`remote`).
+pub(super) fn wants_session(
+    request: &ClientRequest,
+    agent: Option<&ProtocolVersion>,
+    declared: Option<&ClientCapabilities>,
+    primary: Option<&ProtocolVersion>,
+    remote: bool,
+) -> bool {
+    let may_ask = matches!(
+        request,
+        ClientRequest::CallToolRequest(_)
+            | ClientRequest::GetPromptRequest(_)
+            | ClientRequest::ReadResourceRequest(_)
+            | ClientRequest::CompleteRequest(_)
+    );
+    #[allow(deprecated)] // SEP-2577: sampling and roots are still in use.
+    let answers = declared.is_some_and(|c| c.sampling.is_some() || c.elicitation.is_some() || c.roots.is_some());
+    let session_agent = agent.is_some_and(ProtocolVersion::has_initialize);
+    let stateless_primary = primary.is_some_and(|v| !v.has_initialize());
+    remote && may_ask && answers && session_agent && stateless_primary
+}
+
+/// What one server's session connection is, under [`SessionUpstream`]'s lock.
+#[derive(Default)]
+enum State {
+    #[default]
+    Closed,
+    Open(Open),
+    /// Not to be tried for the primary connection `primary`: for good
+    /// (`until` none: the server refused), or until `until`.
+    Refused {
+        primary: u64,
+        until: Option<Instant>,
+    },
+}
+
+struct Open {
+    /// The primary connection's generation it was opened beside.
+    primary: u64,
+    /// Tells this opening from the next (the watchers of an old one
+    /// change nothing).
+    id: u64,
+    live: Live,
+    /// Requests on it that have not ended.
+    busy: Arc<AtomicUsize>,
+}
+
+/// What a request finds.
+enum Found {
+    Use(Link, Busy),
+    Primary,
+    Dial,
+}
+
+/// One server's session connection (see the module).
+#[derive(Default)]
+pub(super) struct SessionUpstream {
+    /// Held by the dial in flight: concurrent requests share one.
+    dial: tokio::sync::Mutex<()>,
+    state: Mutex<State>,
+    openings: AtomicU64,
+}
+
+/// A request on the session connection: while one is held, it is not idle.
+pub(super) struct Busy(Arc<AtomicUsize>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl SessionUpstream {
+    fn find(&self, primary: u64, now: Instant) -> (Found, Option<Live>) {
+        let mut state = lock(&self.state);
+        match &*state {
+            State::Open(open) if open.primary == primary => {
+                open.busy.fetch_add(1, Ordering::Relaxed);
+                let busy = Busy(open.busy.clone());
+                return (Found::Use(open.live.link(), busy), None);
+            }
+            State::Refused { primary: p, until } if *p == primary && until.is_none_or(|u| now < u) => {
+                return (Found::Primary, None);
+            }
+            _ => {}
+        }
+        // Beside an older primary connection, or refused a while ago: over.
+        let old = match std::mem::take(&mut *state) {
+            State::Open(open) => Some(open.live),
+            _ => None,
+        };
+        (Found::Dial, old)
+    }
+
+    /// Takes the connection, to be closed by the caller; forgets a refusal.
+    pub(super) fn take(&self) -> Option<Live> {
+        match std::mem::take(&mut *lock(&self.state)) {
+            State::Open(open) => Some(open.live),
+            _ => None,
+        }
+    }
+
+    /// Takes opening `id` if it is still the connection.
+    fn take_if(&self, id: u64) -> Option<Live> {
+        let mut state = lock(&self.state);
+        if !matches!(&*state, State::Open(open) if open.id == id) {
+            return None;
+        }
+        match std::mem::take(&mut *state) {
+            State::Open(open) => Some(open.live),
+            _ => None,
+        }
+    }
+
+    /// Opening `id`, when no request is on it and none came since `seen`
+    /// (the requests counted by its link): taken, to be closed. `Err` when
+    /// `id` is no longer the connection.
+    fn take_if_idle(&self, id: u64, seen: &mut u64) -> Result<Option<Live>, ()> {
+        let mut state = lock(&self.state);
+        let State::Open(open) = &*state else { return Err(()) };
+        if open.id != id {
+            return Err(());
+        }
+        let now = open.live.activity.load(Ordering::Relaxed);
+        if now != *seen || open.busy.load(Ordering::Relaxed) > 0 {
+            *seen = now;
+            return Ok(None);
+        }
+        match std::mem::take(&mut *state) {
+            State::Open(open) => Ok(Some(open.live)),
+            _ => Err(()),
+        }
+    }
+}
+
+impl Supervisor {
+    /// The session connection for `request`, when it wants one
+    /// ([`wants_session`]) and one can be had beside `primary`.
+    pub(super) async fn session_for(
+        self: &Arc<Self>,
+        request: &ClientRequest,
+        agent: Option<&RequestContext<RoleServer>>,
+        primary: &Link,
+    ) -> Option<(Link, Busy)> {
+        let agent = agent?;
+        let remote = matches!(self.lock().spec.transport, crate::config::TransportSpec::Http { .. });
+        let primary_version = primary.peer.peer_info().map(|i| i.protocol_version.clone());
+        let wanted = wants_session(
+            request,
+            agent.protocol_version().as_ref(),
+            agent.client_capabilities().as_ref(),
+            primary_version.as_ref(),
+            remote,
+        );
+        if !wanted {
+            return None;
+        }
+        self.session_link(primary.generation).await
+    }
+
+    /// The session connection for a session agent's request beside the
+    /// primary connection `primary`, opened now if need be; `None`: the
+    /// request takes the primary.
+    pub(super) async fn session_link(self: &Arc<Self>, primary: u64) -> Option<(Link, Busy)> {
+        let (found, old) = self.session.find(primary, Instant::now());
+        if let Some(old) = old {
+            tokio::spawn(close(old));
+        }
+        match found {
+            Found::Use(link, busy) => return Some((link, busy)),
+            Found::Primary => return None,
+            Found::Dial => {}
+        }
+        let _turn = self.session.dial.lock().await;
+        // Another request may have dialled while this one waited.
+        let (found, old) = self.session.find(primary, Instant::now());
+        if let Some(old) = old {
+            tokio::spawn(close(old));
+        }
+        match found {
+            Found::Use(link, busy) => return Some((link, busy)),
+            Found::Primary => return None,
+            Found::Dial => {}
+        }
+        let spec = self.lock().spec.clone();
+        let ledger = Arc::new(ProgressLedger::with_hub_prefix(TOKEN_PREFIX));
+        let dialled = tokio::time::timeout(spec.timeout, self.dial_session(&spec, ledger.clone()))
+            .await
+            .unwrap_or(Some(Err(ConnectError::Timeout(spec.timeout))));
+        let established = match dialled {
+            Some(Ok(established)) => established,
+            None => {
+                self.session_refused(primary, None);
+                return None;
+            }
+            Some(Err(e)) => {
+                let transient = matches!(e.kind(), FailureKind::Transient { .. });
+                let secrets = self.lock().secret_values.clone();
+                let why = crate::secrets::redact(&e.to_string(), &secrets);
+                tracing::warn!(
+                    server = %self.name,
+                    "no session connection for session agents ({why}); their requests take the 2026-07-28 one"
+                );
+                self.session_refused(primary, transient.then(|| Instant::now() + RETRY_AFTER));
+                return None;
+            }
+        };
+        if !matches!(&self.lock().live, Some(l) if l.generation == primary) {
+            // The primary connection went while this one was dialled.
+            established.running.cancellation_token().cancel();
+            return None;
+        }
+        let id = self.session.openings.fetch_add(1, Ordering::Relaxed);
+        let live = Live {
+            peer: established.peer.clone(),
+            ledger,
+            activity: Arc::default(),
+            listen: None,
+            info: established.peer.peer_info(),
+            generation: GENERATION,
+            cancel: Some(established.running.cancellation_token()),
+            group: None,
+        };
+        let link = live.link();
+        let busy = Arc::new(AtomicUsize::new(1));
+        *lock(&self.session.state) = State::Open(Open {
+            primary,
+            id,
+            live,
+            busy: busy.clone(),
+        });
+        tracing::info!(server = %self.name, "session connection opened for session agents");
+        self.watch_session(id, established.running);
+        Some((link, Busy(busy)))
+    }
+
+    /// Connects with `initialize`; `None` for a transport that has no
+    /// second connection.
+    async fn dial_session(
+        &self,
+        spec: &crate::config::ServerSpec,
+        ledger: Arc<ProgressLedger>,
+    ) -> Option<Result<upstream::Established, ConnectError>> {
+        let resolved = match self.resolve(spec).await {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
+        let handler = UpstreamHandler {
+            server: self.name.clone(),
+            hub: self.hub.clone(),
+            // List changes are the primary connection's to tell.
+            signals: tokio::sync::mpsc::unbounded_channel().0,
+            ledger,
+        };
+        let signin = self.ctx.oauth.signin(spec);
+        upstream::connect_session(&resolved.spec, handler, signin).await
+    }
+
+    fn session_refused(&self, primary: u64, until: Option<Instant>) {
+        *lock(&self.session.state) = State::Refused { primary, until };
+    }
+
+    /// Forgets opening `id` when it ends, and closes it once idle: no
+    /// request on it over a whole `session_idle` (checked at each such
+    /// interval, so it closes within two).
+    fn watch_session(self: &Arc<Self>, id: u64, running: upstream::Running) {
+        let this: Weak<Self> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let _ = running.waiting().await;
+            if let Some(this) = this.upgrade() {
+                if this.session.take_if(id).is_some() {
+                    tracing::info!(server = %this.name, "session connection ended; the next session agent's request opens another");
+                }
+            }
+        });
+        let this: Weak<Self> = Arc::downgrade(self);
+        let idle = self.ctx.session_idle;
+        tokio::spawn(async move {
+            let mut seen = 0;
+            loop {
+                tokio::time::sleep(idle).await;
+                let Some(this) = this.upgrade() else { return };
+                match this.session.take_if_idle(id, &mut seen) {
+                    Err(()) => return,
+                    Ok(None) => {}
+                    Ok(Some(live)) => {
+                        tracing::info!(server = %this.name, "session connection closed: unused for {}", crate::errors::human_duration(idle));
+                        close(live).await;
+                        return;
+                    }
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+#[path = "session_upstream_tests.rs"]
+mod tests;
