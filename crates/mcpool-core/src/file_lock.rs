@@ -51,9 +51,11 @@ pub enum LockError {
     },
 }
 
-/// `.NAME.mcpool-lock` beside `target`.
+/// `.NAME.mcpool-lock` beside `target` (one leading dot for a hidden file
+/// too: `.claude.json.mcpool-lock`).
 pub fn lock_path(target: &Path) -> PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = name.strip_prefix('.').unwrap_or(&name);
     target.with_file_name(format!(".{name}.mcpool-lock"))
 }
 
@@ -155,7 +157,7 @@ mod tests {
     fn the_lock_file_is_not_the_name_other_programs_lock_with() {
         assert_eq!(
             lock_path(Path::new("/home/u/.claude.json")),
-            Path::new("/home/u/..claude.json.mcpool-lock")
+            Path::new("/home/u/.claude.json.mcpool-lock")
         );
         assert_eq!(
             lock_path(Path::new("config.json")),
