@@ -13,6 +13,7 @@
 //! `target/release/mcpool-bench-activity --write docs/benchmarks.md`, which
 //! replaces the section of its own in that file.
 
+mod activity_queries;
 #[allow(dead_code)]
 mod serve;
 #[allow(dead_code)]
@@ -53,6 +54,13 @@ struct Cli {
     /// Entries written straight to a file for its size.
     #[arg(long, default_value_t = 1_000_000)]
     entries: usize,
+    /// Times each read this many times on the size step's file.
+    #[arg(long, default_value_t = 30)]
+    query_reps: usize,
+    /// Only the file: its size, the writer's rate and the reads (no calls
+    /// through `mcpool serve`, no memory).
+    #[arg(long)]
+    only_file: bool,
     #[arg(long)]
     bin_dir: Option<PathBuf>,
     #[arg(long)]
@@ -86,20 +94,27 @@ async fn main() -> anyhow::Result<()> {
     let result = run_all(&cli, &mcpool, &faulty, &tmp).await;
     let _ = std::fs::remove_dir_all(&tmp);
     let (samples, size, memory) = result?;
-    let section = report(&cli, &samples, size, memory, &load_before);
+    let section = report(&cli, &samples, &size, memory, &load_before);
     sys::publish(cli.write.as_deref(), SECTION, &section)
 }
 
 type Samples = Vec<((bool, usize), Vec<Sample>)>;
+
+/// The size step: bytes on disk, entries/s, and the reads timed on it.
+struct FileStep {
+    bytes: u64,
+    per_sec: f64,
+    reads: Vec<activity_queries::Timed>,
+}
 
 async fn run_all(
     cli: &Cli,
     mcpool: &Path,
     faulty: &Path,
     tmp: &Path,
-) -> anyhow::Result<(Samples, (u64, f64), (u64, u64, u64))> {
+) -> anyhow::Result<(Samples, FileStep, Option<(u64, u64, u64)>)> {
     let mut samples: Samples = Vec::new();
-    for agents in [1usize, 16] {
+    for agents in [1usize, 16].into_iter().filter(|_| !cli.only_file) {
         let mut on = Vec::new();
         let mut off = Vec::new();
         for run in 0..cli.runs {
@@ -125,9 +140,19 @@ async fn run_all(
         samples.push(((true, agents), on));
         samples.push(((false, agents), off));
     }
-    let size = file_size(cli.entries, &tmp.join("size"))?;
-    eprintln!("{} entries: {} bytes", cli.entries, size.0);
-    let memory = memory_after(cli.million, mcpool, faulty, &tmp.join("million")).await?;
+    let dir = tmp.join("size");
+    let (bytes, per_sec, mid_ms, mid_id) = file_size(cli.entries, &dir)?;
+    eprintln!("{} entries: {bytes} bytes, {per_sec:.0} entries/s", cli.entries);
+    let reads = activity_queries::run(&dir.join("size.db"), mid_ms, mid_id, cli.query_reps)?;
+    for r in &reads {
+        eprintln!("{}: median {:.3} ms ({} items)", r.what, r.ms.median, r.items);
+    }
+    let size = FileStep { bytes, per_sec, reads };
+    let memory = if cli.only_file {
+        None
+    } else {
+        Some(memory_after(cli.million, mcpool, faulty, &tmp.join("million")).await?)
+    };
     Ok((samples, size, memory))
 }
 
@@ -228,14 +253,28 @@ async fn echo(peer: &Peer<RoleClient>, i: usize) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes `n` entries like a real call's through the real writer; the
-/// file's bytes and the entries per second the writer took.
-fn file_size(n: usize, dir: &Path) -> anyhow::Result<(u64, f64)> {
+/// Writes `n` entries like a real call's through the real writer, with a
+/// status event every 1000; the file's bytes, the entries per second the
+/// writer took, and the middle entry's time and id (for the reads).
+fn file_size(n: usize, dir: &Path) -> anyhow::Result<(u64, f64, i64, i64)> {
     std::fs::create_dir_all(dir)?;
     let path = dir.join("size.db");
     let activity = Activity::open(path.clone(), Retention::default());
     let t = Instant::now();
+    let mut mid_ms = 0;
     for i in 0..n {
+        if i == n / 2 {
+            mid_ms = i64::try_from(SystemTime::now().duration_since(std::time::UNIX_EPOCH)?.as_millis())?;
+        }
+        if i % 1000 == 999 {
+            let status = if i % 2000 == 999 { "failed" } else { "connected" };
+            activity.record(Entry::server_event(
+                &format!("server-{}", i % 8),
+                "status",
+                status,
+                None,
+            ));
+        }
         activity.record(Entry {
             time: SystemTime::now(),
             kind: Kind::Tool,
@@ -264,13 +303,14 @@ fn file_size(n: usize, dir: &Path) -> anyhow::Result<(u64, f64)> {
         bail!("the writer did not finish");
     }
     let per_sec = n as f64 / t.elapsed().as_secs_f64();
+    let mid_id = activity.last_id() / 2;
     drop(activity);
     std::thread::sleep(Duration::from_millis(500));
     let mut bytes = 0;
     for e in std::fs::read_dir(dir)?.flatten() {
         bytes += e.metadata()?.len();
     }
-    Ok((bytes, per_sec))
+    Ok((bytes, per_sec, mid_ms, mid_id))
 }
 
 /// `mcpool serve`'s RSS (KiB) before and after `n` calls from 16 agents,
@@ -298,7 +338,7 @@ async fn memory_after(n: usize, mcpool: &Path, faulty: &Path, dir: &Path) -> any
     result
 }
 
-fn report(cli: &Cli, samples: &Samples, size: (u64, f64), memory: (u64, u64, u64), load: &str) -> String {
+fn report(cli: &Cli, samples: &Samples, size: &FileStep, memory: Option<(u64, u64, u64)>, load: &str) -> String {
     let mut out = String::new();
     let date = sys::command_line("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
     let _ = writeln!(out, "{SECTION}\n");
@@ -355,18 +395,22 @@ fn report(cli: &Cli, samples: &Samples, size: (u64, f64), memory: (u64, u64, u64
             );
         }
     }
-    let per_million = size.0 as f64 * 1_000_000.0 / cli.entries.max(1) as f64;
+    let per_million = size.bytes as f64 * 1_000_000.0 / cli.entries.max(1) as f64;
     let _ = writeln!(
         out,
         "- Size: {} entries (8 servers, 40 tools, no arguments kept) took {:.1} MB on disk (the file with its WAL), \
          {:.0} MB per million calls; the writer took {:.0} entries/s. The default 200 MB limit holds about {:.1} \
          million calls.",
         cli.entries,
-        size.0 as f64 / 1e6,
+        size.bytes as f64 / 1e6,
         per_million / 1e6,
-        size.1,
+        size.per_sec,
         200e6 / per_million,
     );
+    let Some(memory) = memory else {
+        reads(&mut out, cli, size);
+        return out;
+    };
     let _ = writeln!(
         out,
         "- Memory: `mcpool serve` had {:.1} MiB resident after warm-up and {:.1} MiB after {} more calls from 16 \
@@ -377,5 +421,25 @@ fn report(cli: &Cli, samples: &Samples, size: (u64, f64), memory: (u64, u64, u64
         cli.million,
         memory.2 as f64 / 1024.0,
     );
+    reads(&mut out, cli, size);
     out
+}
+
+/// The reads' table.
+fn reads(out: &mut String, cli: &Cli, size: &FileStep) {
+    let _ = writeln!(
+        out,
+        "\nReads on that file (a million entries, one status event per 1000), each timed {} times after one \
+         warm-up, through the calls the API makes (`Activity::query`, `series`, `each`, `bands`):\n",
+        cli.query_reps
+    );
+    let _ = writeln!(out, "| read | median ms | p10–p90 ms | max ms | items |");
+    let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: |");
+    for r in &size.reads {
+        let _ = writeln!(
+            out,
+            "| {} | {:.3} | {:.3}–{:.3} | {:.3} | {} |",
+            r.what, r.ms.median, r.ms.p10, r.ms.p90, r.ms.max, r.items
+        );
+    }
 }

@@ -8,6 +8,8 @@
 //! file is moved aside and replaced, a locked one retried; either is told
 //! once and never stops the pool.
 
+mod dict;
+mod migrate;
 pub mod query;
 mod retention;
 mod series;
@@ -18,7 +20,7 @@ mod writer;
 mod tests;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -30,6 +32,9 @@ use crate::sync::lock;
 
 /// How many entries may wait for the writer before new ones are dropped
 /// (and the drop told once): a stalled disk never grows memory without end.
+/// Counted by hand over an unbounded channel: std's bounded one allocates
+/// and touches every slot up front, 3.5 MiB resident for a queue that is
+/// nearly always empty (docs/benchmarks.md, memory).
 const QUEUE: usize = 65_536;
 
 /// What an entry is about.
@@ -50,6 +55,25 @@ impl Kind {
             Kind::Prompt => "prompt",
             Kind::Resource => "resource",
             Kind::Server => "server",
+        }
+    }
+
+    /// As stored (`store.rs`).
+    pub(super) fn code(self) -> i64 {
+        match self {
+            Kind::Tool => 0,
+            Kind::Prompt => 1,
+            Kind::Resource => 2,
+            Kind::Server => store::KIND_SERVER,
+        }
+    }
+
+    pub(super) fn from_code(code: i64) -> Kind {
+        match code {
+            0 => Kind::Tool,
+            1 => Kind::Prompt,
+            2 => Kind::Resource,
+            _ => Kind::Server,
         }
     }
 
@@ -146,7 +170,9 @@ pub struct Activity {
 
 struct Shared {
     path: PathBuf,
-    queue: mpsc::SyncSender<Message>,
+    queue: mpsc::Sender<Message>,
+    /// Entries sent and not yet taken by the writer (at most [`QUEUE`]).
+    waiting: Arc<AtomicUsize>,
     /// `activity.enabled`; while false nothing new is kept.
     enabled: AtomicBool,
     /// Entries dropped because the writer fell behind.
@@ -182,13 +208,15 @@ impl Activity {
     /// Opens (or makes) the file and starts its writer. Never fails: a file
     /// that cannot be opened is reported and retried by the writer.
     pub fn open(path: PathBuf, retention: Retention) -> Activity {
-        let (queue, inbox) = mpsc::sync_channel(QUEUE);
+        let (queue, inbox) = mpsc::channel();
+        let waiting = Arc::new(AtomicUsize::new(0));
         let committed = Arc::new(AtomicI64::new(0));
         let problem = Arc::new(Mutex::new(None));
         let (changed, _) = tokio::sync::watch::channel(0);
         let shared = Arc::new(Shared {
             path: path.clone(),
             queue,
+            waiting: waiting.clone(),
             enabled: AtomicBool::new(retention.enabled),
             dropped: AtomicU64::new(0),
             committed: committed.clone(),
@@ -197,7 +225,7 @@ impl Activity {
         });
         let spawned = std::thread::Builder::new()
             .name("mcpool-activity".into())
-            .spawn(move || writer::run(path, retention, inbox, committed, changed, problem));
+            .spawn(move || writer::run(path, retention, (inbox, waiting), committed, changed, problem));
         if let Err(e) = spawned {
             tracing::error!("the activity log could not start its writer: {e}; nothing is recorded");
             return Activity::off();
@@ -231,13 +259,17 @@ impl Activity {
         if !shared.enabled.load(Ordering::Relaxed) {
             return;
         }
-        if let Err(mpsc::TrySendError::Full(_)) = shared.queue.try_send(Message::Entry(Box::new(entry))) {
+        if shared.waiting.fetch_add(1, Ordering::AcqRel) >= QUEUE {
+            shared.waiting.fetch_sub(1, Ordering::AcqRel);
             if shared.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
                 tracing::warn!(
                     "the activity log falls behind ({QUEUE} entries waiting for {}); newer entries are dropped until it catches up",
                     shared.path.display()
                 );
             }
+        } else if shared.queue.send(Message::Entry(Box::new(entry))).is_err() {
+            // The writer is gone (it never stops while the sender lives).
+            shared.waiting.fetch_sub(1, Ordering::AcqRel);
         }
     }
 
@@ -245,7 +277,7 @@ impl Activity {
     pub fn set_retention(&self, retention: Retention) {
         if let Some(shared) = &self.shared {
             shared.enabled.store(retention.enabled, Ordering::Relaxed);
-            let _ = shared.queue.try_send(Message::Settings(retention));
+            let _ = shared.queue.send(Message::Settings(retention));
         }
     }
 

@@ -9,7 +9,7 @@ use rusqlite::types::Value as SqlValue;
 use rusqlite::Connection;
 use serde::Serialize;
 
-use super::{store, to_ms, Kind};
+use super::{dict, store, to_ms, Kind};
 use crate::calls::rfc3339;
 
 /// The most a page holds.
@@ -189,42 +189,85 @@ pub struct Page {
     pub last_id: i64,
 }
 
+/// Outcome words that count as a success (`store::is_ok`).
+const OK_WORDS: [&str; 3] = ["ok", "task", "input_required"];
+
 pub(super) fn run(conn: &Connection, f: &Filter) -> rusqlite::Result<Page> {
-    let mut clauses: Vec<&str> = Vec::new();
-    let mut values: Vec<SqlValue> = Vec::new();
-    let mut add = |clause: &'static str, value: SqlValue| {
-        clauses.push(clause);
-        values.push(value);
+    let last_id: i64 = conn.query_row("SELECT coalesce(max(id), 0) FROM activity", [], |r| r.get(0))?;
+    let nothing = Page {
+        items: Vec::new(),
+        next_cursor: None,
+        last_id,
     };
+    let mut clauses: Vec<String> = Vec::new();
+    let mut values: Vec<SqlValue> = Vec::new();
+    let mut add = |clause: &str, given: &[i64]| {
+        clauses.push(clause.to_string());
+        values.extend(given.iter().map(|v| SqlValue::Integer(*v)));
+    };
+    // Names become dictionary ids first: one the file never held matches
+    // nothing, and the filters stay on the row's own integer columns (and
+    // the server index).
+    let id_of = |text: &str| dict::lookup(conn, text);
     if let Some(s) = &f.server {
-        add("server = ?", SqlValue::Text(s.clone()));
+        let Some(id) = id_of(s)? else { return Ok(nothing) };
+        add("a.server = ?", &[id]);
     }
     if let Some(t) = &f.tool {
-        add("kind = 'tool' AND name = ?", SqlValue::Text(t.clone()));
+        let Some(id) = id_of(t)? else { return Ok(nothing) };
+        add("a.kind = ? AND a.name = ?", &[Kind::Tool.code(), id]);
     }
     if let Some(c) = &f.client {
-        add("client = ?", SqlValue::Text(c.clone()));
+        let Some(id) = id_of(c)? else { return Ok(nothing) };
+        add("a.agent IN (SELECT id FROM agents WHERE client = ?)", &[id]);
     }
     if let Some(k) = f.kind {
-        add("kind = ?", SqlValue::Text(k.as_str().into()));
+        add("a.kind = ?", &[k.code()]);
+    }
+    if f.since.is_some() || f.until.is_some() {
+        // The commit marks turn a time window into the ids it can hold, so
+        // the rows outside are never read (there is no time index).
+        let Some((first, last)) = store::id_range(conn, f.since, f.until)? else {
+            return Ok(nothing);
+        };
+        add("a.id BETWEEN ? AND ?", &[first, last]);
     }
     if let Some(t) = f.since {
-        add("time >= ?", SqlValue::Integer(t));
+        add("a.time >= ?", &[t]);
     }
     if let Some(t) = f.until {
-        add("time <= ?", SqlValue::Integer(t));
+        add("a.time <= ?", &[t]);
     }
     if let Some(c) = f.cursor {
-        add("id < ?", SqlValue::Integer(c));
+        add("a.id < ?", &[c]);
     }
     if let Some(a) = f.after {
-        add("id > ?", SqlValue::Integer(a));
+        add("a.id > ?", &[a]);
     }
     match f.outcome.as_deref() {
         None => {}
-        Some("ok") => clauses.push("kind != 'server' AND outcome IN ('ok', 'task', 'input_required')"),
-        Some("error") => clauses.push("kind != 'server' AND outcome NOT IN ('ok', 'task', 'input_required')"),
-        Some(word) => add("outcome = ?", SqlValue::Text(word.to_string())),
+        Some(word @ ("ok" | "error")) => {
+            let mut ids = Vec::new();
+            for w in OK_WORDS {
+                if let Some(id) = id_of(w)? {
+                    ids.push(id.to_string());
+                }
+            }
+            // Integers the file gave: safe to write into the statement.
+            let set = ids.join(", ");
+            let not = if word == "ok" { "" } else { "NOT " };
+            if word == "ok" && ids.is_empty() {
+                return Ok(nothing);
+            }
+            add(
+                &format!("a.kind != {} AND a.outcome {not}IN ({set})", store::KIND_SERVER),
+                &[],
+            );
+        }
+        Some(word) => {
+            let Some(id) = id_of(word)? else { return Ok(nothing) };
+            add("a.outcome = ?", &[id]);
+        }
     }
     let filter = if clauses.is_empty() {
         String::new()
@@ -233,10 +276,21 @@ pub(super) fn run(conn: &Connection, f: &Filter) -> rusqlite::Result<Page> {
     };
     let order = if f.after.is_some() { "ASC" } else { "DESC" };
     let limit = f.limit.clamp(1, MAX_LIMIT);
+    // LEFT JOINs: the entries stay the outer loop (in id order, stopping at
+    // the limit); a missing name reads as null rather than losing the row.
     let sql = format!(
-        "SELECT id, time, kind, server, name, client, client_version, session, endpoint, duration_ms,
-                outcome, error, result_bytes, arguments, result, trace_id
-         FROM activity {filter} ORDER BY id {order} LIMIT {}",
+        "SELECT a.id, a.time, a.kind, s.text, n.text, c.text, v.text, se.text, e.text, a.duration_ms,
+                o.text, a.error, a.result_bytes, a.arguments, a.result, a.trace_id
+         FROM activity a
+         LEFT JOIN names s ON s.id = a.server
+         LEFT JOIN names n ON n.id = a.name
+         LEFT JOIN names o ON o.id = a.outcome
+         LEFT JOIN agents g ON g.id = a.agent
+         LEFT JOIN names c ON c.id = g.client
+         LEFT JOIN names v ON v.id = g.client_version
+         LEFT JOIN names se ON se.id = g.session
+         LEFT JOIN names e ON e.id = g.endpoint
+         {filter} ORDER BY a.id {order} LIMIT {}",
         limit + 1
     );
     let mut stmt = conn.prepare(&sql)?;
@@ -248,7 +302,6 @@ pub(super) fn run(conn: &Connection, f: &Filter) -> rusqlite::Result<Page> {
     let next_cursor = (more && f.after.is_none())
         .then(|| items.last().map(|i| i.id.to_string()))
         .flatten();
-    let last_id: i64 = conn.query_row("SELECT coalesce(max(id), 0) FROM activity", [], |r| r.get(0))?;
     Ok(Page {
         items,
         next_cursor,
@@ -257,10 +310,9 @@ pub(super) fn run(conn: &Connection, f: &Filter) -> rusqlite::Result<Page> {
 }
 
 fn row_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
-    let kind_text: String = r.get(2)?;
-    let kind = Kind::parse(&kind_text).unwrap_or(Kind::Server);
-    let name: String = r.get(4)?;
-    let outcome: String = r.get(10)?;
+    let kind = Kind::from_code(r.get(2)?);
+    let name: String = r.get::<_, Option<String>>(4)?.unwrap_or_default();
+    let outcome: String = r.get::<_, Option<String>>(10)?.unwrap_or_default();
     let json = |text: Option<String>| text.map(|t| serde_json::from_str(&t).unwrap_or(serde_json::Value::String(t)));
     let ms: i64 = r.get(1)?;
     let text: Option<String> = r.get(11)?;
@@ -270,7 +322,7 @@ fn row_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
         id: r.get(0)?,
         time: rfc3339(std::time::UNIX_EPOCH + Duration::from_millis(u64::try_from(ms).unwrap_or(0))),
         kind: kind.as_str(),
-        server: r.get(3)?,
+        server: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
         tool: (kind == Kind::Tool).then(|| name.clone()),
         prompt: (kind == Kind::Prompt).then(|| name.clone()),
         uri: (kind == Kind::Resource).then(|| name.clone()),

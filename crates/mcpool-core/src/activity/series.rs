@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use rusqlite::{params, Connection};
 use serde::Serialize;
 
+use super::dict;
 use crate::calls::rfc3339;
 
 /// Upper bounds (ms) of the latency buckets; one more bucket holds the rest.
@@ -275,28 +276,52 @@ pub struct Band {
 /// server with no event before the window starts "unknown" until its first.
 pub(super) fn bands(conn: &Connection, server: Option<&str>, now_ms: i64, hours: u32) -> rusqlite::Result<Vec<Band>> {
     let start = now_ms - i64::from(hours.clamp(1, 24 * 30)) * 3_600_000;
+    let Some(status) = dict::lookup(conn, "status")? else {
+        return Ok(Vec::new());
+    };
+    let server = match server {
+        None => None,
+        Some(s) => match dict::lookup(conn, s)? {
+            Some(id) => Some(id),
+            None => return Ok(Vec::new()),
+        },
+    };
+    // `kind = 3` written out: it is what lets SQLite use the partial index
+    // of server events (`activity_events`) instead of reading every call.
     let mut before = conn.prepare(
-        "SELECT server, outcome, max(time) FROM activity
-         WHERE kind = 'server' AND name = 'status' AND time < ?1 AND (?2 IS NULL OR server = ?2)
-         GROUP BY server",
+        "SELECT s.text, o.text, max(a.time) FROM activity a
+         LEFT JOIN names s ON s.id = a.server LEFT JOIN names o ON o.id = a.outcome
+         WHERE a.kind = 3 AND a.name = ?3 AND a.time < ?1 AND (?2 IS NULL OR a.server = ?2)
+         GROUP BY a.server",
     )?;
     let mut changes: BTreeMap<String, Vec<(i64, String)>> = BTreeMap::new();
-    for row in before.query_map(params![start, server], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+    for row in before.query_map(params![start, server, status], |r| {
+        Ok((r.get::<_, Option<String>>(0)?, r.get::<_, Option<String>>(1)?))
     })? {
         let (s, status) = row?;
-        changes.entry(s).or_default().push((start, status));
+        changes
+            .entry(s.unwrap_or_default())
+            .or_default()
+            .push((start, status.unwrap_or_default()));
     }
     let mut within = conn.prepare(
-        "SELECT server, time, outcome FROM activity
-         WHERE kind = 'server' AND name = 'status' AND time >= ?1 AND (?2 IS NULL OR server = ?2)
-         ORDER BY id",
+        "SELECT s.text, a.time, o.text FROM activity a
+         LEFT JOIN names s ON s.id = a.server LEFT JOIN names o ON o.id = a.outcome
+         WHERE a.kind = 3 AND a.name = ?3 AND a.time >= ?1 AND (?2 IS NULL OR a.server = ?2)
+         ORDER BY a.id",
     )?;
-    for row in within.query_map(params![start, server], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+    for row in within.query_map(params![start, server, status], |r| {
+        Ok((
+            r.get::<_, Option<String>>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, Option<String>>(2)?,
+        ))
     })? {
         let (s, t, status) = row?;
-        changes.entry(s).or_default().push((t, status));
+        changes
+            .entry(s.unwrap_or_default())
+            .or_default()
+            .push((t, status.unwrap_or_default()));
     }
     Ok(changes
         .into_iter()

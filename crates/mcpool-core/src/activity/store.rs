@@ -8,37 +8,66 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection, ErrorCode, OpenFlags};
 
+use super::dict::Dictionary;
 use super::series::Histogram;
-use super::{to_ms, Entry, Kind};
+use super::{migrate, now_ms, to_ms, Entry, Kind};
 
-/// The schema's version, in `PRAGMA user_version`.
-const VERSION: i64 = 1;
+/// The schema's version, in `PRAGMA user_version`. 1 kept every string in
+/// every row (148 MB per million calls); 2 refers to the dictionary
+/// (`dict.rs`) and is converted to from 1 when the writer opens the file
+/// (`migrate.rs`).
+pub(super) const VERSION: i64 = 2;
 
-/// `activity`: one row per entry (`id` never reused, so cursors stay
-/// valid while old rows are trimmed). `minutes`: per server, tool and
-/// minute, the calls, the failures and a latency histogram, so plots never
-/// read the rows themselves.
-const SCHEMA: &str = "
+/// Kinds as stored: 0 and 1 take no bytes at all in an SQLite record.
+pub(super) const KIND_SERVER: i64 = 3;
+
+/// `activity`: one row per entry (`id` never reused, so cursors stay valid
+/// while old rows are trimmed), its strings as `names` ids and its agent as
+/// an `agents` id (0: none); the columns mostly NULL come last. Indexes:
+/// `server` for the common filter, and server events (rare) by time for the
+/// status bands. No index on `time`, which would cost more than a quarter
+/// of the file: `commits` holds, per minute of committing, the ids and
+/// entry times written in it, so a time filter becomes an id range (an
+/// entry's time is when it began, before its commit). `minutes`: per server,
+/// tool and minute, the calls, the failures and a latency histogram, so
+/// plots never read the rows themselves.
+pub(super) const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS names (
+    id INTEGER PRIMARY KEY,
+    text TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS agents (
+    id INTEGER PRIMARY KEY,
+    client INTEGER NOT NULL,
+    client_version INTEGER NOT NULL,
+    session INTEGER NOT NULL,
+    endpoint INTEGER NOT NULL,
+    UNIQUE (client, client_version, session, endpoint)
+);
 CREATE TABLE IF NOT EXISTS activity (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     time INTEGER NOT NULL,
-    kind TEXT NOT NULL,
-    server TEXT NOT NULL,
-    name TEXT NOT NULL,
-    client TEXT,
-    client_version TEXT,
-    session TEXT,
-    endpoint TEXT,
+    kind INTEGER NOT NULL,
+    server INTEGER NOT NULL,
+    name INTEGER NOT NULL,
+    agent INTEGER NOT NULL,
+    outcome INTEGER NOT NULL,
     duration_ms INTEGER,
-    outcome TEXT NOT NULL,
-    error TEXT,
     result_bytes INTEGER,
+    error TEXT,
     arguments TEXT,
     result TEXT,
     trace_id TEXT
 );
-CREATE INDEX IF NOT EXISTS activity_time ON activity(time);
-CREATE INDEX IF NOT EXISTS activity_server ON activity(server, id);
+CREATE INDEX IF NOT EXISTS activity_server ON activity(server);
+CREATE INDEX IF NOT EXISTS activity_events ON activity(time) WHERE kind = 3;
+CREATE TABLE IF NOT EXISTS commits (
+    minute INTEGER PRIMARY KEY,
+    first_id INTEGER NOT NULL,
+    last_id INTEGER NOT NULL,
+    min_time INTEGER NOT NULL,
+    max_time INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS minutes (
     server TEXT NOT NULL,
     tool TEXT NOT NULL,
@@ -76,8 +105,35 @@ pub(super) fn sentence(path: &Path, e: &rusqlite::Error) -> String {
 }
 
 /// The writer's connection: the file made if absent (0600 in a 0700
-/// folder), WAL, the schema, and a quick check that it is a sound database.
+/// folder), WAL, the schema (a schema 1 file converted), and a quick check
+/// that it is a sound database.
 pub(super) fn open_writer(path: &Path) -> rusqlite::Result<Connection> {
+    let mut conn = connect_writer(path)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version > VERSION {
+        return Err(corrupt(format!("written by a newer mcpool (schema {version})")));
+    }
+    if version == 1 {
+        if let Err(e) = migrate::from_v1(&mut conn) {
+            // Keep the old file whole for whoever wants it; start anew.
+            drop(conn);
+            let aside = set_aside(path, "v1");
+            tracing::warn!(
+                "the activity log {} could not be converted to the new format ({e}); {}a new one is started",
+                path.display(),
+                aside
+                    .map(|p| format!("the old file is kept as {}; ", p.display()))
+                    .unwrap_or_default()
+            );
+            conn = connect_writer(path)?;
+        }
+    }
+    conn.execute_batch(SCHEMA)?;
+    conn.pragma_update(None, "user_version", VERSION)?;
+    Ok(conn)
+}
+
+fn connect_writer(path: &Path) -> rusqlite::Result<Connection> {
     if let Some(dir) = path.parent() {
         make_private_dir(dir);
     }
@@ -93,40 +149,53 @@ pub(super) fn open_writer(path: &Path) -> rusqlite::Result<Connection> {
     // WAL with NORMAL: a commit survives the process being killed; only an
     // OS crash or power cut may lose the last ones.
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // 512 KiB of page cache, not SQLite's 2 MB: the writer appends, and the
+    // rows it touches again (the newest pages, the dictionary) fit.
+    conn.pragma_update(None, "cache_size", -512)?;
     let check: String = conn.query_row("PRAGMA quick_check(1)", [], |r| r.get(0))?;
     if check != "ok" {
-        return Err(rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
-            Some(check),
-        ));
+        return Err(corrupt(check));
     }
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    if version > VERSION {
-        return Err(rusqlite::Error::SqliteFailure(
-            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
-            Some(format!("written by a newer mcpool (schema {version})")),
-        ));
-    }
-    conn.execute_batch(SCHEMA)?;
-    conn.pragma_update(None, "user_version", VERSION)?;
     Ok(conn)
 }
 
-/// A reader's connection (read-only; the writer may be mid-commit).
+fn corrupt(message: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT), Some(message))
+}
+
+/// A reader's connection (read-only; the writer may be mid-commit). A file
+/// of another schema is an error that says so, not a failed query.
 pub(super) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI,
     )?;
     conn.busy_timeout(Duration::from_secs(2))?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if version != VERSION && version != 0 {
+        let who = if version > VERSION { "a newer" } else { "an older" };
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some(format!(
+                "it was written by {who} mcpool (schema {version}, this one reads {VERSION}); \
+                 `mcpool serve` converts an older one when it starts"
+            )),
+        ));
+    }
     Ok(conn)
 }
 
 /// Moves a corrupt file (and its WAL) aside as `<file>.corrupt-<time>`;
 /// the name it got, for the report.
 pub(super) fn move_aside(path: &Path) -> Option<PathBuf> {
+    set_aside(path, "corrupt")
+}
+
+/// Renames the file to `<file>.<why>-<time>` and removes its WAL and
+/// shared memory (a checkpointed or abandoned file's).
+fn set_aside(path: &Path, why: &str) -> Option<PathBuf> {
     let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%SZ");
-    let aside = PathBuf::from(format!("{}.corrupt-{stamp}", path.display()));
+    let aside = PathBuf::from(format!("{}.{why}-{stamp}", path.display()));
     let moved = std::fs::rename(path, &aside).is_ok();
     for suffix in ["-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
@@ -134,39 +203,88 @@ pub(super) fn move_aside(path: &Path) -> Option<PathBuf> {
     moved.then_some(aside)
 }
 
-/// Inserts a batch in one transaction, with its minutes; the last id.
-pub(super) fn insert(conn: &mut Connection, batch: &[Entry]) -> rusqlite::Result<i64> {
+/// Inserts a batch in one transaction, with its minutes and its commit
+/// mark; the last id. On an error the transaction is rolled back and the
+/// caller must clear `dict` (the ids it learned may be gone).
+pub(super) fn insert(conn: &mut Connection, dict: &mut Dictionary, batch: &[Entry]) -> rusqlite::Result<i64> {
     let tx = conn.transaction()?;
-    {
-        let mut stmt = tx.prepare_cached(
-            "INSERT INTO activity (time, kind, server, name, client, client_version, session, endpoint,
-                duration_ms, outcome, error, result_bytes, arguments, result, trace_id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        )?;
-        for e in batch {
-            stmt.execute(params![
-                to_ms(e.time),
-                e.kind.as_str(),
-                e.server,
-                e.name,
-                e.agent.client,
-                e.agent.client_version,
-                e.agent.session,
-                e.agent.endpoint,
-                e.duration_ms.map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
-                e.outcome,
-                e.error,
-                e.result_bytes.map(|b| i64::try_from(b).unwrap_or(i64::MAX)),
-                e.arguments,
-                e.result,
-                e.trace_id,
-            ])?;
-        }
+    let mut first = None;
+    for e in batch {
+        let id = insert_row(&tx, dict, None, e)?;
+        first.get_or_insert(id);
     }
     add_minutes(&tx, batch)?;
     let last = tx.last_insert_rowid();
+    if let Some(first) = first {
+        let times = batch.iter().map(|e| to_ms(e.time));
+        let (min, max) = times.fold((i64::MAX, i64::MIN), |(lo, hi), t| (lo.min(t), hi.max(t)));
+        mark(&tx, now_ms().div_euclid(60_000), first, last, min, max)?;
+    }
     tx.commit()?;
     Ok(last)
+}
+
+/// One entry's row (with `id`, or the next one); its id.
+pub(super) fn insert_row(
+    conn: &Connection,
+    dict: &mut Dictionary,
+    id: Option<i64>,
+    e: &Entry,
+) -> rusqlite::Result<i64> {
+    let server = dict.name(conn, &e.server)?;
+    let name = dict.name(conn, &e.name)?;
+    let outcome = dict.name(conn, &e.outcome)?;
+    let agent = dict.agent(conn, &e.agent)?;
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO activity (id, time, kind, server, name, agent, outcome, duration_ms, result_bytes,
+            error, arguments, result, trace_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?;
+    stmt.execute(params![
+        id,
+        to_ms(e.time),
+        e.kind.code(),
+        server,
+        name,
+        agent,
+        outcome,
+        e.duration_ms.map(|d| i64::try_from(d).unwrap_or(i64::MAX)),
+        e.result_bytes.map(|b| i64::try_from(b).unwrap_or(i64::MAX)),
+        e.error,
+        e.arguments,
+        e.result,
+        e.trace_id,
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Widens the commit mark of `minute` to ids `first..=last` and entry times
+/// `min..=max`.
+pub(super) fn mark(conn: &Connection, minute: i64, first: i64, last: i64, min: i64, max: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO commits (minute, first_id, last_id, min_time, max_time) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (minute) DO UPDATE SET first_id = min(first_id, excluded.first_id),
+            last_id = max(last_id, excluded.last_id), min_time = min(min_time, excluded.min_time),
+            max_time = max(max_time, excluded.max_time)",
+    )?
+    .execute(params![minute, first, last, min, max])?;
+    Ok(())
+}
+
+/// The ids an entry of time `since..=until` can have, from the commit
+/// marks: every entry lies in its commit's mark. `None`: no entry can.
+pub(super) fn id_range(
+    conn: &Connection,
+    since: Option<i64>,
+    until: Option<i64>,
+) -> rusqlite::Result<Option<(i64, i64)>> {
+    let (lo, hi): (Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT min(first_id), max(last_id) FROM commits
+         WHERE max_time >= coalesce(?1, min_time) AND min_time <= coalesce(?2, max_time)",
+        params![since, until],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(lo.zip(hi))
 }
 
 /// Whether an outcome word is a success (`calls::Outcome::ok`).
@@ -228,7 +346,16 @@ pub(super) fn used_bytes(conn: &Connection) -> rusqlite::Result<u64> {
 /// file is under `max_bytes` (to 90 % of it, so trims are rare), and gives
 /// the freed pages back to the file system. How many rows went.
 pub(super) fn trim(conn: &Connection, oldest_ms: i64, max_bytes: u64) -> rusqlite::Result<u64> {
-    let mut removed = conn.execute("DELETE FROM activity WHERE time < ?1", params![oldest_ms])? as u64;
+    // The marks bound the ids old enough: no scan of the whole table.
+    let mut removed = match id_range(conn, None, Some(oldest_ms - 1))? {
+        Some((_, last)) => conn.execute(
+            "DELETE FROM activity WHERE id <= ?1 AND time < ?2",
+            params![last, oldest_ms],
+        )? as u64,
+        None => 0,
+    };
+    // A mark whose newest entry is older holds nothing any more.
+    conn.execute("DELETE FROM commits WHERE max_time < ?1", params![oldest_ms])?;
     conn.execute(
         "DELETE FROM minutes WHERE minute < ?1",
         params![oldest_ms.div_euclid(60_000)],
@@ -251,10 +378,14 @@ pub(super) fn trim(conn: &Connection, oldest_ms: i64, max_bytes: u64) -> rusqlit
         )? as u64;
         // The minutes older than the oldest row left describe calls gone.
         conn.execute(
-            "DELETE FROM minutes WHERE minute < (SELECT coalesce(min(time), 0) / 60000 FROM activity)",
+            "DELETE FROM minutes WHERE minute < (SELECT coalesce((SELECT time FROM activity ORDER BY id LIMIT 1), 0) / 60000)",
             [],
         )?;
     }
+    conn.execute(
+        "DELETE FROM commits WHERE last_id < (SELECT coalesce(min(id), 9223372036854775807) FROM activity)",
+        [],
+    )?;
     // Each step of incremental_vacuum gives back one page: run it through.
     let mut vacuum = conn.prepare("PRAGMA incremental_vacuum")?;
     let mut steps = vacuum.query([])?;

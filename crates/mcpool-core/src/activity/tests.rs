@@ -244,10 +244,14 @@ fn retention_trims_by_age_and_by_size() {
     let mut conn = store::open_writer(&path).expect("open");
     let mut batch = vec![call("s", "old", "c", "ok", 1, Duration::from_secs(40 * 86_400))];
     batch.extend((0..2000).map(|_| call("s", "new", "c", "ok", 1, Duration::ZERO)));
-    let last = store::insert(&mut conn, &batch).expect("insert");
+    let last = store::insert(&mut conn, &mut dict::Dictionary::default(), &batch).expect("insert");
     let rows = |conn: &rusqlite::Connection, tool: &str| -> i64 {
-        conn.query_row("SELECT count(*) FROM activity WHERE name = ?1", [tool], |r| r.get(0))
-            .expect("count")
+        conn.query_row(
+            "SELECT count(*) FROM activity WHERE name = (SELECT id FROM names WHERE text = ?1)",
+            [tool],
+            |r| r.get(0),
+        )
+        .expect("count")
     };
     let oldest = now_ms() - 30 * 86_400_000;
     let removed = store::trim(&conn, oldest, u64::MAX).expect("trim");
@@ -336,4 +340,184 @@ fn retention_settings_read_from_the_config() {
         Retention::parse(Some(&json!([]))).map_err(|e| e.0),
         Err("activity".to_string())
     );
+}
+
+fn count(conn: &rusqlite::Connection, sql: &str, text: &str) -> i64 {
+    conn.query_row(sql, [text], |r| r.get(0)).expect("count")
+}
+
+#[test]
+fn the_same_string_is_stored_once_and_read_back_by_name() {
+    let (a, path) = opened("dictionary");
+    for i in 0..50u64 {
+        let mut c = call("github", "search", "claude-code", "ok", i, Duration::ZERO);
+        if i % 2 == 1 {
+            c.agent.session = Some("s-2".into());
+        }
+        a.record(c);
+    }
+    a.record(call("files", "search", "cursor", "timeout", 1, Duration::ZERO));
+    assert!(a.flush(Duration::from_secs(5)));
+    let conn = store::open_reader(&path).expect("reader");
+    for text in ["github", "search", "claude-code", "ok", "1.0", "s-1", "/mcp"] {
+        assert_eq!(
+            count(&conn, "SELECT count(*) FROM names WHERE text = ?1", text),
+            1,
+            "{text}"
+        );
+    }
+    // The tool's name is one id, whichever server it came from.
+    let ids: i64 = conn
+        .query_row("SELECT count(DISTINCT name) FROM activity WHERE kind = 0", [], |r| {
+            r.get(0)
+        })
+        .expect("ids");
+    assert_eq!(ids, 1);
+    // Two sessions of one client: two agents, each once.
+    let agents = count(
+        &conn,
+        "SELECT count(*) FROM agents WHERE client = (SELECT id FROM names WHERE text = ?1)",
+        "claude-code",
+    );
+    assert_eq!(agents, 2);
+    assert_eq!(
+        query(&a, &[("client", "claude-code"), ("limit", "1000")]).items.len(),
+        50
+    );
+    assert_eq!(query(&a, &[("tool", "search"), ("limit", "1000")]).items.len(), 51);
+    let files = query(&a, &[("server", "files")]);
+    assert_eq!(files.items.len(), 1);
+    let item = &files.items[0];
+    assert_eq!(
+        (
+            item.client.as_deref(),
+            item.session.as_deref(),
+            item.endpoint.as_deref()
+        ),
+        (Some("cursor"), Some("s-1"), Some("/mcp"))
+    );
+    assert_eq!(query(&a, &[("outcome", "timeout")]).items.len(), 1);
+    // A name the file never held matches nothing (and is not an error).
+    assert!(query(&a, &[("server", "nowhere")]).items.is_empty());
+    assert!(query(&a, &[("client", "nobody")]).items.is_empty());
+    assert!(query(&a, &[("outcome", "cancelled")]).items.is_empty());
+    // An event has no agent: null, not an empty string.
+    a.record(Entry::server_event("github", "status", "connected", None));
+    assert!(a.flush(Duration::from_secs(5)));
+    let event = &query(&a, &[("kind", "server")]).items[0];
+    assert_eq!((event.client.as_deref(), event.session.as_deref()), (None, None));
+}
+
+#[test]
+fn retention_prunes_the_names_no_entry_uses() {
+    let path = temp_file("prune");
+    let mut conn = store::open_writer(&path).expect("open");
+    let mut dict = dict::Dictionary::default();
+    let mut old = call(
+        "gone",
+        "old_tool",
+        "old-client",
+        "ok",
+        1,
+        Duration::from_secs(40 * 86_400),
+    );
+    old.agent.session = Some("old-session".into());
+    let batch = vec![old, call("kept", "new_tool", "c", "ok", 1, Duration::ZERO)];
+    store::insert(&mut conn, &mut dict, &batch).expect("insert");
+    let names = "SELECT count(*) FROM names WHERE text = ?1";
+    assert_eq!(count(&conn, names, "gone"), 1);
+    store::trim(&conn, now_ms() - 30 * 86_400_000, u64::MAX).expect("trim");
+    let (agents, pruned) = dict::prune(&conn).expect("prune");
+    assert_eq!(agents, 1);
+    assert_eq!(pruned, 4, "gone, old_tool, old-client, old-session");
+    for text in ["gone", "old_tool", "old-client", "old-session"] {
+        assert_eq!(count(&conn, names, text), 0, "{text}");
+    }
+    for text in ["kept", "new_tool", "c", "ok", "s-1", "/mcp", "1.0"] {
+        assert_eq!(count(&conn, names, text), 1, "{text}");
+    }
+    // Pruning again finds nothing; a cleared cache writes a pruned name anew.
+    assert_eq!(dict::prune(&conn).expect("prune"), (0, 0));
+    dict.clear();
+    store::insert(&mut conn, &mut dict, &[call("gone", "t", "c", "ok", 1, Duration::ZERO)]).expect("insert");
+    drop(conn);
+    let a = Activity::open(path, Retention::default());
+    let back = query(&a, &[("server", "gone")]);
+    assert_eq!(back.items.len(), 1);
+    assert_eq!(back.items[0].tool.as_deref(), Some("t"));
+}
+
+#[test]
+fn a_schema_1_file_is_converted_with_its_ids() {
+    let path = temp_file("v1");
+    {
+        let conn = rusqlite::Connection::open(&path).expect("v1");
+        conn.execute_batch(
+            "CREATE TABLE activity (
+                id INTEGER PRIMARY KEY AUTOINCREMENT, time INTEGER NOT NULL, kind TEXT NOT NULL,
+                server TEXT NOT NULL, name TEXT NOT NULL, client TEXT, client_version TEXT, session TEXT,
+                endpoint TEXT, duration_ms INTEGER, outcome TEXT NOT NULL, error TEXT, result_bytes INTEGER,
+                arguments TEXT, result TEXT, trace_id TEXT);
+             CREATE INDEX activity_time ON activity(time);
+             CREATE INDEX activity_server ON activity(server, id);
+             PRAGMA user_version = 1;",
+        )
+        .expect("schema 1");
+        let now = now_ms();
+        for (id, kind, server, name, client, outcome) in [
+            (7, "tool", "github", "search", Some("claude-code"), "ok"),
+            (9, "server", "github", "status", None, "connected"),
+            (12, "tool", "files", "read", Some("cursor"), "timeout"),
+        ] {
+            conn.execute(
+                "INSERT INTO activity (id, time, kind, server, name, client, session, duration_ms, outcome)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, 's-9', 5, ?7)",
+                rusqlite::params![id, now - 60_000, kind, server, name, client, outcome],
+            )
+            .expect("row");
+        }
+    }
+    let a = Activity::open(path.clone(), Retention::default());
+    a.record(call("github", "search", "claude-code", "ok", 1, Duration::ZERO));
+    assert!(a.flush(Duration::from_secs(5)));
+    assert_eq!(a.problem(), None);
+    let page = query(&a, &[]);
+    let ids: Vec<i64> = page.items.iter().map(|i| i.id).collect();
+    assert_eq!(ids[1..], [12, 9, 7]);
+    assert!(ids[0] > 12, "a new id after the old ones: {ids:?}");
+    let read = &page.items[1];
+    assert_eq!(
+        (
+            read.server.as_str(),
+            read.tool.as_deref(),
+            read.client.as_deref(),
+            read.session.as_deref()
+        ),
+        ("files", Some("read"), Some("cursor"), Some("s-9"))
+    );
+    assert_eq!(query(&a, &[("since", "5m"), ("server", "github")]).items.len(), 3);
+    assert_eq!(query(&a, &[("kind", "server")]).items[0].outcome, "connected");
+    let conn = store::open_reader(&path).expect("reader");
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .expect("version");
+    assert_eq!(version, store::VERSION);
+}
+
+#[test]
+fn a_long_call_is_found_by_time_though_committed_later() {
+    let (a, _) = opened("late");
+    // Began 3 hours ago, recorded now (a long call): its mark is this minute's.
+    a.record(call("s", "slow", "c", "ok", 1, Duration::from_secs(3 * 3600)));
+    a.record(call("s", "quick", "c", "ok", 1, Duration::ZERO));
+    assert!(a.flush(Duration::from_secs(5)));
+    let old = query(&a, &[("until", "2h")]);
+    assert_eq!(
+        old.items.iter().map(|i| i.tool.as_deref()).collect::<Vec<_>>(),
+        [Some("slow")]
+    );
+    let window = query(&a, &[("since", "4h"), ("until", "2h")]);
+    assert_eq!(window.items.len(), 1);
+    assert!(query(&a, &[("since", "5h"), ("until", "4h")]).items.is_empty());
+    assert_eq!(query(&a, &[("since", "1h")]).items.len(), 1);
 }

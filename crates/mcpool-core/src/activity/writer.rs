@@ -3,12 +3,13 @@
 //! through a corrupt file (moved aside, replaced), a locked one or a full
 //! disk (retried; told once).
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
+use super::dict::{self, Dictionary};
 use super::store::{self, Failure};
 use super::{now_ms, Entry, Message, Retention, QUEUE};
 use crate::sync::lock;
@@ -21,6 +22,9 @@ const GATHER: Duration = Duration::from_millis(50);
 const TRIM_EVERY: Duration = Duration::from_secs(600);
 /// After this many entries the size is looked at again before the timer.
 const TRIM_AFTER: u64 = 50_000;
+/// Names no entry refers to any more are pruned at most this often (it
+/// reads the whole table), after a trim that removed entries.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// A file that could not be opened or written is tried again after this.
 const RETRY: Duration = Duration::from_secs(5);
 
@@ -28,6 +32,8 @@ struct Writer {
     path: std::path::PathBuf,
     retention: Retention,
     conn: Option<Connection>,
+    /// The ids `conn`'s file holds, cached; cleared whenever they may not.
+    dict: Dictionary,
     /// Received and not yet committed (kept across a failed commit, bounded).
     pending: Vec<Entry>,
     problem: Arc<Mutex<Option<String>>>,
@@ -36,12 +42,13 @@ struct Writer {
     next_trim: Instant,
     since_trim: u64,
     retry_at: Option<Instant>,
+    last_prune: Option<Instant>,
 }
 
 pub(super) fn run(
     path: std::path::PathBuf,
     retention: Retention,
-    inbox: mpsc::Receiver<Message>,
+    (inbox, waiting): (mpsc::Receiver<Message>, Arc<AtomicUsize>),
     committed: Arc<AtomicI64>,
     changed: tokio::sync::watch::Sender<i64>,
     problem: Arc<Mutex<Option<String>>>,
@@ -50,6 +57,7 @@ pub(super) fn run(
         path,
         retention,
         conn: None,
+        dict: Dictionary::default(),
         pending: Vec::new(),
         problem,
         committed,
@@ -57,6 +65,7 @@ pub(super) fn run(
         next_trim: Instant::now(),
         since_trim: 0,
         retry_at: None,
+        last_prune: None,
     };
     w.connect();
     loop {
@@ -82,7 +91,10 @@ pub(super) fn run(
         let mut next = first;
         while let Some(message) = next.take() {
             match message {
-                Message::Entry(e) => w.pending.push(*e),
+                Message::Entry(e) => {
+                    waiting.fetch_sub(1, Ordering::AcqRel);
+                    w.pending.push(*e)
+                }
                 Message::Flush(done) => flushes.push(done),
                 Message::Settings(r) => w.retention = r,
             }
@@ -110,6 +122,7 @@ impl Writer {
         if self.conn.is_some() {
             return true;
         }
+        self.dict.clear();
         match store::open_writer(&self.path) {
             Ok(conn) => {
                 let last: i64 = conn
@@ -188,21 +201,25 @@ impl Writer {
             return;
         }
         let Some(conn) = self.conn.as_mut() else { return };
-        match store::insert(conn, &self.pending) {
+        match store::insert(conn, &mut self.dict, &self.pending) {
             Ok(last) => self.committed_to(last),
             Err(e) if store::classify(&e) == Failure::Corrupt => {
                 self.replace_corrupt(&e);
                 if self.connect() {
                     if let Some(conn) = self.conn.as_mut() {
-                        match store::insert(conn, &self.pending) {
+                        match store::insert(conn, &mut self.dict, &self.pending) {
                             Ok(last) => self.committed_to(last),
-                            Err(e) => self.fail(&e),
+                            Err(e) => {
+                                self.dict.clear();
+                                self.fail(&e);
+                            }
                         }
                     }
                 }
             }
             Err(e) => {
                 self.conn = None;
+                self.dict.clear();
                 self.fail(&e);
             }
         }
@@ -212,6 +229,11 @@ impl Writer {
     fn committed_to(&mut self, last: i64) {
         self.since_trim += self.pending.len() as u64;
         self.pending.clear();
+        // A burst's batch (up to 4096 entries of ~300 bytes) need not stay
+        // allocated between bursts.
+        if self.pending.capacity() > 256 {
+            self.pending.shrink_to(64);
+        }
         self.committed.store(last, Ordering::Release);
         self.changed.send_replace(last);
         let mut problem = lock(&self.problem);
@@ -242,7 +264,17 @@ impl Writer {
         let max_age = i64::try_from(self.retention.max_age.as_millis()).unwrap_or(i64::MAX);
         match store::trim(conn, now_ms().saturating_sub(max_age), self.retention.max_bytes) {
             Ok(0) => {}
-            Ok(n) => tracing::info!("activity log: {n} old entries trimmed"),
+            Ok(n) => {
+                tracing::info!("activity log: {n} old entries trimmed");
+                if self.last_prune.is_none_or(|at| now.duration_since(at) >= PRUNE_EVERY) {
+                    self.last_prune = Some(now);
+                    // The cache may name what is pruned: start it over.
+                    self.dict.clear();
+                    if let Err(e) = dict::prune(conn) {
+                        tracing::warn!("activity log {}: pruning names failed: {e}", self.path.display());
+                    }
+                }
+            }
             Err(e) => tracing::warn!("activity log {}: trimming failed: {e}", self.path.display()),
         }
     }
