@@ -286,10 +286,11 @@ pub(super) fn bands(conn: &Connection, server: Option<&str>, now_ms: i64, hours:
             None => return Ok(Vec::new()),
         },
     };
-    // `kind = 3` written out: it is what lets SQLite use the partial index
-    // of server events (`activity_events`) instead of reading every call.
+    // The partial index of server events (`activity_events`, hence
+    // `kind = 3` written out), named: left to itself SQLite reads every call
+    // in server order (for the GROUP BY) or id order (1 M rows: 0.45 s).
     let mut before = conn.prepare(
-        "SELECT s.text, o.text, max(a.time) FROM activity a
+        "SELECT s.text, o.text, max(a.time) FROM activity a INDEXED BY activity_events
          LEFT JOIN names s ON s.id = a.server LEFT JOIN names o ON o.id = a.outcome
          WHERE a.kind = 3 AND a.name = ?3 AND a.time < ?1 AND (?2 IS NULL OR a.server = ?2)
          GROUP BY a.server",
@@ -305,7 +306,7 @@ pub(super) fn bands(conn: &Connection, server: Option<&str>, now_ms: i64, hours:
             .push((start, status.unwrap_or_default()));
     }
     let mut within = conn.prepare(
-        "SELECT s.text, a.time, o.text FROM activity a
+        "SELECT s.text, a.time, o.text FROM activity a INDEXED BY activity_events
          LEFT JOIN names s ON s.id = a.server LEFT JOIN names o ON o.id = a.outcome
          WHERE a.kind = 3 AND a.name = ?3 AND a.time >= ?1 AND (?2 IS NULL OR a.server = ?2)
          ORDER BY a.id",
