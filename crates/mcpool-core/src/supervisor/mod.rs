@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use rmcp::model::ServerPeerInfo;
-use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -16,7 +15,7 @@ use crate::cache::{Fingerprinter, ToolCache};
 use crate::config::ServerSpec;
 use crate::errors::{attempt_failed_sentence, refusal_sentence, ConnectError};
 use crate::hub::Hub;
-use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Source, Status};
+use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Status};
 use crate::secrets::{redact, SecretStore};
 use crate::upstream::ledger::ProgressLedger;
 use crate::upstream::stdio::ProcessGroup;
@@ -75,28 +74,7 @@ pub use crate::lifecycle::Lists;
 pub use heal::{SupervisorPatient, WAITING_PREFIX};
 pub use live::Link;
 use live::{close, list_all, Live};
-pub use snapshot::{ServerSnapshot, ToolSnapshot};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolState {
-    Live,
-    Kept,
-    Cached,
-    /// Its description or input schema differs from what the user
-    /// approved: held back from agents until approved.
-    Changed,
-}
-
-impl From<Source> for ToolState {
-    fn from(source: Source) -> Self {
-        match source {
-            Source::Live => ToolState::Live,
-            Source::Kept => ToolState::Kept,
-            Source::Cached => ToolState::Cached,
-        }
-    }
-}
+pub use snapshot::{ServerSnapshot, ToolSnapshot, ToolState};
 
 /// The pool side a supervisor reports to.
 pub trait Observer: Send + Sync {

@@ -5,14 +5,35 @@ use std::time::SystemTime;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use super::{Supervisor, ToolState};
+use super::Supervisor;
 use crate::calls::rfc3339;
 use crate::errors::ConnectError;
-use crate::lifecycle::Status;
+use crate::lifecycle::{Source, Status};
 use crate::secrets::redact;
 use crate::stderr_tail::StderrTail;
 use crate::tool_check::ToolWarning;
 use crate::toolctl::{Definition, Verdict};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolState {
+    Live,
+    Kept,
+    Cached,
+    /// Its description or input schema differs from what the user
+    /// approved: held back from agents until approved.
+    Changed,
+}
+
+impl From<Source> for ToolState {
+    fn from(source: Source) -> Self {
+        match source {
+            Source::Live => ToolState::Live,
+            Source::Kept => ToolState::Kept,
+            Source::Cached => ToolState::Cached,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ServerSnapshot {
