@@ -3,7 +3,7 @@
 // of /api/events). Names and timings only: mcpool never sends arguments or
 // results here.
 
-import { h } from './app.js';
+import { h } from './lib.js';
 
 /** "12 s", "3 min", "2 h", "4 d": a short span for people. */
 export function span(ms) {
