@@ -4,7 +4,7 @@
 // newest shown), older pages on demand; and the per-tool table
 // (GET /api/activity/tools) with a sparkline per tool.
 
-import { $, api, coalesce, h, latest, readJson } from './lib.js';
+import { $, api, coalesce, h, latest, readJson, table } from './lib.js';
 import { ms, sparkline } from './plots.js';
 
 const OUTCOME_TEXT = {
@@ -32,33 +32,24 @@ export function renderActivity(items) {
   if (!items.length) {
     return [h('p', { class: 'empty', 'data-role': 'no-activity' }, 'Nothing recorded matches. Tool calls, prompts, reads and server events show here as they happen.')];
   }
-  return [h('div', { class: 'calls-scroll' },
-    h('table', { class: 'calls activity-table' },
-      h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'When'), h('th', { scope: 'col' }, 'Server'), h('th', { scope: 'col' }, 'What'),
-        h('th', { scope: 'col' }, 'Agent'), h('th', { scope: 'col', class: 'num' }, 'Duration'), h('th', { scope: 'col' }, 'Result'))),
-      h('tbody', {}, items.map((i) => h('tr', { 'data-entry': i.id, 'data-kind': i.kind, 'data-ok': i.ok === undefined ? undefined : String(i.ok) },
-        h('td', {}, h('time', { datetime: i.time, title: new Date(i.time).toLocaleString() }, new Date(i.time).toLocaleTimeString())),
-        h('td', {}, i.server),
-        h('td', {}, what(i)),
-        h('td', {}, i.client ? `${i.client}${i.client_version ? ` ${i.client_version}` : ''}` : '–'),
-        h('td', { class: 'num' }, i.duration_ms === null || i.duration_ms === undefined ? '' : ms(i.duration_ms)),
-        h('td', {}, outcome(i), i.error || i.detail ? h('span', { class: 'entry-text' }, ` ${i.error || i.detail}`) : null))))))];
+  return [table('calls activity-table', ['When', 'Server', 'What', 'Agent', ['Duration', 'num'], 'Result'],
+    items.map((i) => h('tr', { 'data-entry': i.id, 'data-kind': i.kind, 'data-ok': i.ok === undefined ? undefined : String(i.ok) },
+      h('td', {}, h('time', { datetime: i.time, title: new Date(i.time).toLocaleString() }, new Date(i.time).toLocaleTimeString())),
+      h('td', {}, i.server),
+      h('td', {}, what(i)),
+      h('td', {}, i.client ? `${i.client}${i.client_version ? ` ${i.client_version}` : ''}` : '–'),
+      h('td', { class: 'num' }, i.duration_ms === null || i.duration_ms === undefined ? '' : ms(i.duration_ms)),
+      h('td', {}, outcome(i), i.error || i.detail ? h('span', { class: 'entry-text' }, ` ${i.error || i.detail}`) : null))))];
 }
 
 /** The per-tool table: calls, failures, p50, p95 and a sparkline each. */
 export function renderToolActivity(tools) {
   if (!tools.length) return [h('p', { class: 'empty', 'data-role': 'no-tool-activity' }, 'No tool calls in the last hour.')];
-  return [h('div', { class: 'calls-scroll' },
-    h('table', { class: 'calls tool-activity' },
-      h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'Tool'), h('th', { scope: 'col' }, 'Server'), h('th', { scope: 'col', class: 'num' }, 'Calls'),
-        h('th', { scope: 'col', class: 'num' }, 'Failed'), h('th', { scope: 'col', class: 'num' }, 'p50'),
-        h('th', { scope: 'col', class: 'num' }, 'p95'), h('th', { scope: 'col' }, 'Per minute'))),
-      h('tbody', {}, tools.map((t) => h('tr', { 'data-tool': `${t.server}/${t.tool}` },
-        h('td', { class: 'mono' }, t.tool), h('td', {}, t.server), h('td', { class: 'num' }, String(t.calls)),
-        h('td', { class: 'num' }, String(t.errors)), h('td', { class: 'num' }, ms(t.p50_ms)), h('td', { class: 'num' }, ms(t.p95_ms)),
-        h('td', {}, sparkline(t, { width: 180, height: 24, label: `${t.server}/${t.tool}` })))))))];
+  return [table('calls tool-activity', ['Tool', 'Server', ['Calls', 'num'], ['Failed', 'num'], ['p50', 'num'], ['p95', 'num'], 'Per minute'],
+    tools.map((t) => h('tr', { 'data-tool': `${t.server}/${t.tool}` },
+      h('td', { class: 'mono' }, t.tool), h('td', {}, t.server), h('td', { class: 'num' }, String(t.calls)),
+      h('td', { class: 'num' }, String(t.errors)), h('td', { class: 'num' }, ms(t.p50_ms)), h('td', { class: 'num' }, ms(t.p95_ms)),
+      h('td', {}, sparkline(t, { width: 180, height: 24, label: `${t.server}/${t.tool}` })))))];
 }
 
 /**

@@ -21,6 +21,16 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+/**
+ * A table in its scrolling box: `columns` are the headings (a name, or
+ * `[name, 'num']` for a right-aligned number), `rows` its <tr>s.
+ */
+export function table(cls, columns, rows) {
+  const th = (c) => (Array.isArray(c) ? h('th', { scope: 'col', class: c[1] }, c[0]) : h('th', { scope: 'col' }, c));
+  return h('div', { class: 'calls-scroll' },
+    h('table', { class: cls }, h('thead', {}, h('tr', {}, columns.map(th))), h('tbody', {}, rows)));
+}
+
 const NUMBER = new Intl.NumberFormat('en-US');
 
 /** "1,234". */

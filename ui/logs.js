@@ -29,8 +29,8 @@ function shortTime(time) {
 }
 
 /**
- * The log panel of the page. Answers {open(name), close(), button(server)}: `button` is a card's Logs
- * button.
+ * The log panel of the page. Answers {open(name), close(), button(server)}:
+ * `button` is a card's Logs button.
  */
 export function logsPanel() {
   const dialog = h('dialog', { id: 'logs-dialog', class: 'form-dialog logs-dialog', 'aria-labelledby': 'logs-title' });

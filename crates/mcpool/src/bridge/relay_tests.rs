@@ -59,6 +59,16 @@ fn connects(effects: &[Effect]) -> Vec<Connect> {
         .collect()
 }
 
+/// The session comes up: the agent's `initialize` (id 1) gets the answer.
+fn up_answers_the_initialize(relay: &mut Relay) {
+    assert_eq!(
+        relay.attempt_done(Attempt::Up(Some(init_result())), now()),
+        vec![Effect::ToAgent(
+            json!({"jsonrpc": "2.0", "id": 1, "result": init_result()})
+        )]
+    );
+}
+
 /// A relay with an initialized session: probe, the agent's initialize
 /// (answered with its own id), `initialized` forwarded.
 fn connected() -> Relay {
@@ -78,12 +88,7 @@ fn connected() -> Relay {
             initialized: false
         })]
     );
-    assert_eq!(
-        relay.attempt_done(Attempt::Up(Some(init_result())), now()),
-        vec![Effect::ToAgent(
-            json!({"jsonrpc": "2.0", "id": 1, "result": init_result()})
-        )]
-    );
+    up_answers_the_initialize(&mut relay);
     assert_eq!(
         relay.on_agent(initialized(), now()),
         vec![Effect::ToUpstream(initialized())]
@@ -331,12 +336,7 @@ async fn at_start_an_instance_that_comes_answers_the_waiting_initialize() {
             initialized: false
         }]
     );
-    assert_eq!(
-        relay.attempt_done(Attempt::Up(Some(init_result())), now()),
-        vec![Effect::ToAgent(
-            json!({"jsonrpc": "2.0", "id": 1, "result": init_result()})
-        )]
-    );
+    up_answers_the_initialize(&mut relay);
 }
 
 #[tokio::test(start_paused = true)]
