@@ -401,7 +401,7 @@ async fn main() -> anyhow::Result<()> {
     let mut out = String::new();
     let tools: usize = catalog.servers.iter().map(|s| tools_of(s).len()).sum();
     let _ = writeln!(out, "{SECTION}\n");
-    let _ = writeln!(out, "{}\n", sys::generated_by("mcpool-bench-search", load_before));
+    let _ = writeln!(out, "{}\n", sys::generated_by("mcpool-bench-search", &load_before));
     let _ = writeln!(
         out,
         "The evaluation set is `bench/search/` (see its README): the `tools/list` of {} real servers from npm and \

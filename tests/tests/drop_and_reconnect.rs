@@ -10,7 +10,7 @@ const KEPT: &str = "(tools kept; reconnects when next used)";
 
 #[tokio::test]
 async fn a_drop_keeps_the_tools_shows_stderr_and_reconnects_on_the_next_call_only() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("drop");
+    let (_dir, log) = TempDir::with_spawn_log("drop");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
     let agent = pool.agent("/mcp").await?;
@@ -63,7 +63,7 @@ async fn a_drop_keeps_the_tools_shows_stderr_and_reconnects_on_the_next_call_onl
 }
 
 async fn concurrent_calls_share_one_attempt(n: usize) -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("share");
+    let (_dir, log) = TempDir::with_spawn_log("share");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &["--startup-delay-ms", "400"])}})).await?;
     pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
     let agent = pool.agent("/mcp").await?;
@@ -171,7 +171,7 @@ async fn a_failed_reconnect_returns_its_error_then_backs_off_and_doubles() -> an
 
 #[tokio::test]
 async fn explicit_disconnect_clears_tools_at_once_and_enable_brings_them_back() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("disc");
+    let (_dir, log) = TempDir::with_spawn_log("disc");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
     let agent = pool.agent("/mcp").await?;

@@ -29,7 +29,7 @@ fn result_text(result: ServerResult) -> String {
 
 #[tokio::test]
 async fn sampling_goes_to_the_agent_whose_call_asked_for_it() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("sampling");
+    let (_dir, log) = TempDir::with_spawn_log("sampling");
     let pool = pool_with("f", &log).await?;
     // `idle` connects first, so a pool that picked "any agent" would pick it.
     let idle = pool.agent("/mcp").await?;
@@ -52,7 +52,7 @@ async fn sampling_goes_to_the_agent_whose_call_asked_for_it() -> anyhow::Result<
 
 #[tokio::test]
 async fn progress_reaches_the_calling_agent_under_its_own_token() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("progress");
+    let (_dir, log) = TempDir::with_spawn_log("progress");
     let pool = pool_with("f", &log).await?;
     let a = pool.agent("/mcp").await?;
     let b = pool.agent("/mcp").await?;
@@ -104,7 +104,7 @@ async fn progress_reaches_the_calling_agent_under_its_own_token() -> anyhow::Res
 
 #[tokio::test]
 async fn log_messages_reach_every_agent_that_sees_the_server() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("logging");
+    let (_dir, log) = TempDir::with_spawn_log("logging");
     let pool = pool_with("f", &log).await?;
     let caller = pool.agent("/mcp").await?;
     let other = pool.agent("/mcp").await?;
@@ -128,7 +128,7 @@ async fn log_messages_reach_every_agent_that_sees_the_server() -> anyhow::Result
 
 #[tokio::test]
 async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("resources");
+    let (_dir, log) = TempDir::with_spawn_log("resources");
     let pool = pool_with("f", &log).await?;
     let subscriber = pool.agent("/mcp").await?;
     let other = pool.agent("/mcp").await?;
@@ -179,7 +179,7 @@ async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()
 
 #[tokio::test]
 async fn completion_reaches_the_prompt_server_through_mcp() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("complete");
+    let (_dir, log) = TempDir::with_spawn_log("complete");
     let pool = pool_with("faulty", &log).await?;
     let agent = pool.agent("/mcp").await?;
     let prompts = agent.service.peer().list_all_prompts().await?;
@@ -208,7 +208,7 @@ async fn completion_reaches_the_prompt_server_through_mcp() -> anyhow::Result<()
 
 #[tokio::test]
 async fn a_cancelled_call_is_cancelled_upstream_and_the_server_keeps_serving() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("cancel");
+    let (_dir, log) = TempDir::with_spawn_log("cancel");
     let pool = pool_with("f", &log).await?;
     let agent = pool.agent("/mcp").await?;
 
@@ -232,7 +232,7 @@ async fn a_cancelled_call_is_cancelled_upstream_and_the_server_keeps_serving() -
 
 #[tokio::test]
 async fn list_changed_only_when_the_visible_tools_really_change() -> anyhow::Result<()> {
-    let (dir, log) = TempDir::with_spawn_log("listchanged");
+    let (_dir, log) = TempDir::with_spawn_log("listchanged");
     let pool = pool_with("f", &log).await?;
     tokio::time::sleep(SETTLE).await;
     let all = pool.agent("/mcp").await?;

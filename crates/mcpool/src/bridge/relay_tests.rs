@@ -49,6 +49,17 @@ fn error_message(effect: &Effect) -> Option<(Value, String)> {
     }
 }
 
+/// The messages `effects` send upstream, in order.
+fn to_upstream(effects: &[Effect]) -> Vec<Value> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::ToUpstream(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn connects(effects: &[Effect]) -> Vec<Connect> {
     effects
         .iter()
@@ -190,13 +201,7 @@ async fn requests_wait_for_the_reconnect_with_backoff_while_pings_and_cancels_ar
         .is_empty());
 
     let effects = relay.attempt_done(Attempt::Up(Some(init_result())), now());
-    let sent: Vec<_> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::ToUpstream(m) => Some(m.clone()),
-            _ => None,
-        })
-        .collect();
+    let sent = to_upstream(&effects);
     assert_eq!(sent, vec![call(5)], "the cancelled request is not sent");
 }
 
@@ -260,13 +265,7 @@ async fn requests_that_never_left_are_sent_on_the_next_session() {
     assert_eq!(errors, vec![json!(10)], "{effects:?}");
     assert_eq!(connects(&effects).len(), 1);
     let effects = relay.attempt_done(Attempt::Up(Some(init_result())), now());
-    let sent: Vec<_> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::ToUpstream(m) => Some(m.clone()),
-            _ => None,
-        })
-        .collect();
+    let sent = to_upstream(&effects);
     assert_eq!(sent, vec![call(11), call(12)], "in the agent's order");
 }
 
