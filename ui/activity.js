@@ -3,7 +3,7 @@
 // of /api/events). Names and timings only: mcpool never sends arguments or
 // results here.
 
-import { h } from './app.js';
+import { h, table } from './lib.js';
 
 /** "12 s", "3 min", "2 h", "4 d": a short span for people. */
 export function span(ms) {
@@ -80,17 +80,13 @@ export function renderCalls(calls, now) {
   if (!calls.length) {
     return [h('p', { class: 'empty', 'data-role': 'no-calls' }, 'No tool calls yet. Calls agents make through mcpool show here: the tool, the server, how long and how it ended (never the arguments or results).')];
   }
-  return [h('div', { class: 'calls-scroll' },
-    h('table', { class: 'calls' },
-      h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'When'), h('th', { scope: 'col' }, 'Tool'), h('th', { scope: 'col' }, 'Server'),
-        h('th', { scope: 'col', class: 'num' }, 'Duration'), h('th', { scope: 'col' }, 'Result'))),
-      h('tbody', {}, calls.map((c) => h('tr', { 'data-call': c.id, 'data-ok': String(c.ok) },
-        h('td', {}, since(c.time, now)),
-        h('td', { class: 'mono' }, c.tool),
-        h('td', {}, c.server),
-        h('td', { class: 'num' }, duration(c.duration_ms)),
-        h('td', {}, h('span', { class: 'outcome', 'data-outcome': c.outcome }, OUTCOME_TEXT[c.outcome] || c.outcome)))))))];
+  return [table('calls', ['When', 'Tool', 'Server', ['Duration', 'num'], 'Result'],
+    calls.map((c) => h('tr', { 'data-call': c.id, 'data-ok': String(c.ok) },
+      h('td', {}, since(c.time, now)),
+      h('td', { class: 'mono' }, c.tool),
+      h('td', {}, c.server),
+      h('td', { class: 'num' }, duration(c.duration_ms)),
+      h('td', {}, h('span', { class: 'outcome', 'data-outcome': c.outcome }, OUTCOME_TEXT[c.outcome] || c.outcome)))))];
 }
 
 /** Keeps the newest `limit` calls, newest first, each once. */

@@ -2,7 +2,7 @@
 // (copied, never shown), each client's snippet from GET /api/connect with
 // its "Add to CLIENT" button (POST /api/connect/{client}).
 
-import { h } from './app.js';
+import { $, api, h, notice } from './lib.js';
 
 /** The connect section from GET /api/connect; the token stays masked on screen. */
 export function renderSnippets(connect, onCopy, onAdd) {
@@ -39,13 +39,8 @@ async function copy(text, button) {
   setTimeout(() => { button.textContent = label; }, 1500);
 }
 
-/**
- * The connect panel: `api(path, init)` is the page's fetch (throws
- * 'signed out'), `notice(text)` its error line. Answers {load, copyToken}.
- */
-export function connectPanel({ api, notice }) {
-  const $ = (id) => document.getElementById(id);
-
+/** The connect panel: errors go to the page's notice. Answers {load, copyToken}. */
+export function connectPanel() {
   async function copyToken(event) {
     const button = event.currentTarget;
     try {

@@ -4,7 +4,7 @@
 // newest shown), older pages on demand; and the per-tool table
 // (GET /api/activity/tools) with a sparkline per tool.
 
-import { h } from './app.js';
+import { $, api, coalesce, h, latest, readJson, table } from './lib.js';
 import { ms, sparkline } from './plots.js';
 
 const OUTCOME_TEXT = {
@@ -32,42 +32,34 @@ export function renderActivity(items) {
   if (!items.length) {
     return [h('p', { class: 'empty', 'data-role': 'no-activity' }, 'Nothing recorded matches. Tool calls, prompts, reads and server events show here as they happen.')];
   }
-  return [h('div', { class: 'calls-scroll' },
-    h('table', { class: 'calls activity-table' },
-      h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'When'), h('th', { scope: 'col' }, 'Server'), h('th', { scope: 'col' }, 'What'),
-        h('th', { scope: 'col' }, 'Agent'), h('th', { scope: 'col', class: 'num' }, 'Duration'), h('th', { scope: 'col' }, 'Result'))),
-      h('tbody', {}, items.map((i) => h('tr', { 'data-entry': i.id, 'data-kind': i.kind, 'data-ok': i.ok === undefined ? undefined : String(i.ok) },
-        h('td', {}, h('time', { datetime: i.time, title: new Date(i.time).toLocaleString() }, new Date(i.time).toLocaleTimeString())),
-        h('td', {}, i.server),
-        h('td', {}, what(i)),
-        h('td', {}, i.client ? `${i.client}${i.client_version ? ` ${i.client_version}` : ''}` : '–'),
-        h('td', { class: 'num' }, i.duration_ms === null || i.duration_ms === undefined ? '' : ms(i.duration_ms)),
-        h('td', {}, outcome(i), i.error || i.detail ? h('span', { class: 'entry-text' }, ` ${i.error || i.detail}`) : null))))))];
+  return [table('calls activity-table', ['When', 'Server', 'What', 'Agent', ['Duration', 'num'], 'Result'],
+    items.map((i) => h('tr', { 'data-entry': i.id, 'data-kind': i.kind, 'data-ok': i.ok === undefined ? undefined : String(i.ok) },
+      h('td', {}, h('time', { datetime: i.time, title: new Date(i.time).toLocaleString() }, new Date(i.time).toLocaleTimeString())),
+      h('td', {}, i.server),
+      h('td', {}, what(i)),
+      h('td', {}, i.client ? `${i.client}${i.client_version ? ` ${i.client_version}` : ''}` : '–'),
+      h('td', { class: 'num' }, i.duration_ms === null || i.duration_ms === undefined ? '' : ms(i.duration_ms)),
+      h('td', {}, outcome(i), i.error || i.detail ? h('span', { class: 'entry-text' }, ` ${i.error || i.detail}`) : null))))];
 }
 
 /** The per-tool table: calls, failures, p50, p95 and a sparkline each. */
 export function renderToolActivity(tools) {
   if (!tools.length) return [h('p', { class: 'empty', 'data-role': 'no-tool-activity' }, 'No tool calls in the last hour.')];
-  return [h('div', { class: 'calls-scroll' },
-    h('table', { class: 'calls tool-activity' },
-      h('thead', {}, h('tr', {},
-        h('th', { scope: 'col' }, 'Tool'), h('th', { scope: 'col' }, 'Server'), h('th', { scope: 'col', class: 'num' }, 'Calls'),
-        h('th', { scope: 'col', class: 'num' }, 'Failed'), h('th', { scope: 'col', class: 'num' }, 'p50'),
-        h('th', { scope: 'col', class: 'num' }, 'p95'), h('th', { scope: 'col' }, 'Per minute'))),
-      h('tbody', {}, tools.map((t) => h('tr', { 'data-tool': `${t.server}/${t.tool}` },
-        h('td', { class: 'mono' }, t.tool), h('td', {}, t.server), h('td', { class: 'num' }, String(t.calls)),
-        h('td', { class: 'num' }, String(t.errors)), h('td', { class: 'num' }, ms(t.p50_ms)), h('td', { class: 'num' }, ms(t.p95_ms)),
-        h('td', {}, sparkline(t, { width: 180, height: 24, label: `${t.server}/${t.tool}` })))))))];
+  return [table('calls tool-activity', ['Tool', 'Server', ['Calls', 'num'], ['Failed', 'num'], ['p50', 'num'], ['p95', 'num'], 'Per minute'],
+    tools.map((t) => h('tr', { 'data-tool': `${t.server}/${t.tool}` },
+      h('td', { class: 'mono' }, t.tool), h('td', {}, t.server), h('td', { class: 'num' }, String(t.calls)),
+      h('td', { class: 'num' }, String(t.errors)), h('td', { class: 'num' }, ms(t.p50_ms)), h('td', { class: 'num' }, ms(t.p95_ms)),
+      h('td', {}, sparkline(t, { width: 180, height: 24, label: `${t.server}/${t.tool}` })))))];
 }
 
 /**
- * The view's state and its wiring; `api` is the page's fetch. `servers()`
- * names the servers for the filter's choice.
+ * The view's state and its wiring. `servers()` names the servers for the
+ * filter's choice.
  */
-export function activityView({ api, servers }) {
-  const $ = (id) => document.getElementById(id);
-  const st = { items: [], cursor: null, last: 0, seq: 0, newer: null, typing: null, tools: [] };
+export function activityView({ servers }) {
+  const st = { items: [], cursor: null, last: 0, tools: [] };
+  // A load for other filters drops what an older one, `older` or `newer` would show.
+  const loads = latest();
 
   function params(extra) {
     const p = new URLSearchParams();
@@ -90,37 +82,36 @@ export function activityView({ api, servers }) {
     $('activity-older').hidden = !st.cursor;
   }
 
-  async function get(query) {
-    const response = await api(`/api/activity?${query}`);
-    const body = await response.json().catch(() => ({}));
+  async function get(query, signal) {
+    const response = await api(`/api/activity?${query}`, { signal });
+    const body = await readJson(response);
     if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
     return body;
   }
 
   /** The newest page for the filters as they are now. */
   async function load() {
-    const mine = ++st.seq;
     status('Loading…');
-    try {
-      const body = await get(params({ limit: PAGE }));
-      if (mine !== st.seq) return;
-      st.items = body.items;
-      st.cursor = body.next_cursor;
-      st.last = body.last_id;
-      const off = body.enabled === false ? ' The activity log is off (config "activity": {"enabled": false}).' : '';
-      status(`${body.problem ? `${body.problem} ` : ''}${shown()}${off}`);
-      paint();
-    } catch (e) {
-      if (mine === st.seq && e.message !== 'signed out') status(`Cannot load the activity: ${e.message}`);
+    const body = await loads.ask((signal) => get(params({ limit: PAGE }), signal), (e) => ({ failed: e.message }));
+    if (!body) return;
+    if (body.failed !== undefined) {
+      status(`Cannot load the activity: ${body.failed}`);
+      return;
     }
+    st.items = body.items;
+    st.cursor = body.next_cursor;
+    st.last = body.last_id;
+    const off = body.enabled === false ? ' The activity log is off (config "activity": {"enabled": false}).' : '';
+    status(`${body.problem ? `${body.problem} ` : ''}${shown()}${off}`);
+    paint();
   }
 
   async function older() {
     if (!st.cursor) return;
-    const mine = st.seq;
+    const current = loads.still();
     try {
       const body = await get(params({ limit: PAGE, cursor: st.cursor }));
-      if (mine !== st.seq) return;
+      if (!current()) return;
       st.items = st.items.concat(body.items);
       st.cursor = body.next_cursor;
       status(shown());
@@ -132,10 +123,10 @@ export function activityView({ api, servers }) {
 
   /** What came after the newest shown (oldest first from the API). */
   async function newer() {
-    const mine = st.seq;
+    const current = loads.still();
     try {
       const body = await get(params({ limit: 1000, after: st.last }));
-      if (mine !== st.seq) return;
+      if (!current()) return;
       if (body.last_id < st.last) return load(); // the file was replaced
       st.last = Math.max(st.last, body.last_id);
       if (!body.items.length) return;
@@ -150,10 +141,7 @@ export function activityView({ api, servers }) {
   }
 
   /** Live: at most one follow-up fetch per 200 ms of events. */
-  function poke() {
-    if (st.newer) return;
-    st.newer = setTimeout(() => { st.newer = null; newer(); }, 200);
-  }
+  const poke = coalesce(() => newer(), 200);
 
   async function loadTools() {
     try {
@@ -180,10 +168,7 @@ export function activityView({ api, servers }) {
   function start() {
     for (const f of FILTERS) {
       const el = $(`activity-${f}`);
-      el.addEventListener(el.tagName === 'SELECT' ? 'change' : 'input', () => {
-        clearTimeout(st.typing);
-        st.typing = setTimeout(load, el.tagName === 'SELECT' ? 0 : 300);
-      });
+      el.addEventListener(el.tagName === 'SELECT' ? 'change' : 'input', () => loads.soon(load, el.tagName === 'SELECT' ? 0 : 300));
     }
     $('activity-filters').addEventListener('submit', (e) => { e.preventDefault(); load(); });
     $('activity-older').addEventListener('click', older);

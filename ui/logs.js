@@ -5,7 +5,7 @@
 // asked of the server as you type (stale answers dropped) and a Download
 // link for the whole retained log.
 
-import { h } from './app.js';
+import { api, h, latest, readJson } from './lib.js';
 
 /** Lines asked for at each opening or filter, and the most kept on screen. */
 export const LOG_LIMIT = 1000;
@@ -29,11 +29,10 @@ function shortTime(time) {
 }
 
 /**
- * The log panel of the page: `api` fetches (throws "signed out" on a 401).
- * Answers {open(name), close(), button(server)}: `button` is a card's Logs
- * button.
+ * The log panel of the page. Answers {open(name), close(), button(server)}:
+ * `button` is a card's Logs button.
  */
-export function logsPanel({ api }) {
+export function logsPanel() {
   const dialog = h('dialog', { id: 'logs-dialog', class: 'form-dialog logs-dialog', 'aria-labelledby': 'logs-title' });
   const title = h('h2', { id: 'logs-title' });
   const search = h('input', {
@@ -48,9 +47,7 @@ export function logsPanel({ api }) {
 
   let server = null;
   let stream = null;
-  let seq = 0;
-  let pending = null;
-  let timer = null;
+  const loading = latest();
   // Lines streamed while a load is under way, added after it if newer.
   let waiting = null;
   let shown = 0;
@@ -82,24 +79,14 @@ export function logsPanel({ api }) {
 
   /** Loads the last lines for the filter; an older load's answer is dropped. */
   async function load() {
-    clearTimeout(timer);
-    const mine = ++seq;
-    if (pending) pending.abort();
-    const abort = new AbortController();
-    pending = abort;
     waiting = [];
     const name = server;
-    let body;
-    try {
-      const response = await api(`/api/servers/${encodeURIComponent(name)}/logs?limit=${LOG_LIMIT}&q=${encodeURIComponent(query())}`, { signal: abort.signal });
-      body = await response.json().catch(() => ({}));
-      if (!response.ok) body = { lines: [], error: body.error || `HTTP ${response.status}` };
-    } catch (e) {
-      if (e.name === 'AbortError' || e.message === 'signed out') return;
-      body = { lines: [], error: e.message };
-    }
-    if (mine !== seq || name !== server) return;
-    pending = null;
+    const body = await loading.ask(async (signal) => {
+      const response = await api(`/api/servers/${encodeURIComponent(name)}/logs?limit=${LOG_LIMIT}&q=${encodeURIComponent(query())}`, { signal });
+      const answer = await readJson(response);
+      return response.ok ? answer : { lines: [], error: answer.error || `HTTP ${response.status}` };
+    }, (e) => ({ lines: [], error: e.message }));
+    if (!body || name !== server) return;
     const got = body.lines || [];
     const last = got.length ? got[got.length - 1] : null;
     const later = (waiting || []).filter((l) => !last || l.time > last.time || (l.time === last.time && l.text !== last.text));
@@ -142,17 +129,12 @@ export function logsPanel({ api }) {
     if (stream) stream.close();
     stream = null;
     server = null;
-    seq += 1;
-    if (pending) pending.abort();
-    pending = null;
+    loading.stop();
     if (dialog.open) dialog.close();
   }
 
   // The filter as you type: asked 150 ms after the last keystroke.
-  search.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = setTimeout(load, 150);
-  });
+  search.addEventListener('input', () => loading.soon(load, 150));
   closeButton.addEventListener('click', close);
   dialog.addEventListener('close', () => {
     if (server) close();

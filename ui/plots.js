@@ -3,6 +3,8 @@
 // a band of a server's statuses with its drops marked. Fed by
 // GET /api/activity/overview (the cards) and /api/activity/tools.
 
+import { h } from './lib.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
 
 function s(tag, attrs = {}, ...children) {
@@ -80,7 +82,7 @@ export function band(b, { width = 240, height = 10 } = {}) {
 }
 
 /** The plots of one card: nothing until the server has activity. */
-export function cardPlots(plots, h) {
+export function cardPlots(plots) {
   if (!plots) return null;
   const line = plots.series ? sparkline(plots.series) : null;
   const strip = band(plots.band);

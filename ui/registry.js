@@ -4,7 +4,7 @@
 // template (GET /api/registry/server) with one input per variable. Every
 // field of the answers may be missing: the registries are not ours.
 
-import { h } from './app.js';
+import { $, api, h, latest, readJson } from './lib.js';
 import { entryToModel } from './server_form.js';
 
 export const REGISTRY_LIMIT = 20;
@@ -96,14 +96,11 @@ export function registryModel(detail) {
 
 /**
  * The browse panel (#registry: the box #registry-search, #registry-status,
- * #registry-offline, #registry-results): `api` fetches, `openForm(model)`
- * shows the Add form. Answers {toggle, run, onInput}.
+ * #registry-offline, #registry-results): `openForm(model)` shows the Add
+ * form. Answers {toggle, run, onInput}.
  */
-export function registryBrowser({ api, openForm }) {
-  const $ = (id) => document.getElementById(id);
-  let timer = null;
-  let seq = 0;
-  let pending = null;
+export function registryBrowser({ openForm }) {
+  const searching = latest();
   let answer = null;
 
   function paint() {
@@ -115,39 +112,28 @@ export function registryBrowser({ api, openForm }) {
   }
 
   async function run() {
-    clearTimeout(timer);
     const query = $('registry-search').value.trim();
-    const mine = ++seq;
-    if (pending) pending.abort();
-    pending = null;
     if (!query) {
+      searching.stop();
       answer = null;
       paint();
       return;
     }
-    const abort = new AbortController();
-    pending = abort;
-    let next;
-    try {
-      const response = await api(`/api/registry/search?q=${encodeURIComponent(query)}&limit=${REGISTRY_LIMIT}`, { signal: abort.signal });
-      const body = await response.json().catch(() => ({}));
-      next = response.ok
+    const next = await searching.ask(async (signal) => {
+      const response = await api(`/api/registry/search?q=${encodeURIComponent(query)}&limit=${REGISTRY_LIMIT}`, { signal });
+      const body = await readJson(response);
+      return response.ok
         ? { query, servers: body.servers || [], offline: Boolean(body.offline), error: body.error || null }
         : { query, servers: [], error: body.error || `HTTP ${response.status}` };
-    } catch (e) {
-      if (e.name === 'AbortError' || e.message === 'signed out') return;
-      next = { query, servers: [], error: e.message };
-    }
-    if (mine !== seq) return;
-    pending = null;
+    }, (e) => ({ query, servers: [], error: e.message }));
+    if (!next) return;
     answer = next;
     paint();
   }
 
   function onInput(event) {
-    clearTimeout(timer);
     if (!event.currentTarget.value.trim()) run();
-    else timer = setTimeout(run, 200);
+    else searching.soon(run, 200);
   }
 
   async function pick(s, choice) {
@@ -158,7 +144,7 @@ export function registryBrowser({ api, openForm }) {
       if (s.version) params.set('version', s.version);
       if (choice) params.set('choice', choice);
       const response = await api(`/api/registry/server?${params}`);
-      const body = await response.json().catch(() => ({}));
+      const body = await readJson(response);
       if (!response.ok) {
         status.textContent = body.error || `Cannot load ${s.name} (HTTP ${response.status}).`;
         return;

@@ -3,7 +3,8 @@
 // and the answers of GET /api/tools/search as you type. The renderers build
 // the DOM from data alone; `toolSearch` asks for the box's query.
 
-import { STATUS_TEXT, approx, h, plural, toolSwitch } from './app.js';
+import { STATUS_TEXT, toolSwitch } from './cards.js';
+import { $, api, approx, h, latest, plural, readJson } from './lib.js';
 
 /** The most results one search asks for. */
 export const SEARCH_LIMIT = 20;
@@ -56,8 +57,8 @@ export function renderResults(view) {
   return { status, items: tools.map((r) => result(r, view)) };
 }
 
-/** GET /api/tools/listing through `api`, or null: the cards do without it. */
-export async function loadListing(api) {
+/** GET /api/tools/listing, or null: the cards do without it. */
+export async function loadListing() {
   try {
     const response = await api('/api/tools/listing');
     return response.ok ? await response.json() : null;
@@ -68,18 +69,14 @@ export async function loadListing(api) {
 
 /**
  * The search box (#tool-search, its status line #tool-search-status and
- * the list #tool-results): `api` fetches (and throws "signed out" on a
- * 401), the answer goes to `state.search`, `view()` is what the results
+ * the list #tool-results): the answer goes to `state.search`, `view()` is what the results
  * render from and `keepingFocus(paintIt)` repaints without losing the
  * keyboard's place. Answers {run, onInput, paint}: `run` asks now (an
  * older query's answer is dropped), `onInput` is the box's input listener,
  * `paint` shows `state.search`.
  */
-export function toolSearch({ api, state, view, keepingFocus }) {
-  const $ = (id) => document.getElementById(id);
-  let timer = null;
-  let seq = 0;
-  let pending = null;
+export function toolSearch({ state, view, keepingFocus }) {
+  const searching = latest();
 
   function paint() {
     keepingFocus(() => {
@@ -91,38 +88,27 @@ export function toolSearch({ api, state, view, keepingFocus }) {
 
   /** Asks for the box's query; an older query's answer is dropped. */
   async function run() {
-    clearTimeout(timer);
     const query = $('tool-search').value.trim();
-    const mine = ++seq;
-    if (pending) pending.abort();
-    pending = null;
     if (!query) {
+      searching.stop();
       state.search = { query: '', tools: [] };
       paint();
       return;
     }
-    const abort = new AbortController();
-    pending = abort;
-    let answer;
-    try {
-      const response = await api(`/api/tools/search?q=${encodeURIComponent(query)}&limit=${SEARCH_LIMIT}`, { signal: abort.signal });
-      const body = await response.json().catch(() => ({}));
-      answer = response.ok ? { query, tools: body.tools || [] } : { query, tools: [], error: body.error || `HTTP ${response.status}` };
-    } catch (e) {
-      if (e.name === 'AbortError' || e.message === 'signed out') return;
-      answer = { query, tools: [], error: e.message };
-    }
-    if (mine !== seq) return;
-    pending = null;
+    const answer = await searching.ask(async (signal) => {
+      const response = await api(`/api/tools/search?q=${encodeURIComponent(query)}&limit=${SEARCH_LIMIT}`, { signal });
+      const body = await readJson(response);
+      return response.ok ? { query, tools: body.tools || [] } : { query, tools: [], error: body.error || `HTTP ${response.status}` };
+    }, (e) => ({ query, tools: [], error: e.message }));
+    if (!answer) return;
     state.search = answer;
     paint();
   }
 
   // Results as you type: asked 150 ms after the last keystroke.
   function onInput(event) {
-    clearTimeout(timer);
     if (!event.currentTarget.value.trim()) run();
-    else timer = setTimeout(run, 150);
+    else searching.soon(run, 150);
   }
 
   return { run, onInput, paint };

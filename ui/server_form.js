@@ -4,7 +4,7 @@
 // back on Test and Save (so a refused save keeps everything typed), and
 // the field errors of a refused save. servers.js opens it in its dialog.
 
-import { h } from './app.js';
+import { h } from './lib.js';
 
 /** Entry keys the form edits; any other key of an entry is kept as it is. */
 const FORM_KEYS = ['command', 'args', 'env', 'cwd', 'timeout', 'url', 'transport', 'headers', 'oauth', 'type'];

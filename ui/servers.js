@@ -2,30 +2,27 @@
 // the form of server_form.js, its Test button (one connection, nothing
 // added), Save and the Remove dialog (with the server's keyring entries).
 
-import { h } from './app.js';
+import { $, api, h, readJson } from './lib.js';
 import { clearErrors, collect, entrySecrets, entryToModel, renderForm, showError } from './server_form.js';
 
 /**
- * The server editing of the page: `api` fetches (throws "signed out" on a
- * 401), `refresh()` re-fetches the cards; what was done shows in
+ * The server editing of the page: `refresh()` re-fetches the cards; what was done shows in
  * #servers-status. Answers {add, open, edit, duplicate,
  * remove, buttons}: `open(model)` shows the form of a model (registry.js
  * uses it), `buttons(server)` a card's Edit, Duplicate and Remove.
  */
-export function serverEditor({ api, refresh }) {
-  const dialog = document.getElementById('server-dialog');
+export function serverEditor({ refresh }) {
+  const dialog = $('server-dialog');
   const say = (text, bad) => {
-    const el = document.getElementById('servers-status');
+    const el = $('servers-status');
     el.textContent = text;
     el.classList.toggle('bad', Boolean(bad));
     el.hidden = !text;
   };
-  const removeDialog = document.getElementById('remove-dialog');
+  const removeDialog = $('remove-dialog');
   let testing = null;
   // The control that opened the form gets the focus back when it closes.
   let opener = null;
-
-  const readJson = async (response) => response.json().catch(() => ({}));
 
   function close() {
     if (testing) testing.abort();
@@ -199,7 +196,7 @@ export function serverEditor({ api, refresh }) {
     removeDialog.addEventListener('close', () => {
       // A removed server's card is gone: the keyboard goes to Add server.
       if (returnTo && returnTo.isConnected) returnTo.focus();
-      else document.getElementById('add-server').focus();
+      else $('add-server').focus();
     }, { once: true });
     cancel.addEventListener('click', done);
     confirm.addEventListener('click', async () => {

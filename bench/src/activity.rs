@@ -22,7 +22,7 @@ mod stats;
 mod sys;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Context};
@@ -61,10 +61,8 @@ struct Cli {
     /// through `mcpool serve`, no memory).
     #[arg(long)]
     only_file: bool,
-    #[arg(long)]
-    bin_dir: Option<PathBuf>,
-    #[arg(long)]
-    write: Option<PathBuf>,
+    #[command(flatten)]
+    out: sys::Out,
 }
 
 type Client = RunningService<RoleClient, ()>;
@@ -85,7 +83,7 @@ struct Instance {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
+    let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.out.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
     let tmp = bin_dir
         .join("bench-tmp")
         .join(format!("activity-{}", std::process::id()));
@@ -95,7 +93,7 @@ async fn main() -> anyhow::Result<()> {
     let _ = std::fs::remove_dir_all(&tmp);
     let (samples, size, memory) = result?;
     let section = report(&cli, &samples, &size, memory, &load_before);
-    sys::publish(cli.write.as_deref(), SECTION, &section)
+    sys::publish(cli.out.write.as_deref(), SECTION, &section)
 }
 
 type Samples = Vec<((bool, usize), Vec<Sample>)>;
@@ -175,24 +173,8 @@ async fn start(mcpool: &Path, faulty: &Path, dir: &Path, enabled: bool) -> anyho
         port,
         token,
     };
-    let http = reqwest::Client::new();
-    let deadline = Instant::now() + STEP_LIMIT;
-    loop {
-        let servers: Vec<Value> = http
-            .get(format!("http://127.0.0.1:{}/api/servers", inst.port))
-            .bearer_auth(&inst.token)
-            .send()
-            .await?
-            .json()
-            .await?;
-        if servers.iter().all(|s| s["status"] == "connected") && !servers.is_empty() {
-            return Ok(inst);
-        }
-        if Instant::now() > deadline {
-            bail!("the server did not connect within {STEP_LIMIT:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    serve::wait_connected(inst.port, &inst.token, 1, STEP_LIMIT).await?;
+    Ok(inst)
 }
 
 async fn stop(inst: &mut Instance) {

@@ -16,8 +16,11 @@ mod cases;
 mod peer;
 mod procs;
 mod relay;
+#[allow(dead_code)]
+mod serve;
 mod startup;
 mod stats;
+#[allow(dead_code)]
 mod sys;
 mod tables;
 

@@ -152,26 +152,8 @@ impl Mcpool {
         let config_path = dir.join("config.json");
         std::fs::write(&config_path, serde_json::to_vec_pretty(&env.config())?)?;
         let token = format!("bench-{}-{tag}", std::process::id());
-        let stderr = std::fs::File::create(dir.join("mcpool.stderr"))?;
-        let mut cmd = Command::new(&env.mcpool);
-        cmd.args(["serve", "--config"])
-            .arg(&config_path)
-            .args(["--listen", "127.0.0.1:0", "--cache-dir"])
-            .arg(dir.join("cache"))
-            .env("MCPOOL_TOKEN", &token)
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .env("XDG_CACHE_HOME", dir.join("cache"))
-            .env("XDG_DATA_HOME", dir.join("data"))
-            .env_remove("MCPOOL_LISTEN")
-            .env_remove("MCPOOL_CONFIG")
-            .env_remove("MCPOOL_CACHE_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(stderr)
-            .kill_on_drop(true);
         let started = Instant::now();
-        let mut child = cmd
-            .spawn()
+        let mut child = crate::serve::spawn_serve(&env.mcpool, &config_path, &dir, &token, &[])
             .with_context(|| format!("cannot start {}", env.mcpool.display()))?;
         let pid = child.id().context("mcpool has no pid")?;
         let line = mcpool_tests::first_line(&mut child, STEP_LIMIT)

@@ -1,4 +1,4 @@
-//! What the scale and search benchmarks share: `mcpool serve` started on a
+//! What the benchmarks that run `mcpool serve` share: it started on a
 //! config of their own in a throwaway dir (loopback, port 0), and a
 //! `tools/list` read page by page.
 
@@ -40,6 +40,30 @@ pub fn spawn_serve(
         cmd.env(k, v);
     }
     Ok(cmd.spawn()?)
+}
+
+/// Polls `GET /api/servers` of the instance on `port` every 20 ms until
+/// `count` servers are there, all connected; fails after `limit`.
+pub async fn wait_connected(port: u16, token: &str, count: usize, limit: Duration) -> anyhow::Result<()> {
+    let http = reqwest::Client::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let servers: Vec<serde_json::Value> = http
+            .get(format!("http://127.0.0.1:{port}/api/servers"))
+            .bearer_auth(token)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        if servers.len() == count && servers.iter().all(|s| s["status"] == "connected") {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            anyhow::bail!("{count} servers not connected within {limit:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// Stops a `mcpool serve` this program spawned: SIGTERM (so it stops its

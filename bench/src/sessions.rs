@@ -14,20 +14,21 @@
 //! replaces the section of its own in that file.
 
 #[allow(dead_code)]
+mod serve;
+#[allow(dead_code)]
 mod stats;
 #[allow(dead_code)]
 mod sys;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context};
 use clap::Parser;
 use mcpool_tests::repo_root;
 use serde_json::{json, Value};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 use stats::Summary;
 
@@ -62,54 +63,43 @@ struct Cli {
     /// Sessions opened and left open past the limit in the second phase.
     #[arg(long, default_value_t = 1000)]
     beyond_limit: usize,
-    /// Where mcpool is (default: next to this binary).
-    #[arg(long)]
-    bin_dir: Option<PathBuf>,
-    /// Replace (or append) this program's section in this markdown file.
-    #[arg(long)]
-    write: Option<PathBuf>,
+    #[command(flatten)]
+    out: sys::Out,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let (bin_dir, [mcpool]) = sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool"])?;
+    let (bin_dir, [mcpool]) = sys::bench_bins(cli.out.bin_dir.as_deref(), ["mcpool"])?;
     let tmp = bin_dir
         .join("bench-tmp")
         .join(format!("sessions-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     let load_before = sys::loadavg();
-    let mut runs = Vec::new();
-    let mut result = Ok(());
-    for i in 0..cli.runs {
-        match one_run(&cli, &mcpool, &tmp.join(format!("run-{i}"))).await {
-            Ok(run) => {
-                eprintln!(
-                    "run {}: start {} KiB, after {} sessions {} KiB ({:+} KiB); {} open {} KiB; {} more {} KiB; all ended {} KiB {}",
-                    i + 1,
-                    run.start_kib,
-                    cli.sessions,
-                    run.end_kib,
-                    run.end_kib as i64 - run.start_kib as i64,
-                    run.open_count,
-                    run.open_kib,
-                    cli.beyond_limit,
-                    run.beyond_kib,
-                    run.closed_kib,
-                    run.counts.clone().unwrap_or_default()
-                );
-                runs.push(run);
-            }
-            Err(e) => {
-                result = Err(e);
-                break;
-            }
-        }
-    }
-    let _ = std::fs::remove_dir_all(&tmp);
-    result?;
+    let runs = sys::runs(
+        cli.runs,
+        &tmp,
+        async |dir: &Path| one_run(&cli, &mcpool, dir).await,
+        |i, run| {
+        eprintln!(
+            "run {}: start {} KiB, after {} sessions {} KiB ({:+} KiB); {} open {} KiB; {} more {} KiB; all ended {} KiB {}",
+            i + 1,
+            run.start_kib,
+            cli.sessions,
+            run.end_kib,
+            run.end_kib as i64 - run.start_kib as i64,
+            run.open_count,
+            run.open_kib,
+            cli.beyond_limit,
+            run.beyond_kib,
+            run.closed_kib,
+            run.counts.clone().unwrap_or_default()
+        );
+        },
+    )
+    .await?;
     let section = report(&cli, &runs, &load_before);
-    sys::publish(cli.write.as_deref(), SECTION, &section)
+    sys::publish(cli.out.write.as_deref(), SECTION, &section)
 }
 
 struct Run {
@@ -213,24 +203,11 @@ impl Server {
         let config = dir.join("config.json");
         std::fs::write(&config, serde_json::to_vec(&json!({"mcpServers": {}}))?)?;
         let token = format!("bench-{}", std::process::id());
-        let mut child = Command::new(mcpool)
-            .args(["serve", "--config"])
-            .arg(&config)
-            .args(["--listen", "127.0.0.1:0"])
-            .env("MCPOOL_TOKEN", &token)
-            .env("MCPOOL_MAX_SESSIONS", max_sessions.to_string())
-            .env("MCPOOL_PROFILE", format!("bench-sessions-{}", std::process::id()))
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .env("XDG_CACHE_HOME", dir.join("cache"))
-            .env("XDG_DATA_HOME", dir.join("data"))
-            .env_remove("MCPOOL_LISTEN")
-            .env_remove("MCPOOL_CONFIG")
-            .env_remove("MCPOOL_CACHE_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(dir.join("mcpool.stderr"))?)
-            .kill_on_drop(true)
-            .spawn()
+        let env = [
+            ("MCPOOL_MAX_SESSIONS", max_sessions.to_string()),
+            ("MCPOOL_PROFILE", format!("bench-sessions-{}", std::process::id())),
+        ];
+        let mut child = serve::spawn_serve(mcpool, &config, dir, &token, &env)
             .with_context(|| format!("cannot start {}", mcpool.display()))?;
         let pid = child.id().context("mcpool has no pid")?;
         let line = mcpool_tests::first_line(&mut child, STEP_LIMIT)

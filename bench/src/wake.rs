@@ -21,7 +21,7 @@ mod stats;
 mod sys;
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -46,24 +46,20 @@ struct Cli {
     /// Seconds of the one long gap whose attempts are counted.
     #[arg(long, default_value_t = 60)]
     gap_secs: u64,
-    /// Where mcpool and mcpool-faulty are (default: next to this binary).
-    #[arg(long)]
-    bin_dir: Option<PathBuf>,
-    /// Replace (or append) this program's section in this markdown file.
-    #[arg(long)]
-    write: Option<PathBuf>,
+    #[command(flatten)]
+    out: sys::Out,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
-    let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
+    let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.out.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
     let tmp = bin_dir.join("bench-tmp").join(format!("wake-{}", std::process::id()));
     std::fs::create_dir_all(&tmp)?;
     let result = run(&cli, &mcpool, &faulty, &tmp).await;
     let _ = std::fs::remove_dir_all(&tmp);
     let section = result?;
-    sys::publish(cli.write.as_deref(), SECTION, &section)
+    sys::publish(cli.out.write.as_deref(), SECTION, &section)
 }
 
 struct Setup<'a> {

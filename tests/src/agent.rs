@@ -33,6 +33,14 @@ pub struct AgentHandler {
 }
 
 impl AgentHandler {
+    /// A handler that answers an elicitation with `answer`.
+    pub fn answering(answer: &str) -> Self {
+        AgentHandler {
+            elicit_answer: Some(answer.to_string()),
+            ..AgentHandler::default()
+        }
+    }
+
     pub fn tool_list_changes(&self) -> usize {
         self.tool_list_changed.load(Ordering::SeqCst)
     }
@@ -151,11 +159,51 @@ pub struct Agent {
 
 impl Agent {
     pub async fn call(&self, tool: &str, args: Value) -> anyhow::Result<CallToolResult> {
-        let mut params = CallToolRequestParams::new(tool.to_string());
-        if let Value::Object(map) = args {
-            params = params.with_arguments(map);
-        }
-        Ok(self.service.peer().call_tool(params).await?)
+        Ok(self.service.peer().call_tool(call_params(tool, args)).await?)
+    }
+
+    /// Sends a tools/call and returns its handle (which knows the progress
+    /// token rmcp put on the request).
+    pub async fn start_call(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> anyhow::Result<rmcp::service::RequestHandle<RoleClient>> {
+        let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(call_params(tool, args)));
+        let options = rmcp::service::PeerRequestOptions::no_options();
+        Ok(self.service.peer().send_cancellable_request(request, options).await?)
+    }
+
+    /// `resources/subscribe` to `uri` (deprecated in the 2026 revision,
+    /// still what these agents speak).
+    #[allow(deprecated)]
+    pub async fn subscribe(&self, uri: &str) -> anyhow::Result<()> {
+        let params = rmcp::model::SubscribeRequestParams::new(uri);
+        Ok(self.service.peer().subscribe(params).await?)
+    }
+
+    /// `resources/unsubscribe` from `uri`.
+    #[allow(deprecated)]
+    pub async fn unsubscribe(&self, uri: &str) -> anyhow::Result<()> {
+        let params = rmcp::model::UnsubscribeRequestParams::new(uri);
+        Ok(self.service.peer().unsubscribe(params).await?)
+    }
+
+    /// Waits for the first `resources/updated` at this agent.
+    pub async fn first_resource_update(&self, limit: Duration) -> anyhow::Result<()> {
+        let h = self.handler.clone();
+        wait_for("resources/updated at the subscriber", limit, || {
+            !h.resource_updates().is_empty()
+        })
+        .await
+    }
+
+    /// The name the server gave in its `initialize` answer.
+    pub fn server_name(&self) -> Option<String> {
+        self.service
+            .peer()
+            .peer_info()
+            .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()))
     }
 
     pub async fn tool_names(&self) -> anyhow::Result<Vec<String>> {
@@ -167,6 +215,15 @@ impl Agent {
             .into_iter()
             .map(|t| t.name.to_string())
             .collect())
+    }
+}
+
+/// `tools/call` of `tool` with `args` (an object; anything else: none).
+fn call_params(tool: &str, args: Value) -> CallToolRequestParams {
+    let params = CallToolRequestParams::new(tool.to_string());
+    match args {
+        Value::Object(map) => params.with_arguments(map),
+        _ => params,
     }
 }
 

@@ -21,6 +21,8 @@ pub struct BrowserScript {
     errors: tokio::task::JoinHandle<String>,
     /// Every line the script printed, in order.
     pub said: Vec<String>,
+    /// The one-time sign-in link the script was given (used by now).
+    pub link: String,
     _profile: TempDir,
 }
 
@@ -41,8 +43,13 @@ impl BrowserScript {
         let out = pool.cli(&["ui", "--no-open"], None).await?;
         let link = String::from_utf8_lossy(&out.stdout).trim().to_string();
         ensure!(
+            out.status.success(),
+            "mcpool ui failed: {link}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ensure!(
             link.starts_with(&pool.url("/ui/login?code=")),
-            "no sign-in link: {link}"
+            "one line, the sign-in link: {link}"
         );
         let profile = TempDir::new("browser");
         let mut cmd = Command::new("node");
@@ -72,6 +79,7 @@ impl BrowserScript {
             lines,
             errors,
             said: Vec::new(),
+            link,
             _profile: profile,
         })
     }
@@ -93,10 +101,62 @@ impl BrowserScript {
         Ok(())
     }
 
+    /// Reads the script's lines to its end within `limit`, replying to each
+    /// (trimmed) what `answer` gives for it (`None`: nothing), and judges
+    /// the run as [`finish`](Self::finish) does.
+    pub async fn drive(
+        mut self,
+        pool: &Mcpool,
+        limit: Duration,
+        mut answer: impl AsyncFnMut(&str) -> anyhow::Result<Option<&'static str>>,
+    ) -> anyhow::Result<Vec<String>> {
+        let driven = tokio::time::timeout(limit, async {
+            while let Some(line) = self.next_line().await? {
+                if let Some(reply) = answer(line.trim()).await? {
+                    self.reply(reply).await?;
+                }
+            }
+            Ok(())
+        })
+        .await;
+        self.finish(driven, &pool.logs()).await
+    }
+
+    /// Runs a script that needs no replies to its end, within `limit`:
+    /// every line it said (judged as [`finish`](Self::finish) does).
+    pub async fn run(
+        pool: &Mcpool,
+        script: &str,
+        env: &[(&str, OsString)],
+        limit: Duration,
+    ) -> anyhow::Result<Vec<String>> {
+        let mut browser = Self::open(pool, script, env).await?;
+        drop(browser.input.take());
+        let driven = tokio::time::timeout(limit, async {
+            while browser.next_line().await?.is_some() {}
+            Ok(())
+        })
+        .await;
+        browser.end(driven, &pool.logs()).await
+    }
+
     /// Waits for the script's exit and judges the run: `driven` is the
     /// test's own loop, bounded by a timeout; `logs` go into the failure.
     /// Answers the `STEP` lines and the final `OK`, in order.
     pub async fn finish(
+        self,
+        driven: Result<anyhow::Result<()>, tokio::time::error::Elapsed>,
+        logs: &str,
+    ) -> anyhow::Result<Vec<String>> {
+        let said = self.end(driven, logs).await?;
+        Ok(said
+            .into_iter()
+            .filter(|l| l.starts_with("STEP ") || l.trim() == "OK")
+            .collect())
+    }
+
+    /// [`finish`](Self::finish), answering every line said.
+    async fn end(
         mut self,
         driven: Result<anyhow::Result<()>, tokio::time::error::Elapsed>,
         logs: &str,
@@ -104,17 +164,12 @@ impl BrowserScript {
         drop(self.input.take());
         let status = tokio::time::timeout(Duration::from_secs(30), self.node.wait()).await??;
         let errors = self.errors.await.unwrap_or_default();
-        let steps: Vec<String> = self
-            .said
-            .iter()
-            .filter(|l| l.starts_with("STEP ") || l.trim() == "OK")
-            .cloned()
-            .collect();
+        let said = self.said;
         match driven {
-            Ok(Ok(())) if status.success() => Ok(steps),
-            Ok(Ok(())) => bail!("the browser script failed ({status}) after {steps:?}:\n{errors}"),
-            Ok(Err(e)) => bail!("{e:#} after {steps:?}:\n{errors}\n{logs}"),
-            Err(_) => bail!("the browser script timed out after {steps:?}:\n{errors}"),
+            Ok(Ok(())) if status.success() => Ok(said),
+            Ok(Ok(())) => bail!("the browser script failed ({status}) after {said:?}:\n{errors}\n{logs}"),
+            Ok(Err(e)) => bail!("{e:#} after {said:?}:\n{errors}\n{logs}"),
+            Err(_) => bail!("the browser script timed out after {said:?}:\n{errors}\n{logs}"),
         }
     }
 }

@@ -28,7 +28,7 @@ pub mod stateless;
 pub use stateless::STATELESS_ONLY;
 
 pub use agent::*;
-pub use process::{first_line, listening_port};
+pub use process::{first_line, listening_port, spawn_quiet};
 
 /// The directory holding the workspace's built binaries.
 /// Where the programs under test are: `MCPOOL_TEST_BIN_DIR` when set (two
@@ -60,22 +60,24 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The Python of the test venv (`scripts/test-env.sh` makes it).
-pub fn python() -> PathBuf {
-    let path = std::env::var_os("MCPOOL_TEST_PYTHON")
+/// A path of the test environment: `$var`, or `default` under the repo;
+/// there, or the test says how to make it.
+fn test_env_path(var: &str, default: &str) -> PathBuf {
+    let path = std::env::var_os(var)
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+        .unwrap_or_else(|| repo_root().join(default));
     assert!(path.exists(), "{} is missing: run scripts/test-env.sh", path.display());
     path
 }
 
+/// The Python of the test venv (`scripts/test-env.sh` makes it).
+pub fn python() -> PathBuf {
+    test_env_path("MCPOOL_TEST_PYTHON", ".venv/bin/python")
+}
+
 /// The Python of the 2.x SDK's venv (`.venv-mcp2`, for tests/py/agent2026.py).
 pub fn python_mcp2() -> PathBuf {
-    let path = std::env::var_os("MCPOOL_TEST_PYTHON_MCP2")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo_root().join(".venv-mcp2/bin/python"));
-    assert!(path.exists(), "{} is missing: run scripts/test-env.sh", path.display());
-    path
+    test_env_path("MCPOOL_TEST_PYTHON_MCP2", ".venv-mcp2/bin/python")
 }
 
 pub fn node_modules() -> PathBuf {
@@ -116,6 +118,14 @@ impl TempDir {
         std::fs::create_dir_all(&path).expect("temp dir");
         TempDir(path)
     }
+    /// A fresh dir and the path of the spawn log in it (`spawns.log`,
+    /// where the fault server notes each start).
+    pub fn with_spawn_log(tag: &str) -> (Self, PathBuf) {
+        let dir = Self::new(tag);
+        let log = dir.path().join("spawns.log");
+        (dir, log)
+    }
+
     pub fn path(&self) -> &Path {
         &self.0
     }
@@ -214,6 +224,21 @@ pub fn instance_env(dir: &Path) -> Vec<(String, PathBuf)> {
     ]
 }
 
+/// `cmd` with the environment of an instance in `dir` ([`instance_env`]),
+/// none of the caller's `MCPOOL_LISTEN`, `MCPOOL_CONFIG`, `MCPOOL_CACHE_DIR`,
+/// and `extra_env` last.
+fn with_instance_env<'a, K: AsRef<std::ffi::OsStr>, V: AsRef<std::ffi::OsStr>>(
+    cmd: &'a mut Command,
+    dir: &Path,
+    extra_env: &[(K, V)],
+) -> &'a mut Command {
+    cmd.env_remove("MCPOOL_LISTEN")
+        .env_remove("MCPOOL_CONFIG")
+        .env_remove("MCPOOL_CACHE_DIR")
+        .envs(instance_env(dir))
+        .envs(extra_env.iter().map(|(k, v)| (k, v)))
+}
+
 /// Runs `mcpool ARGS` with the environment of an instance in `dir` (see
 /// [`instance_env`]) plus `extra_env`, feeding `stdin` when given.
 pub async fn mcpool_cli(
@@ -226,20 +251,11 @@ pub async fn mcpool_cli(
     let mut cmd = Command::new(bin("mcpool"));
     cmd.args(args)
         .env_remove("MCPOOL_TOKEN")
-        .env_remove("MCPOOL_LISTEN")
-        .env_remove("MCPOOL_CONFIG")
-        .env_remove("MCPOOL_CACHE_DIR")
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    for (k, v) in instance_env(dir) {
-        cmd.env(k, v);
-    }
-    for (k, v) in extra_env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn()?;
+    let mut child = with_instance_env(&mut cmd, dir, extra_env).spawn()?;
     if let Some(input) = stdin {
         let mut pipe = child.stdin.take().context("stdin")?;
         pipe.write_all(input.as_bytes()).await?;
@@ -379,20 +395,11 @@ impl Mcpool {
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .env("MCPOOL_TOKEN", token)
-            .env_remove("MCPOOL_LISTEN")
-            .env_remove("MCPOOL_CONFIG")
-            .env_remove("MCPOOL_CACHE_DIR")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&stderr_log)?)
             .kill_on_drop(true);
-        for (k, v) in instance_env(dir) {
-            cmd.env(k, v);
-        }
-        for (k, v) in extra_env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn()?;
+        let mut child = with_instance_env(&mut cmd, dir, extra_env).spawn()?;
         let line = first_line(&mut child, Duration::from_secs(20)).await.with_context(|| {
             format!(
                 "mcpool did not start listening: {}",
@@ -436,14 +443,49 @@ impl Mcpool {
             .ok_or_else(|| anyhow!("no server {name} in /api/servers"))
     }
 
+    /// `POST path` with the token; the status and the JSON answer.
     pub async fn post(&self, path: &str) -> anyhow::Result<(u16, Value)> {
-        let r = reqwest::Client::new()
-            .post(self.url(path))
-            .bearer_auth(&self.token)
-            .send()
-            .await?;
+        self.api(reqwest::Method::POST, path, None).await
+    }
+
+    /// `method path` with the token and a JSON body; the status and the
+    /// JSON answer (`null` when it has none).
+    pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<(u16, Value)> {
+        let mut r = reqwest::Client::new()
+            .request(method, self.url(path))
+            .bearer_auth(&self.token);
+        if let Some(body) = body {
+            r = r.json(&body);
+        }
+        let r = r.send().await?;
         let status = r.status().as_u16();
         Ok((status, r.json().await.unwrap_or(Value::Null)))
+    }
+
+    /// Polls `/api/servers` until `name` is there and `done` holds for its
+    /// snapshot, or fails after `limit` saying it never got `what`.
+    pub async fn wait_server(
+        &self,
+        name: &str,
+        limit: Duration,
+        what: &str,
+        done: impl Fn(&Value) -> bool,
+    ) -> anyhow::Result<Value> {
+        eventually(
+            limit,
+            &format!("{name}: {what}"),
+            async || self.server(name).await,
+            done,
+        )
+        .await
+    }
+
+    /// Polls `/api/servers` until `name` is gone from it, or fails after `limit`.
+    pub async fn wait_gone(&self, name: &str, limit: Duration) -> anyhow::Result<()> {
+        let listed = async || Ok(Value::from(self.servers().await?));
+        let gone = |all: &Value| !all.as_array().is_some_and(|a| a.iter().any(|s| s["name"] == name));
+        eventually(limit, &format!("{name} gone from /api/servers"), listed, gone).await?;
+        Ok(())
     }
 
     /// Polls `/api/servers` until `name` is there with `status`, or fails after `limit`.
@@ -504,17 +546,40 @@ impl Drop for Mcpool {
 }
 
 /// Starts the fault-injecting server over HTTP; returns it and its MCP URL.
+/// Writes an executable script (mode 755) at `path`.
+pub fn write_script(path: &Path, text: impl AsRef<[u8]>) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+}
+
+/// Asks `look` until `done` holds for its answer; fails after `limit` with
+/// `what` (what never came) and the last answer.
+pub async fn eventually<T: std::fmt::Display>(
+    limit: Duration,
+    what: &str,
+    mut look: impl AsyncFnMut() -> anyhow::Result<T>,
+    done: impl Fn(&T) -> bool,
+) -> anyhow::Result<T> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let answer = look().await?;
+        if done(&answer) {
+            return Ok(answer);
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!("never {what} within {limit:?}; last: {answer}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 pub async fn faulty_http(log: &Path, extra: &[&str]) -> anyhow::Result<(Child, String)> {
-    let mut child = Command::new(bin("mcpool-faulty"))
-        .args(["http", "--listen", "127.0.0.1:0", "--spawn-log"])
+    let mut cmd = Command::new(bin("mcpool-faulty"));
+    cmd.args(["http", "--listen", "127.0.0.1:0", "--spawn-log"])
         .arg(log)
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let line = first_line(&mut child, Duration::from_secs(20)).await?;
+        .args(extra);
+    let (child, line) = spawn_quiet(&mut cmd, Duration::from_secs(20)).await?;
     let url = line
         .strip_prefix("LISTENING ")
         .context("unexpected first line")?

@@ -162,17 +162,11 @@ pub struct FaultServer {
 impl FaultServer {
     /// Starts `faulty http` in the server namespace, accepting `Host: mcp.test`.
     pub async fn start(gap: &NetGap, faulty: &Path, spawn_log: &Path) -> anyhow::Result<Self> {
-        let mut child = gap
-            .command(&gap.server, faulty)
-            .args(["http", "--listen", &format!("{SERVER_ADDR}:0"), "--allow-host", HOST])
+        let mut cmd = gap.command(&gap.server, faulty);
+        cmd.args(["http", "--listen", &format!("{SERVER_ADDR}:0"), "--allow-host", HOST])
             .arg("--spawn-log")
-            .arg(spawn_log)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()?;
-        let line = crate::first_line(&mut child, Duration::from_secs(20)).await?;
+            .arg(spawn_log);
+        let (child, line) = crate::spawn_quiet(&mut cmd, Duration::from_secs(20)).await?;
         Ok(FaultServer {
             child,
             port: crate::listening_port(&line)?,

@@ -6,7 +6,20 @@ use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::Child;
+use tokio::process::{Child, Command};
+
+/// Spawns `cmd` quiet (stdin and stderr null, stdout piped, killed on
+/// drop) and answers it with its first line, read within `limit`.
+pub async fn spawn_quiet(cmd: &mut Command, limit: Duration) -> anyhow::Result<(Child, String)> {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let line = first_line(&mut child, limit).await?;
+    Ok((child, line))
+}
 
 /// Waits up to `limit` for the first line `child` prints on its stdout
 /// (which must be piped). The rest of its output is read and dropped in the

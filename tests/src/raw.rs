@@ -140,6 +140,14 @@ impl Mcpool {
             .await?;
         Ok(r.error_for_status()?.json().await?)
     }
+
+    /// Polls `/api/sessions` until `key` is `want` (sessions end
+    /// asynchronously after a DELETE answers), or fails after `limit`.
+    pub async fn wait_sessions(&self, key: &str, want: u64, limit: std::time::Duration) -> anyhow::Result<()> {
+        let what = format!("{key} = {want} in /api/sessions");
+        crate::eventually(limit, &what, async || self.sessions().await, |s| s[key] == want).await?;
+        Ok(())
+    }
 }
 
 /// An HTTP/1.1 exchange byte for byte, for requests no HTTP client sends

@@ -108,16 +108,14 @@ fn salted(secret: &str) -> String {
 /// `$SERVICE_TOKEN` to stderr as careless servers do, then
 /// `listening on stdio`.
 pub fn token_printing_server(dir: &Path) -> anyhow::Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     let script = dir.join("f.sh");
-    std::fs::write(
+    crate::write_script(
         &script,
         format!(
             "#!/bin/sh\necho \"starting with SERVICE_TOKEN=$SERVICE_TOKEN\" >&2\necho 'listening on stdio' >&2\nexec '{}' stdio\n",
             crate::bin("mcpool-faulty").display()
         ),
     )?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
     Ok(script)
 }
 
@@ -131,7 +129,6 @@ pub fn key_checking_server(
     secret: &str,
     exit_anyway: bool,
 ) -> anyhow::Result<(PathBuf, PathBuf)> {
-    use std::os::unix::fs::PermissionsExt;
     let script = dir.join(format!("{name}.sh"));
     let log = dir.join(format!("{name}.log"));
     let tail = if exit_anyway {
@@ -155,7 +152,6 @@ fi
 "#,
         want = salted(secret),
     );
-    std::fs::write(&script, body)?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    crate::write_script(&script, body)?;
     Ok((script, log))
 }

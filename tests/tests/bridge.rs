@@ -17,8 +17,7 @@ fn strings(v: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn the_python_sdk_runs_a_whole_session_through_mcpool_stdio() -> anyhow::Result<()> {
-    let dir = TempDir::new("bridge");
-    let log = dir.path().join("spawns.log");
+    let (dir, log) = TempDir::with_spawn_log("bridge");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     pool.wait_status("f", "connected", LIMIT).await?;
     let listen = format!("127.0.0.1:{}", pool.port);

@@ -45,8 +45,7 @@ exec '{faulty}' stdio --spawn-log '{log}'
             faulty = bin("mcpool-faulty").display(),
             log = log.display(),
         );
-        std::fs::write(&script, body)?;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+        write_script(&script, body)?;
         let w = Wrapped { script, mode, log };
         w.set("ok")?;
         Ok(w)

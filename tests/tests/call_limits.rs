@@ -51,8 +51,7 @@ async fn a_reply_behind_stray_json_lines_is_read_and_the_first_line_is_told() ->
 
 #[tokio::test]
 async fn a_call_the_server_never_answers_ends_at_its_call_timeout() -> anyhow::Result<()> {
-    let dir = TempDir::new("call-timeout");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("call-timeout");
     let pool = Mcpool::start(json!({"mcpServers": {"slow": limited(&log, 1500)}})).await?;
     pool.wait_status("slow", "connected", LIMIT).await?;
     for path in ["/mcp", "/servers/slow/mcp"] {
@@ -91,8 +90,7 @@ async fn a_call_the_server_never_answers_ends_at_its_call_timeout() -> anyhow::R
 
 #[tokio::test]
 async fn progress_keeps_a_call_alive_past_its_call_timeout() -> anyhow::Result<()> {
-    let dir = TempDir::new("call-timeout-progress");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("call-timeout-progress");
     let pool = Mcpool::start(json!({"mcpServers": {"busy": limited(&log, 1000)}})).await?;
     pool.wait_status("busy", "connected", LIMIT).await?;
     let agent = pool.agent("/mcp").await?;

@@ -51,8 +51,7 @@ fn row(table: &str, server: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn status_reconnect_and_disconnect_talk_to_the_running_instance() -> anyhow::Result<()> {
-    let dir = TempDir::new("cli-status");
-    let log = dir.path().join("spawns.log");
+    let (dir, log) = TempDir::with_spawn_log("cli-status");
     let pool = Mcpool::start(json!({"mcpServers": {
         "files": faulty_stdio(&log, &[]),
         "broken": {"command": bin("mcpool-faulty"), "args": ["stdio", "--exit-at-start", "no API key"]},
@@ -390,8 +389,7 @@ async fn requests_need_the_token_and_a_loopback_origin() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn one_bad_entry_is_named_and_the_others_start() -> anyhow::Result<()> {
-    let dir = TempDir::new("cli-bad");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("cli-bad");
     let pool = Mcpool::start(json!({"mcpServers": {
         "good": faulty_stdio(&log, &[]),
         "bad": {"command": 42},
@@ -451,8 +449,7 @@ async fn an_absent_config_starts_an_empty_pool_that_an_agent_can_use() -> anyhow
     assert!(text(&r).contains("needs the argument 'server'"), "{}", text(&r));
 
     // The file appears: its server starts, and the built-ins see it.
-    let dir = TempDir::new("cli-absent");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("cli-absent");
     std::fs::write(
         pool.config_path(),
         serde_json::to_vec(&json!({"mcpServers": {"f": faulty_stdio(&log, &[])}}))?,
@@ -557,8 +554,7 @@ async fn config_edits_restart_only_the_changed_server() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn sigterm_stops_the_instance_with_exit_zero() -> anyhow::Result<()> {
-    let dir = TempDir::new("cli-term");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("cli-term");
     let mut pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     pool.wait_status("f", "connected", LIMIT).await?;
     let agent = pool.agent("/mcp").await?;

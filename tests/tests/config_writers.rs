@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcpool_tests::*;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// Writers of each kind started at once.
 const EACH: usize = 24;
@@ -53,18 +53,6 @@ fn keep_parsing(
         }
         Ok(())
     })
-}
-
-async fn api(m: &Mcpool, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<(u16, Value)> {
-    let mut r = reqwest::Client::new()
-        .request(method, m.url(path))
-        .bearer_auth(&m.token);
-    if let Some(body) = body {
-        r = r.json(&body);
-    }
-    let r = r.send().await?;
-    let status = r.status().as_u16();
-    Ok((status, r.json().await.unwrap_or(Value::Null)))
 }
 
 fn output(o: &std::process::Output) -> String {
@@ -115,7 +103,7 @@ async fn dozens_of_processes_and_api_writers_at_once_lose_no_accepted_edit() -> 
         tasks.spawn(async move {
             let name = format!("api{i}");
             let body = json!({"name": name, "entry": {"command": "/bin/false", "disabled": true}});
-            let (status, answer) = api(&m3, reqwest::Method::POST, "/api/servers", Some(body)).await?;
+            let (status, answer) = m3.api(reqwest::Method::POST, "/api/servers", Some(body)).await?;
             anyhow::ensure!(status == 200, "POST {name}: {status} {answer}");
             Ok(name)
         });
@@ -143,7 +131,9 @@ async fn dozens_of_processes_and_api_writers_at_once_lose_no_accepted_edit() -> 
         let m2 = m.clone();
         tasks.spawn(async move {
             let name = format!("api{i}");
-            let (status, answer) = api(&m2, reqwest::Method::DELETE, &format!("/api/servers/{name}"), None).await?;
+            let (status, answer) = m2
+                .api(reqwest::Method::DELETE, &format!("/api/servers/{name}"), None)
+                .await?;
             anyhow::ensure!(status == 200, "DELETE {name}: {status} {answer}");
             Ok((name, false))
         });
@@ -151,7 +141,7 @@ async fn dozens_of_processes_and_api_writers_at_once_lose_no_accepted_edit() -> 
         tasks.spawn(async move {
             let name = format!("late{i}");
             let body = json!({"name": name, "entry": {"command": "/bin/false", "disabled": true}});
-            let (status, answer) = api(&m3, reqwest::Method::POST, "/api/servers", Some(body)).await?;
+            let (status, answer) = m3.api(reqwest::Method::POST, "/api/servers", Some(body)).await?;
             anyhow::ensure!(status == 200, "POST {name}: {status} {answer}");
             Ok((name, true))
         });

@@ -67,8 +67,7 @@ async fn pings(url: &str, authorization: &str) -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn every_snippet_names_the_instance_and_its_token() -> anyhow::Result<()> {
-    let dir = TempDir::new("connect");
-    let log = dir.path().join("spawns.log");
+    let (dir, log) = TempDir::with_spawn_log("connect");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let listen = format!("127.0.0.1:{}", pool.port);
     let bearer = format!("Bearer {}", pool.token);
@@ -167,8 +166,7 @@ fn toml_string(line: &str, key: &str) -> Option<String> {
 
 #[tokio::test]
 async fn gemini_codex_and_claude_desktop_snippets_connect() -> anyhow::Result<()> {
-    let dir = TempDir::new("connect-more");
-    let log = dir.path().join("spawns.log");
+    let (dir, log) = TempDir::with_spawn_log("connect-more");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let listen = format!("127.0.0.1:{}", pool.port);
     let url = pool.url("/mcp?toolListing=auto");

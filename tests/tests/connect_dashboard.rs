@@ -5,13 +5,11 @@
 //! Chromium (tests/ui/connect.mjs).
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use anyhow::Context;
+use mcpool_tests::browser::BrowserScript;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::process::Command;
 
 const CURSOR_CONFIG: &str =
     "{\n  // mine\n  \"mcpServers\": {\n    \"notes\": { \"command\": \"uvx\", \"args\": [\"notes-mcp\"] }\n  }\n}\n";
@@ -110,39 +108,22 @@ async fn the_api_adds_mcpool_to_a_client_found_here() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn the_add_button_writes_the_config_in_a_real_browser() -> anyhow::Result<()> {
-    let playwright = node_modules().join("playwright-core/index.mjs");
-    assert!(
-        playwright.exists(),
-        "{} is missing: run scripts/test-env.sh",
-        playwright.display()
-    );
     let home = TempDir::new("connect-ui-home");
     let cursor_dir = home.path().join(".cursor");
     std::fs::create_dir_all(&cursor_dir)?;
     std::fs::write(cursor_dir.join("mcp.json"), CURSOR_CONFIG)?;
     let home_str = home.path().display().to_string();
     let pool = Mcpool::start_with(json!({"mcpServers": {}}), &[("HOME", &home_str)]).await?;
-    let out = pool.cli(&["ui", "--no-open"], None).await?;
-    let link = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(link.starts_with(&pool.url("/ui/login?code=")), "{link}");
-
-    let node = Command::new("node")
-        .arg(repo_root().join("tests/ui/connect.mjs"))
-        .env("LINK", &link)
-        .env("TOKEN", &pool.token)
-        .env("USER_DATA_DIR", home.path().join("chromium-profile"))
-        .env("PLAYWRIGHT_CORE", &playwright)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(120), node)
-        .await
-        .context("the browser script timed out")??;
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let said = BrowserScript::run(
+        &pool,
+        "connect.mjs",
+        &[("TOKEN", pool.token.clone().into())],
+        Duration::from_secs(120),
+    )
+    .await?;
     assert!(
-        out.status.success() && stdout.contains("OK"),
-        "the browser script failed: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
+        said.iter().any(|l| l.contains("OK")),
+        "the browser script said {said:?}"
     );
     let written = std::fs::read_to_string(cursor_dir.join("mcp.json"))?;
     assert!(written.contains(&format!("Bearer {}", pool.token)), "{written}");

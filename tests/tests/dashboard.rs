@@ -7,32 +7,15 @@
 //! The screenshot goes to the test's temp dir; with
 //! `MCPOOL_UPDATE_SCREENSHOT=1` it replaces docs/dashboard.png.
 
-use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use mcpool_tests::browser::BrowserScript;
 use mcpool_tests::*;
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::Command;
-
-const CHROMIUM: &str = "/usr/bin/chromium";
 
 #[tokio::test]
 async fn the_dashboard_follows_a_crash_and_reconnects_in_a_real_browser() -> anyhow::Result<()> {
-    assert!(
-        Path::new(CHROMIUM).exists(),
-        "{CHROMIUM} is missing: run scripts/test-env.sh (apt package chromium)"
-    );
-    let playwright = node_modules().join("playwright-core/index.mjs");
-    assert!(
-        playwright.exists(),
-        "{} is missing: run scripts/test-env.sh",
-        playwright.display()
-    );
-    let dir = TempDir::new("dashboard");
-    let log = dir.path().join("spawns.log");
+    let (dir, log) = TempDir::with_spawn_log("dashboard");
     let docs_log = dir.path().join("docs-spawns.log");
     let mut old = faulty_stdio(&dir.path().join("old-spawns.log"), &[]);
     old["disabled"] = json!(true);
@@ -45,80 +28,32 @@ async fn the_dashboard_follows_a_crash_and_reconnects_in_a_real_browser() -> any
     pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
     pool.wait_status("docs", "connected", Duration::from_secs(20)).await?;
 
-    let out = pool.cli(&["ui", "--no-open"], None).await?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "mcpool ui failed: {stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let link = stdout.trim().to_string();
-    assert!(
-        link.starts_with(&pool.url("/ui/login?code=")),
-        "one line, the link: {link}"
-    );
-    assert!(!link.contains(&pool.token), "the token never goes into a URL");
-
     let screenshot = match std::env::var_os("MCPOOL_UPDATE_SCREENSHOT") {
         Some(v) if v == "1" => repo_root().join("docs/dashboard.png"),
         _ => dir.path().join("dashboard.png"),
     };
-    let profile = dir.path().join("chromium-profile");
-    let mut node = Command::new("node")
-        .arg(repo_root().join("tests/ui/dashboard.mjs"))
-        .env("LINK", &link)
-        .env("TOKEN", &pool.token)
-        .env("SCREENSHOT", &screenshot)
-        .env("USER_DATA_DIR", &profile)
-        .env("PLAYWRIGHT_CORE", &playwright)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .context("cannot run node")?;
-    let mut input = node.stdin.take().context("stdin")?;
-    let mut lines = BufReader::new(node.stdout.take().context("stdout")?).lines();
-    let mut stderr = node.stderr.take().context("stderr")?;
-    let stderr_text = tokio::spawn(async move {
-        let mut s = String::new();
-        let _ = tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut s).await;
-        s
-    });
-
-    let mut steps = Vec::new();
-    let driven = tokio::time::timeout(Duration::from_secs(120), async {
-        while let Some(line) = lines.next_line().await? {
-            match line.trim() {
-                "STEP connected" => {
-                    let agent = pool.agent("/mcp").await?;
-                    let r = agent.call("f__crash", json!({"message": "disk on fire"})).await?;
-                    assert_eq!(r.is_error, Some(true));
-                    input.write_all(b"crashed\n").await?;
-                    input.flush().await?;
-                }
-                "STEP targeted" => {
-                    std::fs::write(pool.config_path(), "{\"mcpServers\": {")?;
-                    input.write_all(b"config-broken\n").await?;
-                    input.flush().await?;
-                }
-                "OK" => return Ok::<_, anyhow::Error>(true),
-                _ => {}
+    let env = [
+        ("TOKEN", pool.token.clone().into()),
+        ("SCREENSHOT", screenshot.clone().into()),
+    ];
+    let browser = BrowserScript::open(&pool, "dashboard.mjs", &env).await?;
+    let link = browser.link.clone();
+    assert!(!link.contains(&pool.token), "the token never goes into a URL");
+    let steps = browser
+        .drive(&pool, Duration::from_secs(120), async |line| match line {
+            "STEP connected" => {
+                let agent = pool.agent("/mcp").await?;
+                let r = agent.call("f__crash", json!({"message": "disk on fire"})).await?;
+                assert_eq!(r.is_error, Some(true));
+                Ok(Some("crashed"))
             }
-            steps.push(line);
-        }
-        Ok(false)
-    })
-    .await;
-    drop(input);
-    let status = tokio::time::timeout(Duration::from_secs(30), node.wait()).await??;
-    let errors = stderr_text.await.unwrap_or_default();
-    match driven {
-        Ok(Ok(true)) if status.success() => {}
-        Ok(Ok(_)) => bail!("the browser script failed ({status}) after {steps:?}:\n{errors}"),
-        Ok(Err(e)) => bail!("{e:#} after {steps:?}:\n{errors}"),
-        Err(_) => bail!("the browser script timed out after {steps:?}:\n{errors}"),
-    }
+            "STEP targeted" => {
+                std::fs::write(pool.config_path(), "{\"mcpServers\": {")?;
+                Ok(Some("config-broken"))
+            }
+            _ => Ok(None),
+        })
+        .await?;
     assert_eq!(
         steps,
         [
@@ -128,7 +63,8 @@ async fn the_dashboard_follows_a_crash_and_reconnects_in_a_real_browser() -> any
             "STEP enabled",
             "STEP targeted",
             "STEP config",
-            "STEP refused"
+            "STEP refused",
+            "OK"
         ]
     );
     let png = std::fs::read(&screenshot)?;

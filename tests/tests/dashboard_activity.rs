@@ -31,7 +31,7 @@ async fn countdown_stderr_last_connected_and_calls_in_a_real_browser() -> anyhow
     pool.wait_status("f", "connected", LIMIT).await?;
     pool.wait_status("limited", "failed", LIMIT).await?;
 
-    let mut browser = BrowserScript::open(
+    let browser = BrowserScript::open(
         &pool,
         "activity.mjs",
         &[
@@ -45,19 +45,17 @@ async fn countdown_stderr_last_connected_and_calls_in_a_real_browser() -> anyhow
         ],
     )
     .await?;
-    let driven = tokio::time::timeout(Duration::from_secs(90), async {
-        while let Some(line) = browser.next_line().await? {
-            if line.trim() == "STEP ready" {
-                let agent = pool.agent("/mcp").await?;
-                let r = agent.call("f__echo", json!({"text": argument})).await?;
-                assert_eq!(text(&r), argument);
-                browser.reply("called").await?;
+    let steps = browser
+        .drive(&pool, Duration::from_secs(90), async |line| {
+            if line != "STEP ready" {
+                return Ok(None);
             }
-        }
-        Ok::<_, anyhow::Error>(())
-    })
-    .await;
-    let steps = browser.finish(driven, &pool.logs()).await?;
+            let agent = pool.agent("/mcp").await?;
+            let r = agent.call("f__echo", json!({"text": argument})).await?;
+            assert_eq!(text(&r), argument);
+            Ok(Some("called"))
+        })
+        .await?;
     assert_eq!(steps, ["STEP ready", "STEP called", "OK"]);
     Ok(())
 }

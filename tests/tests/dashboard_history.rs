@@ -27,7 +27,7 @@ async fn the_activity_view_filters_live_entries_and_cards_plot_calls_and_drops()
     let pool = Mcpool::start_in(dir, json!({"mcpServers": {"f": f}}), &[]).await?;
     pool.wait_status("f", "connected", LIMIT).await?;
 
-    let mut browser = BrowserScript::open(
+    let browser = BrowserScript::open(
         &pool,
         "history.mjs",
         &[
@@ -42,32 +42,26 @@ async fn the_activity_view_filters_live_entries_and_cards_plot_calls_and_drops()
     )
     .await?;
     let agent = pool.agent("/mcp").await?;
-    let driven = tokio::time::timeout(Duration::from_secs(120), async {
-        while let Some(line) = browser.next_line().await? {
-            match line.trim() {
-                "STEP ready" => {
-                    agent.call("f__echo", json!({"text": argument})).await?;
-                    agent.call("f__echo", json!({"text": argument})).await?;
-                    let bad = agent.call("f__add", json!({"a": argument, "b": 1})).await;
-                    anyhow::ensure!(bad.is_err(), "{bad:?}");
-                    browser.reply("called").await?;
-                }
-                "STEP counted" => {
-                    let _ = agent.call("f__crash", json!({"message": "gone"})).await;
-                    pool.wait_status("f", "failed", LIMIT).await?;
-                    // The next call reconnects it on demand.
-                    agent.call("f__echo", json!({"text": "again"})).await?;
-                    pool.wait_status("f", "connected", LIMIT).await?;
-                    browser.reply("crashed").await?;
-                }
-                "OK" => break,
-                _ => {}
+    let steps = browser
+        .drive(&pool, Duration::from_secs(120), async |line| match line {
+            "STEP ready" => {
+                agent.call("f__echo", json!({"text": argument})).await?;
+                agent.call("f__echo", json!({"text": argument})).await?;
+                let bad = agent.call("f__add", json!({"a": argument, "b": 1})).await;
+                anyhow::ensure!(bad.is_err(), "{bad:?}");
+                Ok(Some("called"))
             }
-        }
-        Ok::<_, anyhow::Error>(())
-    })
-    .await;
-    let steps = browser.finish(driven, &pool.logs()).await?;
+            "STEP counted" => {
+                let _ = agent.call("f__crash", json!({"message": "gone"})).await;
+                pool.wait_status("f", "failed", LIMIT).await?;
+                // The next call reconnects it on demand.
+                agent.call("f__echo", json!({"text": "again"})).await?;
+                pool.wait_status("f", "connected", LIMIT).await?;
+                Ok(Some("crashed"))
+            }
+            _ => Ok(None),
+        })
+        .await?;
     assert_eq!(
         steps,
         ["STEP ready", "STEP filtered", "STEP counted", "STEP crashed", "OK"]

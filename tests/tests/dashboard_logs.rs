@@ -28,7 +28,7 @@ async fn the_log_panel_shows_follows_filters_and_downloads() -> anyhow::Result<(
         Some(d) => std::path::PathBuf::from(d).join("logs.png"),
         None => dir.path().join("logs.png"),
     };
-    let mut browser = BrowserScript::open(
+    let browser = BrowserScript::open(
         &pool,
         "logs.mjs",
         &[
@@ -37,19 +37,17 @@ async fn the_log_panel_shows_follows_filters_and_downloads() -> anyhow::Result<(
         ],
     )
     .await?;
-    let driven = tokio::time::timeout(Duration::from_secs(90), async {
-        while let Some(line) = browser.next_line().await? {
-            if line.trim() == "STEP opened" {
-                let agent = pool.agent("/mcp").await?;
-                let r = agent.call("f__crash", json!({"message": "live-marker"})).await?;
-                assert_eq!(r.is_error, Some(true));
-                browser.reply("written").await?;
+    let steps = browser
+        .drive(&pool, Duration::from_secs(90), async |line| {
+            if line != "STEP opened" {
+                return Ok(None);
             }
-        }
-        Ok::<_, anyhow::Error>(())
-    })
-    .await;
-    let steps = browser.finish(driven, &pool.logs()).await?;
+            let agent = pool.agent("/mcp").await?;
+            let r = agent.call("f__crash", json!({"message": "live-marker"})).await?;
+            assert_eq!(r.is_error, Some(true));
+            Ok(Some("written"))
+        })
+        .await?;
     assert_eq!(
         steps,
         ["STEP opened", "STEP live", "STEP filtered", "STEP downloaded", "OK"]

@@ -97,7 +97,7 @@ async fn browse_the_registry_and_add_a_server_in_a_real_browser() -> anyhow::Res
     let keyring = Keyring::for_profile(&profile_for(dir.path()));
     let pool = Mcpool::start_in(dir, json!({"registries": [base], "mcpServers": {}}), &[]).await?;
 
-    let mut browser = BrowserScript::open(
+    let browser = BrowserScript::open(
         &pool,
         "registry.mjs",
         &[
@@ -107,9 +107,9 @@ async fn browse_the_registry_and_add_a_server_in_a_real_browser() -> anyhow::Res
         ],
     )
     .await?;
-    let driven = tokio::time::timeout(Duration::from_secs(120), async {
-        while let Some(line) = browser.next_line().await? {
-            if line.trim() == "STEP added" {
+    let steps = browser
+        .drive(&pool, Duration::from_secs(120), async |line| {
+            if line == "STEP added" {
                 let text = std::fs::read_to_string(pool.config_path())?;
                 assert_clean("the config file", text.as_bytes(), &[&token]);
                 let config: Value = serde_json::from_str(&strip_jsonc(&text))?;
@@ -131,16 +131,11 @@ async fn browse_the_registry_and_add_a_server_in_a_real_browser() -> anyhow::Res
                 let _ = (&mut registry).await;
             }
             if line.starts_with("STEP ") {
-                browser.reply("checked").await?;
+                return Ok(Some("checked"));
             }
-            if line.trim() == "OK" {
-                break;
-            }
-        }
-        Ok::<_, anyhow::Error>(())
-    })
-    .await;
-    let steps = browser.finish(driven, &pool.logs()).await?;
+            Ok(None)
+        })
+        .await?;
     assert_eq!(steps, ["STEP found", "STEP added", "STEP offline", "OK"]);
     Ok(())
 }

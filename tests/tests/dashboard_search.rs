@@ -43,7 +43,7 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
     );
     assert_eq!(disabled_tools(&read_config(&pool)?), ["slow"]);
 
-    let mut browser = BrowserScript::open(
+    let browser = BrowserScript::open(
         &pool,
         "search.mjs",
         &[(
@@ -52,9 +52,9 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
         )],
     )
     .await?;
-    let driven = tokio::time::timeout(Duration::from_secs(120), async {
-        while let Some(line) = browser.next_line().await? {
-            if line.trim() == "STEP switched" {
+    let steps = browser
+        .drive(&pool, Duration::from_secs(120), async |line| {
+            if line == "STEP switched" {
                 // The switch in the result reached the config file and the
                 // agents; then the file asks for the search listing (its
                 // reload sends the `config` event the dashboard follows).
@@ -69,27 +69,18 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
                 }
                 config["toolListing"] = json!("search");
                 std::fs::write(pool.config_path(), serde_json::to_vec_pretty(&config)?)?;
-                let deadline = tokio::time::Instant::now() + LIMIT;
-                loop {
-                    let listing = pool.get_json("/api/tools/listing").await?;
-                    if listing["endpoints"][0]["sent"] == "search" {
-                        break;
-                    }
-                    if tokio::time::Instant::now() > deadline {
-                        bail!("the config's toolListing never applied: {listing}");
-                    }
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                browser.reply("search-mode").await?;
+                eventually(
+                    LIMIT,
+                    "the config's toolListing applied",
+                    async || pool.get_json("/api/tools/listing").await,
+                    |listing| listing["endpoints"][0]["sent"] == "search",
+                )
+                .await?;
+                return Ok(Some("search-mode"));
             }
-            if line.trim() == "OK" {
-                break;
-            }
-        }
-        Ok::<_, anyhow::Error>(())
-    })
-    .await;
-    let steps = browser.finish(driven, &pool.logs()).await?;
+            Ok(None)
+        })
+        .await?;
     assert_eq!(
         steps,
         [

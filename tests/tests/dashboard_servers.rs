@@ -96,7 +96,7 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
 
     let screenshot =
         std::env::var_os("MCPOOL_SERVERS_SCREENSHOT").unwrap_or_else(|| bin_dir.path().join("servers.png").into());
-    let mut browser = BrowserScript::open(
+    let browser = BrowserScript::open(
         &pool,
         "servers.mjs",
         &[
@@ -109,13 +109,13 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
     .await?;
     let mut said = Value::Null;
     let mut key_name = String::new();
-    let driven = tokio::time::timeout(Duration::from_secs(150), async {
-        while let Some(line) = browser.next_line().await? {
+    let steps = browser
+        .drive(&pool, Duration::from_secs(150), async |line| {
             if let Some(json) = line.strip_prefix("SAID ") {
                 said = serde_json::from_str(json)?;
-                continue;
+                return Ok(None);
             }
-            match line.trim() {
+            match line {
                 "STEP errors" => {
                     // Three refused saves wrote nothing: not the file, not a
                     // backup, not the keyring.
@@ -170,21 +170,13 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
                     let two = at + text[at..].find("\"2\"").context("k's 2")?;
                     let edited = format!("{}\"3\"{}", &text[..two], &text[two + 3..]);
                     std::fs::write(pool.config_path(), edited)?;
-                    let deadline = tokio::time::Instant::now() + LIMIT;
-                    loop {
-                        let k = pool.server("k").await?;
+                    pool.wait_server("k", LIMIT, "the hand edit applied", |k| {
                         let listed = k["tools"]
                             .as_array()
                             .is_some_and(|t| t.iter().any(|t| t["name"] == "extra_2"));
-                        if listed && k["status"] == "connected" {
-                            break;
-                        }
-                        ensure!(
-                            tokio::time::Instant::now() < deadline,
-                            "the hand edit never applied: {k}"
-                        );
-                        tokio::time::sleep(Duration::from_millis(100)).await;
-                    }
+                        listed && k["status"] == "connected"
+                    })
+                    .await?;
                 }
                 "STEP everything" => {
                     let (text, value) = config(&pool)?;
@@ -210,16 +202,11 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
                 _ => {}
             }
             if line.starts_with("STEP ") {
-                browser.reply("checked").await?;
+                return Ok(Some("checked"));
             }
-            if line.trim() == "OK" {
-                break;
-            }
-        }
-        Ok::<_, anyhow::Error>(())
-    })
-    .await;
-    let steps = browser.finish(driven, &pool.logs()).await?;
+            Ok(None)
+        })
+        .await?;
     assert_eq!(
         steps,
         [

@@ -23,8 +23,7 @@ fn protocol(servers: &[Value], name: &str) -> Value {
 
 #[tokio::test]
 async fn a_server_silent_to_discover_connects_without_the_10_s_probe() -> anyhow::Result<()> {
-    let dir = TempDir::new("discover-silent");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("discover-silent");
     let started = Instant::now();
     let pool = Mcpool::start(json!({"mcpServers": {
         "quiet": faulty_stdio(&log, &["--ignore-discover"]),
@@ -53,8 +52,7 @@ async fn a_server_silent_to_discover_connects_without_the_10_s_probe() -> anyhow
 
 #[tokio::test]
 async fn a_stateless_only_server_slower_than_the_probe_is_still_found() -> anyhow::Result<()> {
-    let dir = TempDir::new("discover-slow");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("discover-slow");
     // It reads nothing for 3 s: the probe goes unanswered past the 2 s the
     // bridge waits, and `initialize`, sent next, is refused.
     let mut args = STATELESS_ONLY.to_vec();

@@ -112,7 +112,7 @@ async fn a_version_that_hangs_is_stopped_with_the_children_it_started() -> anyho
     // As a launcher that hangs does: `--version` starts a child that holds
     // the output open, and waits for it.
     let script = dir.path().join("hangs.sh");
-    std::fs::write(
+    write_script(
         &script,
         format!(
             "#!/bin/sh\nif [ \"$1\" = --version ]; then sleep 300 & echo $! > '{}'; wait; fi\nexec '{}' stdio\n",
@@ -120,7 +120,6 @@ async fn a_version_that_hangs_is_stopped_with_the_children_it_started() -> anyho
             bin("mcpool-faulty").display()
         ),
     )?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
     let config = dir.path().join("config.json");
     std::fs::write(
         &config,

@@ -10,8 +10,7 @@ const KEPT: &str = "(tools kept; reconnects when next used)";
 
 #[tokio::test]
 async fn a_drop_keeps_the_tools_shows_stderr_and_reconnects_on_the_next_call_only() -> anyhow::Result<()> {
-    let dir = TempDir::new("drop");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("drop");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
     let agent = pool.agent("/mcp").await?;
@@ -64,8 +63,7 @@ async fn a_drop_keeps_the_tools_shows_stderr_and_reconnects_on_the_next_call_onl
 }
 
 async fn concurrent_calls_share_one_attempt(n: usize) -> anyhow::Result<()> {
-    let dir = TempDir::new("share");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("share");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &["--startup-delay-ms", "400"])}})).await?;
     pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
     let agent = pool.agent("/mcp").await?;
@@ -108,8 +106,7 @@ fn flaky(dir: &std::path::Path, log: &std::path::Path) -> serde_json::Value {
 
 #[tokio::test]
 async fn a_failed_reconnect_returns_its_error_then_backs_off_and_doubles() -> anyhow::Result<()> {
-    let dir = TempDir::new("backoff");
-    let log = dir.path().join("spawns.log");
+    let (dir, log) = TempDir::with_spawn_log("backoff");
     let attempts = dir.path().join("attempts.log");
     // Count every attempt, including the ones that fail before the server logs.
     let mut entry = flaky(dir.path(), &log);
@@ -174,8 +171,7 @@ async fn a_failed_reconnect_returns_its_error_then_backs_off_and_doubles() -> an
 
 #[tokio::test]
 async fn explicit_disconnect_clears_tools_at_once_and_enable_brings_them_back() -> anyhow::Result<()> {
-    let dir = TempDir::new("disc");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("disc");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
     let agent = pool.agent("/mcp").await?;

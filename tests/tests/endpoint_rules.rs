@@ -71,37 +71,27 @@ async fn the_bearer_scheme_is_case_insensitive_and_hosts_must_be_loopback() -> a
 #[tokio::test]
 async fn malformed_json_is_400_with_a_parse_error() -> anyhow::Result<()> {
     let pool = Mcpool::start(json!({"mcpServers": {}})).await?;
-    let r = reqwest::Client::new()
-        .post(pool.url("/mcp"))
-        .bearer_auth(&pool.token)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
-        .body("{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ")
-        .send()
-        .await?;
-    assert_eq!(r.status(), 400);
-    let body: Value = r.json().await?;
+    let (status, body) = post_body(&pool, "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ").await?;
+    assert_eq!(status, 400);
     assert_eq!(body["error"]["code"], -32700, "{body}");
     // The wrong media type is still 415.
-    let r = reqwest::Client::new()
-        .post(pool.url("/mcp"))
-        .bearer_auth(&pool.token)
-        .header("accept", "application/json, text/event-stream")
-        .header("content-type", "text/plain")
-        .body("{}")
-        .send()
-        .await?;
-    assert_eq!(r.status(), 415);
+    let (status, _) = post_typed(&pool, "text/plain", "{}").await?;
+    assert_eq!(status, 415);
     Ok(())
 }
 
 /// A POST of `body` to `/mcp` as an agent sends it; the status and the reply.
 async fn post_body(pool: &Mcpool, body: impl Into<reqwest::Body>) -> anyhow::Result<(u16, Value)> {
+    post_typed(pool, "application/json", body).await
+}
+
+/// [`post_body`] with this `content-type`.
+async fn post_typed(pool: &Mcpool, content_type: &str, body: impl Into<reqwest::Body>) -> anyhow::Result<(u16, Value)> {
     let r = reqwest::Client::new()
         .post(pool.url("/mcp"))
         .bearer_auth(&pool.token)
         .header("accept", "application/json, text/event-stream")
-        .header("content-type", "application/json")
+        .header("content-type", content_type)
         .body(body)
         .send()
         .await?;

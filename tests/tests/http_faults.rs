@@ -322,12 +322,7 @@ async fn the_per_server_endpoint_is_the_upstream_with_names_unchanged() -> anyho
     let pool = Mcpool::start(json!({"mcpServers": {"r": remote(&url)}})).await?;
     pool.wait_status("r", "connected", Duration::from_secs(20)).await?;
     let agent = pool.agent("/servers/r/mcp").await?;
-    let info = agent
-        .service
-        .peer()
-        .peer_info()
-        .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()));
-    assert_eq!(info.as_deref(), Some("upstream-faulty"));
+    assert_eq!(agent.server_name().as_deref(), Some("upstream-faulty"));
     let names = agent.tool_names().await?;
     assert!(names.contains(&"echo".to_string()), "{names:?}");
     assert!(names.contains(&"big".to_string()), "{names:?}");

@@ -31,20 +31,6 @@ async fn session_of(agent: &mut LineAgent) -> anyhow::Result<Value> {
     Ok(agent.command(json!({"op": "session"})).await?["session_id"].clone())
 }
 
-async fn wait_count(pool: &Mcpool, key: &str, want: u64) -> anyhow::Result<()> {
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let s = pool.sessions().await?;
-        if s[key] == want {
-            return Ok(());
-        }
-        if tokio::time::Instant::now() > deadline {
-            anyhow::bail!("{key} stayed {} (want {want}): {s}\nlogs:\n{}", s[key], pool.logs());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn sdk_agents_carry_on_after_a_restart() -> anyhow::Result<()> {
     let log = TempDir::new("restart-spawns");
@@ -154,8 +140,8 @@ async fn restored_sessions_count_toward_the_limit_and_are_freed() -> anyhow::Res
     assert_eq!(b.ping().await?, 200);
     assert_eq!(c.ping().await?, 200);
     assert_eq!(a.ping().await?, 404);
-    wait_count(&pool, "open", 2).await?;
-    wait_count(&pool, "hub_agents", 2).await?;
+    pool.wait_sessions("open", 2, LIMIT).await?;
+    pool.wait_sessions("hub_agents", 2, LIMIT).await?;
 
     // A new session past the limit closes the longest idle restored one.
     let d = RawSession::open(&pool, "/mcp").await?;
@@ -163,9 +149,9 @@ async fn restored_sessions_count_toward_the_limit_and_are_freed() -> anyhow::Res
     assert_eq!(c.ping().await?, 200);
     // Restored, then deleted: freed, and gone from the file.
     assert_eq!(c.delete().await?, 204);
-    wait_count(&pool, "open", 1).await?;
-    wait_count(&pool, "hub_agents", 1).await?;
-    wait_count(&pool, "saved", 1).await?;
+    pool.wait_sessions("open", 1, LIMIT).await?;
+    pool.wait_sessions("hub_agents", 1, LIMIT).await?;
+    pool.wait_sessions("saved", 1, LIMIT).await?;
     assert_eq!(d.ping().await?, 200);
     Ok(())
 }

@@ -13,22 +13,6 @@ use serde_json::json;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-/// Polls `/api/sessions` until `key` is `want` (sessions end asynchronously
-/// after a DELETE answers).
-async fn wait_count(pool: &Mcpool, key: &str, want: u64) -> anyhow::Result<()> {
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let s = pool.sessions().await?;
-        if s[key] == want {
-            return Ok(());
-        }
-        if tokio::time::Instant::now() > deadline {
-            anyhow::bail!("{key} stayed {} (want {want}): {s}", s[key]);
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test]
 async fn ended_sessions_leave_nothing_behind() -> anyhow::Result<()> {
     let log = TempDir::new("sessions-log");
@@ -43,24 +27,24 @@ async fn ended_sessions_leave_nothing_behind() -> anyhow::Result<()> {
         assert_eq!(s.delete().await?, 204);
         assert_eq!(s.ping().await?, 404, "a deleted session is gone");
     }
-    wait_count(&pool, "open", 0).await?;
-    wait_count(&pool, "hub_agents", 0).await?;
+    pool.wait_sessions("open", 0, LIMIT).await?;
+    pool.wait_sessions("hub_agents", 0, LIMIT).await?;
 
     // Open ones are counted, and freed when they end.
     let open: Vec<_> = futures::future::try_join_all((0..5).map(|_| RawSession::open(&pool, "/mcp"))).await?;
-    wait_count(&pool, "hub_agents", 5).await?;
+    pool.wait_sessions("hub_agents", 5, LIMIT).await?;
     assert_eq!(pool.sessions().await?["open"], 5);
     for s in &open {
         assert_eq!(s.delete().await?, 204);
     }
-    wait_count(&pool, "open", 0).await?;
-    wait_count(&pool, "hub_agents", 0).await?;
+    pool.wait_sessions("open", 0, LIMIT).await?;
+    pool.wait_sessions("hub_agents", 0, LIMIT).await?;
 
     // An SDK client that ends its session the usual way.
     let out = python_agent(&["--url", &pool.url("/mcp"), "--token", &pool.token, "--scenario", "list"]).await?;
     assert!(out.get("error").is_none(), "{out}");
-    wait_count(&pool, "open", 0).await?;
-    wait_count(&pool, "hub_agents", 0).await?;
+    pool.wait_sessions("open", 0, LIMIT).await?;
+    pool.wait_sessions("hub_agents", 0, LIMIT).await?;
     Ok(())
 }
 
@@ -82,7 +66,7 @@ async fn the_limit_closes_the_longest_idle_session_and_says_so() -> anyhow::Resu
     assert_eq!(counts["open"], 3, "{counts}");
     assert_eq!(counts["limit"], 3, "{counts}");
     assert_eq!(counts["closed_for_limit"], 1, "{counts}");
-    wait_count(&pool, "hub_agents", 3).await?;
+    pool.wait_sessions("hub_agents", 3, LIMIT).await?;
     let logs = pool.logs();
     assert!(
         logs.contains("closed 1 agent session(s), the longest idle first, to stay within the limit of 3 open sessions"),
@@ -114,8 +98,8 @@ async fn a_call_longer_than_the_idle_time_keeps_its_session_and_idle_sessions_ex
     assert_eq!(quiet.ping().await?, 404, "the idle one expired meanwhile");
 
     // Left alone, it expires too (counted without touching it).
-    wait_count(&pool, "open", 0).await?;
-    wait_count(&pool, "saved", 0).await?;
+    pool.wait_sessions("open", 0, LIMIT).await?;
+    pool.wait_sessions("saved", 0, LIMIT).await?;
     assert_eq!(calling.ping().await?, 404);
     assert_eq!(calling.delete().await?, 404);
     let logs = pool.logs();

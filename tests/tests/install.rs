@@ -198,15 +198,17 @@ fn install_puts_mcpool_on_path_and_the_app_in_the_menu() {
     );
 
     // A second run, now on PATH: nothing to do, nothing touched, no warning.
-    let before: Vec<_> = want
-        .iter()
-        .map(|f| {
-            std::fs::metadata(inst.prefix().join(f))
-                .expect("stat")
-                .modified()
-                .expect("mtime")
-        })
-        .collect();
+    let mtimes = || -> Vec<_> {
+        want.iter()
+            .map(|f| {
+                std::fs::metadata(inst.prefix().join(f))
+                    .expect("stat")
+                    .modified()
+                    .expect("mtime")
+            })
+            .collect()
+    };
+    let before = mtimes();
     let out = inst.run(&[], &inst.path_with_bindir());
     assert!(out.status.success(), "second install failed: {}", stderr(&out));
     assert!(
@@ -215,15 +217,7 @@ fn install_puts_mcpool_on_path_and_the_app_in_the_menu() {
         stderr(&out)
     );
     assert!(!stderr(&out).contains("not on your PATH"), "{}", stderr(&out));
-    let after: Vec<_> = want
-        .iter()
-        .map(|f| {
-            std::fs::metadata(inst.prefix().join(f))
-                .expect("stat")
-                .modified()
-                .expect("mtime")
-        })
-        .collect();
+    let after = mtimes();
     assert_eq!(before, after, "a second run rewrites nothing");
 
     // --uninstall removes every file it put there.

@@ -1,7 +1,6 @@
 //! Remote servers on the legacy HTTP+SSE transport (2024-11-05), served by
 //! the official Python SDK (`tests/py/sse_server.py`), through mcpool.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -11,16 +10,11 @@ use tokio::process::{Child, Command};
 
 /// Starts the Python SDK's SSE server on a free loopback port; returns it and its URL.
 async fn sse_server(extra: &[&str]) -> anyhow::Result<(Child, String)> {
-    let mut child = Command::new(python())
-        .arg(repo_root().join("tests/py/sse_server.py"))
+    let mut cmd = Command::new(python());
+    cmd.arg(repo_root().join("tests/py/sse_server.py"))
         .args(["--port", "0"])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let line = first_line(&mut child, Duration::from_secs(30))
+        .args(extra);
+    let (child, line) = spawn_quiet(&mut cmd, Duration::from_secs(30))
         .await
         .context("sse_server.py printed no LISTENING line")?;
     let url = line
@@ -55,12 +49,7 @@ async fn an_sse_upstream_is_listed_and_called_through_the_endpoints() -> anyhow:
 
     // The per-server endpoint shows it as itself.
     let agent = pool.agent("/servers/s/mcp").await?;
-    let info = agent
-        .service
-        .peer()
-        .peer_info()
-        .and_then(|i| i.server_info.as_ref().map(|s| s.name.clone()));
-    assert_eq!(info.as_deref(), Some("sse-test-server"));
+    assert_eq!(agent.server_name().as_deref(), Some("sse-test-server"));
     let r = agent.call("echo", json!({"message": "direct"})).await?;
     assert_eq!(text(&r), "Echo: direct");
     Ok(())

@@ -5,7 +5,6 @@
 //! 401 without the token; the token-less `--metrics-listen` listener; a
 //! keyring secret and a tool argument never in a scrape.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -25,8 +24,7 @@ fn wrapped_faulty(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
         bin = bin("mcpool-faulty").display(),
         log = dir.join("faulty.log").display(),
     );
-    std::fs::write(&script, body)?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    write_script(&script, body)?;
     Ok(script)
 }
 

@@ -46,8 +46,7 @@ async fn big(agent: &Agent, tool: &str, bytes: u64) -> anyhow::Result<anyhow::Re
 
 #[tokio::test]
 async fn an_oversized_reply_fails_its_call_at_once_and_the_server_keeps_answering() -> anyhow::Result<()> {
-    let dir = TempDir::new("oversize");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("oversize");
     let mut low = faulty_stdio(&log, &[]);
     low["maxMessageBytes"] = json!(MIB);
     let mut high = faulty_stdio(&log, &[]);

@@ -6,11 +6,8 @@
 use std::time::Duration;
 
 use mcpool_tests::*;
-use rmcp::model::{
-    CallToolRequestParams, ClientRequest, Request, ServerResult, SubscribeRequestParams, UnsubscribeRequestParams,
-};
-use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient};
-use serde_json::{json, Value};
+use rmcp::model::ServerResult;
+use serde_json::json;
 
 const LIMIT: Duration = Duration::from_secs(10);
 /// Longer than the pool's re-listing after a connect (500 ms), so any
@@ -23,23 +20,6 @@ async fn pool_with(name: &str, log: &std::path::Path) -> anyhow::Result<Mcpool> 
     Ok(pool)
 }
 
-/// Sends a tools/call and returns its handle (which knows the progress
-/// token rmcp put on the request).
-async fn start_call(agent: &Agent, tool: &str, args: Value) -> anyhow::Result<RequestHandle<RoleClient>> {
-    let mut params = CallToolRequestParams::new(tool.to_string());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
-    }
-    Ok(agent
-        .service
-        .peer()
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(params)),
-            PeerRequestOptions::no_options(),
-        )
-        .await?)
-}
-
 fn result_text(result: ServerResult) -> String {
     match result {
         ServerResult::CallToolResult(r) => text(&r),
@@ -49,8 +29,7 @@ fn result_text(result: ServerResult) -> String {
 
 #[tokio::test]
 async fn sampling_goes_to_the_agent_whose_call_asked_for_it() -> anyhow::Result<()> {
-    let dir = TempDir::new("sampling");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("sampling");
     let pool = pool_with("f", &log).await?;
     // `idle` connects first, so a pool that picked "any agent" would pick it.
     let idle = pool.agent("/mcp").await?;
@@ -73,8 +52,7 @@ async fn sampling_goes_to_the_agent_whose_call_asked_for_it() -> anyhow::Result<
 
 #[tokio::test]
 async fn progress_reaches_the_calling_agent_under_its_own_token() -> anyhow::Result<()> {
-    let dir = TempDir::new("progress");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("progress");
     let pool = pool_with("f", &log).await?;
     let a = pool.agent("/mcp").await?;
     let b = pool.agent("/mcp").await?;
@@ -82,8 +60,8 @@ async fn progress_reaches_the_calling_agent_under_its_own_token() -> anyhow::Res
 
     // Both agents' first requests after listing carry the same token value
     // from their own counters; mcpool keeps the two calls apart.
-    let ha = start_call(&a, "f__progress", json!({"steps": 5})).await?;
-    let hb = start_call(&b, "f__progress", json!({"steps": 3})).await?;
+    let ha = a.start_call("f__progress", json!({"steps": 5})).await?;
+    let hb = b.start_call("f__progress", json!({"steps": 3})).await?;
     let (ta, tb) = (ha.progress_token.clone(), hb.progress_token.clone());
     let (ra, rb) = futures::future::join(ha.await_response(), hb.await_response()).await;
     assert_eq!(result_text(ra?), "done");
@@ -109,7 +87,7 @@ async fn progress_reaches_the_calling_agent_under_its_own_token() -> anyhow::Res
 
     // Through the per-server endpoint as well.
     let c = pool.agent("/servers/f/mcp").await?;
-    let hc = start_call(&c, "progress", json!({"steps": 2})).await?;
+    let hc = c.start_call("progress", json!({"steps": 2})).await?;
     let tc = serde_json::to_value(&hc.progress_token)?;
     assert_eq!(result_text(hc.await_response().await?), "done");
     let ch = c.handler.clone();
@@ -126,8 +104,7 @@ async fn progress_reaches_the_calling_agent_under_its_own_token() -> anyhow::Res
 
 #[tokio::test]
 async fn log_messages_reach_every_agent_that_sees_the_server() -> anyhow::Result<()> {
-    let dir = TempDir::new("logging");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("logging");
     let pool = pool_with("f", &log).await?;
     let caller = pool.agent("/mcp").await?;
     let other = pool.agent("/mcp").await?;
@@ -151,8 +128,7 @@ async fn log_messages_reach_every_agent_that_sees_the_server() -> anyhow::Result
 
 #[tokio::test]
 async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()> {
-    let dir = TempDir::new("resources");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("resources");
     let pool = pool_with("f", &log).await?;
     let subscriber = pool.agent("/mcp").await?;
     let other = pool.agent("/mcp").await?;
@@ -162,19 +138,11 @@ async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()
     let r = other.call("f__touch", json!({"uri": uri})).await?;
     assert_eq!(text(&r), "not subscribed");
 
-    #[allow(deprecated)]
-    subscriber
-        .service
-        .peer()
-        .subscribe(SubscribeRequestParams::new(uri))
-        .await?;
+    subscriber.subscribe(uri).await?;
     let r = other.call("f__touch", json!({"uri": uri})).await?;
     assert_eq!(text(&r), "notified", "the subscription reached the server");
+    subscriber.first_resource_update(LIMIT).await?;
     let h = subscriber.handler.clone();
-    wait_for("resources/updated at the subscriber", LIMIT, || {
-        !h.resource_updates().is_empty()
-    })
-    .await?;
     assert_eq!(subscriber.handler.resource_updates(), vec![uri.to_string()]);
 
     // A marker the other agent does see, sent after the update: once it is
@@ -189,12 +157,8 @@ async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()
     );
 
     // A second agent subscribes and unsubscribes: the first still hears.
-    #[allow(deprecated)]
-    {
-        let peer = other.service.peer();
-        peer.subscribe(SubscribeRequestParams::new(uri)).await?;
-        peer.unsubscribe(UnsubscribeRequestParams::new(uri)).await?;
-    }
+    other.subscribe(uri).await?;
+    other.unsubscribe(uri).await?;
     let r = other.call("f__touch", json!({"uri": uri})).await?;
     assert_eq!(
         text(&r),
@@ -207,12 +171,7 @@ async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()
     .await?;
 
     // The last one out unsubscribes upstream too.
-    #[allow(deprecated)]
-    subscriber
-        .service
-        .peer()
-        .unsubscribe(UnsubscribeRequestParams::new(uri))
-        .await?;
+    subscriber.unsubscribe(uri).await?;
     let r = other.call("f__touch", json!({"uri": uri})).await?;
     assert_eq!(text(&r), "not subscribed");
     Ok(())
@@ -220,8 +179,7 @@ async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()
 
 #[tokio::test]
 async fn completion_reaches_the_prompt_server_through_mcp() -> anyhow::Result<()> {
-    let dir = TempDir::new("complete");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("complete");
     let pool = pool_with("faulty", &log).await?;
     let agent = pool.agent("/mcp").await?;
     let prompts = agent.service.peer().list_all_prompts().await?;
@@ -250,12 +208,11 @@ async fn completion_reaches_the_prompt_server_through_mcp() -> anyhow::Result<()
 
 #[tokio::test]
 async fn a_cancelled_call_is_cancelled_upstream_and_the_server_keeps_serving() -> anyhow::Result<()> {
-    let dir = TempDir::new("cancel");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("cancel");
     let pool = pool_with("f", &log).await?;
     let agent = pool.agent("/mcp").await?;
 
-    let handle = start_call(&agent, "f__hang", json!({})).await?;
+    let handle = agent.start_call("f__hang", json!({})).await?;
     wait_for("the hang call at the server", LIMIT, || {
         count_lines(&log, "call hang") == 1
     })
@@ -275,8 +232,7 @@ async fn a_cancelled_call_is_cancelled_upstream_and_the_server_keeps_serving() -
 
 #[tokio::test]
 async fn list_changed_only_when_the_visible_tools_really_change() -> anyhow::Result<()> {
-    let dir = TempDir::new("listchanged");
-    let log = dir.path().join("spawns.log");
+    let (_dir, log) = TempDir::with_spawn_log("listchanged");
     let pool = pool_with("f", &log).await?;
     tokio::time::sleep(SETTLE).await;
     let all = pool.agent("/mcp").await?;

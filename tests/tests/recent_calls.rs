@@ -5,7 +5,6 @@
 //! `stderr_tail` is redacted of every secret (rule 14); `last_connected` is
 //! set by a connection; `retry_at` is there during a backoff.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
@@ -29,8 +28,7 @@ exec '{}' stdio
 "#,
         bin("mcpool-faulty").display()
     );
-    std::fs::write(&script, body)?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    write_script(&script, body)?;
     Ok(script)
 }
 

@@ -20,13 +20,6 @@ use serde_json::json;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
-fn answering(answer: &str) -> AgentHandler {
-    AgentHandler {
-        elicit_answer: Some(answer.to_string()),
-        ..AgentHandler::default()
-    }
-}
-
 #[tokio::test]
 async fn a_2026_07_28_servers_input_request_is_asked_of_a_session_agent() -> anyhow::Result<()> {
     let dir = TempDir::new("bridge-input");
@@ -38,7 +31,7 @@ async fn a_2026_07_28_servers_input_request_is_asked_of_a_session_agent() -> any
 
     // A session agent that answers elicitation: asked, and the call completes.
     for path in ["/mcp", "/servers/s/mcp"] {
-        let agent = pool.agent_with(path, answering("forty-two")).await?;
+        let agent = pool.agent_with(path, AgentHandler::answering("forty-two")).await?;
         let tool = if path == "/mcp" { "s__elicit" } else { "elicit" };
         let r = agent.call(tool, json!({"message": "Pick a number"})).await?;
         assert_ne!(r.is_error, Some(true), "{path}: {}", text(&r));
@@ -60,7 +53,9 @@ async fn a_2026_07_28_servers_input_request_is_asked_of_a_session_agent() -> any
 
     // A 2026-07-28 agent gets the InputRequiredResult and answers it itself.
     // (rmcp's RunningService::call_tool drives the rounds with the handler.)
-    let agent = pool.stateless_agent_with("/mcp", answering("seven")).await?;
+    let agent = pool
+        .stateless_agent_with("/mcp", AgentHandler::answering("seven"))
+        .await?;
     let mut params = CallToolRequestParams::new("s__elicit");
     params = params.with_arguments(
         json!({"message": "Pick again"})
@@ -85,12 +80,14 @@ async fn a_session_servers_elicitation_during_a_2026_07_28_call_becomes_a_round(
     pool.wait_status("f", "connected", LIMIT).await?;
     // A session agent that would answer is connected, and is not asked
     // about another agent's call.
-    let bystander = pool.agent_with("/mcp", answering("not mine")).await?;
+    let bystander = pool.agent_with("/mcp", AgentHandler::answering("not mine")).await?;
 
     // Asked as InputRequiredResult, the agent's answer reaches the session
     // server, whose result comes back (rmcp's RunningService::call_tool
     // drives the rounds with the handler).
-    let agent = pool.stateless_agent_with("/mcp", answering("seven")).await?;
+    let agent = pool
+        .stateless_agent_with("/mcp", AgentHandler::answering("seven"))
+        .await?;
     let params = CallToolRequestParams::new("f__elicit")
         .with_arguments(json!({"message": "Pick"}).as_object().cloned().unwrap_or_default());
     let r = agent.service.call_tool(params).await?;

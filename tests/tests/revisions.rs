@@ -267,52 +267,19 @@ async fn resource_subscriptions_reach_a_2026_07_28_server_through_subscriptions_
         "not subscribed"
     );
 
-    #[allow(deprecated)]
-    subscriber
-        .service
-        .peer()
-        .subscribe(rmcp::model::SubscribeRequestParams::new(uri))
-        .await?;
+    subscriber.subscribe(uri).await?;
     let r = other.call("h__touch", json!({"uri": uri})).await?;
     assert_eq!(text(&r), "notified", "the listen stream does not carry the URI");
-    let h = subscriber.handler.clone();
-    wait_for("resources/updated at the subscriber", LIMIT, || {
-        !h.resource_updates().is_empty()
-    })
-    .await?;
+    subscriber.first_resource_update(LIMIT).await?;
     assert_eq!(subscriber.handler.resource_updates(), vec![uri.to_string()]);
     assert!(other.handler.resource_updates().is_empty());
 
-    #[allow(deprecated)]
-    subscriber
-        .service
-        .peer()
-        .unsubscribe(rmcp::model::UnsubscribeRequestParams::new(uri))
-        .await?;
+    subscriber.unsubscribe(uri).await?;
     assert_eq!(
         text(&other.call("h__touch", json!({"uri": uri})).await?),
         "not subscribed"
     );
     Ok(())
-}
-
-async fn start_call(
-    agent: &Agent,
-    tool: &str,
-    args: Value,
-) -> anyhow::Result<rmcp::service::RequestHandle<rmcp::RoleClient>> {
-    let mut params = rmcp::model::CallToolRequestParams::new(tool.to_string());
-    if let Value::Object(map) = args {
-        params = params.with_arguments(map);
-    }
-    Ok(agent
-        .service
-        .peer()
-        .send_cancellable_request(
-            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::Request::new(params)),
-            rmcp::service::PeerRequestOptions::no_options(),
-        )
-        .await?)
 }
 
 #[tokio::test]
@@ -331,7 +298,9 @@ async fn progress_and_cancellation_reach_a_2026_07_28_server() -> anyhow::Result
         assert_eq!(row["protocol"], "2026-07-28", "{row}");
         let agent = pool.agent("/mcp").await?;
 
-        let call = start_call(&agent, &format!("{name}__progress"), json!({"steps": 3})).await?;
+        let call = agent
+            .start_call(&format!("{name}__progress"), json!({"steps": 3}))
+            .await?;
         match call.await_response().await? {
             rmcp::model::ServerResult::CallToolResult(r) => assert_eq!(text(&r), "done"),
             other => panic!("not a tool result: {other:?}"),
@@ -340,7 +309,7 @@ async fn progress_and_cancellation_reach_a_2026_07_28_server() -> anyhow::Result
         wait_for("three progress notifications", LIMIT, || h.progress().len() >= 3).await?;
         assert_eq!(agent.handler.progress(), vec![1.0, 2.0, 3.0]);
 
-        let call = start_call(&agent, &format!("{name}__hang"), json!({})).await?;
+        let call = agent.start_call(&format!("{name}__hang"), json!({})).await?;
         wait_for("the hang call at the server", LIMIT, || {
             count_lines(log, "call hang") == 1
         })

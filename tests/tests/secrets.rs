@@ -246,7 +246,7 @@ async fn a_missing_secret_fails_once_naming_it_and_connects_after_set_and_reconn
 fn steered(dir: &Path, env: Value) -> anyhow::Result<(Value, PathBuf)> {
     let script = dir.join("s.sh");
     let mode = dir.join("s.mode");
-    std::fs::write(
+    write_script(
         &script,
         format!(
             "#!/bin/sh\n[ \"$(cat '{}')\" = ok ] || {{ echo 'not today' >&2; exit 1; }}\nexec '{}' stdio\n",
@@ -254,7 +254,6 @@ fn steered(dir: &Path, env: Value) -> anyhow::Result<(Value, PathBuf)> {
             bin("mcpool-faulty").display()
         ),
     )?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
     std::fs::write(&mode, "ok")?;
     Ok((json!({"mcpServers": {"s": {"command": script, "env": env}}}), mode))
 }
@@ -263,6 +262,16 @@ fn kept_tools(server: &Value) -> usize {
     server["tools"]
         .as_array()
         .map_or(0, |t| t.iter().filter(|t| t["state"] == "kept").count())
+}
+
+/// Restarts `pool` with the steered server failing: it must keep its
+/// cached tools (the cache identity is unchanged).
+async fn restart_failing(pool: &mut Mcpool, mode: &Path) -> anyhow::Result<()> {
+    std::fs::write(mode, "fail")?;
+    pool.restart().await?;
+    let s = pool.wait_status("s", "failed", LIMIT).await?;
+    assert!(kept_tools(&s) > 0, "{s}");
+    Ok(())
 }
 
 #[tokio::test]
@@ -278,10 +287,7 @@ async fn the_fingerprint_key_lives_in_the_keyring_and_survives_restarts() -> any
 
     // The same key after a restart: the file's name still matches, so a
     // failing start offers the cached tools.
-    std::fs::write(&mode, "fail")?;
-    pool.restart().await?;
-    let s = pool.wait_status("s", "failed", LIMIT).await?;
-    assert!(kept_tools(&s) > 0, "{s}");
+    restart_failing(&mut pool, &mode).await?;
     assert!(!pool.data_dir().join("fingerprint.key").exists());
     assert!(!pool.logs().contains("fingerprint key"), "{}", pool.logs());
     Ok(())
@@ -313,10 +319,7 @@ async fn without_a_keyring_serve_warns_once_and_keeps_the_fingerprint_key_in_a_0
     wait_for("the cache file", LIMIT, || files_under(&cache).len() == 1).await?;
 
     // The next start reads the same key: one warning again, cached tools hit.
-    std::fs::write(&mode, "fail")?;
-    pool.restart().await?;
-    let s = pool.wait_status("s", "failed", LIMIT).await?;
-    assert!(kept_tools(&s) > 0, "{s}");
+    restart_failing(&mut pool, &mode).await?;
     assert_eq!(std::fs::read_to_string(&key_file)?, key);
     assert_eq!(warned(&pool.logs()), 1, "{}", pool.logs());
     Ok(())
@@ -336,10 +339,7 @@ async fn a_new_secret_value_is_a_new_cache_identity() -> anyhow::Result<()> {
     wait_for("the cache file", LIMIT, || files_under(&cache).len() == 1).await?;
 
     // The control: the same secret, a failing start, the tools kept.
-    std::fs::write(&mode, "fail")?;
-    pool.restart().await?;
-    let s = pool.wait_status("s", "failed", LIMIT).await?;
-    assert!(kept_tools(&s) > 0, "{s}");
+    restart_failing(&mut pool, &mode).await?;
 
     // Rotated in the keyring: the config is unchanged, the identity is not.
     let o = pool.cli(&["secret", "set", "rot"], Some(&second)).await?;

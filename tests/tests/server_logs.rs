@@ -24,8 +24,7 @@ fn noisy_server(dir: &Path) -> anyhow::Result<std::path::PathBuf> {
         bin("mcpool-faulty").display(),
         pad = "n".repeat(90),
     );
-    std::fs::write(&script, body)?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    write_script(&script, body)?;
     Ok(script)
 }
 

@@ -41,19 +41,6 @@ fn assert_comments_kept(config: &str) {
     }
 }
 
-/// `method path` with the token and a JSON body; the status and the JSON answer.
-async fn api(m: &Mcpool, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<(u16, Value)> {
-    let mut r = reqwest::Client::new()
-        .request(method, m.url(path))
-        .bearer_auth(&m.token);
-    if let Some(body) = body {
-        r = r.json(&body);
-    }
-    let r = r.send().await?;
-    let status = r.status().as_u16();
-    Ok((status, r.json().await.unwrap_or(Value::Null)))
-}
-
 #[tokio::test]
 async fn cli_add_list_remove_work_on_the_file_without_an_instance() -> anyhow::Result<()> {
     let dir = TempDir::new("edit-cli");
@@ -206,11 +193,7 @@ async fn cli_add_reaches_a_running_instance_and_list_shows_its_status() -> anyho
     assert_eq!(rows[0]["status"], "connected", "{rows}");
     let o = m.cli(&["remove", "live", "--config", &cfg], None).await?;
     assert!(o.status.success(), "{}", text(&o));
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    while m.servers().await?.iter().any(|s| s["name"] == "live") {
-        assert!(tokio::time::Instant::now() < deadline, "removed server still listed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    m.wait_gone("live", LIMIT).await?;
     assert_clean("log", m.logs().as_bytes(), &[&secret]);
     Ok(())
 }
@@ -233,7 +216,7 @@ async fn the_api_tests_adds_edits_and_removes_a_server() -> anyhow::Result<()> {
     use reqwest::Method;
 
     // Test before saving: the tools it offers, nothing added or written.
-    let (status, probe) = api(&m, Method::POST, "/api/servers/test", Some(body(vec![]))).await?;
+    let (status, probe) = m.api(Method::POST, "/api/servers/test", Some(body(vec![]))).await?;
     assert_eq!(status, 200, "{probe}");
     assert_eq!(probe["ok"], true, "{probe}");
     assert!(!probe["tools"].as_array().unwrap().is_empty(), "{probe}");
@@ -242,7 +225,7 @@ async fn the_api_tests_adds_edits_and_removes_a_server() -> anyhow::Result<()> {
     // A wrong key: the error sentence with what the server said, no secret.
     let mut wrong = body(vec![]);
     wrong["secretEnv"]["API_KEY"] = json!(new_secret("wrong"));
-    let (_, probe) = api(&m, Method::POST, "/api/servers/test", Some(wrong.clone())).await?;
+    let (_, probe) = m.api(Method::POST, "/api/servers/test", Some(wrong.clone())).await?;
     assert_eq!(probe["ok"], false, "{probe}");
     let error = probe["error"].as_str().unwrap_or_default();
     assert!(error.contains("did not connect"), "{probe}");
@@ -253,7 +236,7 @@ async fn the_api_tests_adds_edits_and_removes_a_server() -> anyhow::Result<()> {
     );
 
     // Save: the keyring holds the value, the file the reference.
-    let (status, added) = api(&m, Method::POST, "/api/servers", Some(body(vec![]))).await?;
+    let (status, added) = m.api(Method::POST, "/api/servers", Some(body(vec![]))).await?;
     assert_eq!(status, 200, "{added}");
     assert_eq!(added["secrets"], json!(["keyed.env.API_KEY"]));
     let s = m.wait_status("keyed", "connected", LIMIT).await?;
@@ -274,33 +257,28 @@ async fn the_api_tests_adds_edits_and_removes_a_server() -> anyhow::Result<()> {
     // Edit its args (the secret kept as its reference): more tools.
     let mut entry = view["entry"].clone();
     entry["args"] = json!(["--extra-tools", "3"]);
-    let (status, changed) = api(
-        &m,
-        Method::PUT,
-        "/api/servers/keyed",
-        Some(json!({"name": "keyed", "entry": entry, "revision": revision})),
-    )
-    .await?;
+    let (status, changed) = m
+        .api(
+            Method::PUT,
+            "/api/servers/keyed",
+            Some(json!({"name": "keyed", "entry": entry, "revision": revision})),
+        )
+        .await?;
     assert_eq!(status, 200, "{changed}");
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let s = m.server("keyed").await?;
-        if s["status"] == "connected" && s["tools"].as_array().map(Vec::len) == Some(tools + 3) {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "edit not applied: {s}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    m.wait_server("keyed", LIMIT, "the edit applied", |s| {
+        s["status"] == "connected" && s["tools"].as_array().map(Vec::len) == Some(tools + 3)
+    })
+    .await?;
     assert_comments_kept(&read(&config));
     // An edit begun before that one is refused, and writes nothing.
     let before = read(&config);
-    let (status, stale) = api(
-        &m,
-        Method::PUT,
-        "/api/servers/keyed",
-        Some(json!({"name": "keyed", "entry": {"command": "x"}, "revision": revision})),
-    )
-    .await?;
+    let (status, stale) = m
+        .api(
+            Method::PUT,
+            "/api/servers/keyed",
+            Some(json!({"name": "keyed", "entry": {"command": "x"}, "revision": revision})),
+        )
+        .await?;
     assert_eq!(status, 409, "{stale}");
     assert!(
         stale["error"].as_str().unwrap_or_default().contains("reload it"),
@@ -319,7 +297,7 @@ async fn the_api_tests_adds_edits_and_removes_a_server() -> anyhow::Result<()> {
         ),
         (json!({"name": "n", "entry": "command"}), json!("entry")),
     ] {
-        let (status, e) = api(&m, Method::POST, "/api/servers", Some(body.clone())).await?;
+        let (status, e) = m.api(Method::POST, "/api/servers", Some(body.clone())).await?;
         assert_eq!((status, &e["field"]), (400, &field), "{body}: {e}");
         assert!(
             e["error"]
@@ -331,18 +309,14 @@ async fn the_api_tests_adds_edits_and_removes_a_server() -> anyhow::Result<()> {
         );
         assert_eq!(read(&config), before, "{body} wrote the file");
     }
-    let (status, _) = api(&m, Method::DELETE, "/api/servers/nope", None).await?;
+    let (status, _) = m.api(Method::DELETE, "/api/servers/nope", None).await?;
     assert_eq!(status, 404);
 
     // Remove with its keyring entry.
-    let (status, removed) = api(&m, Method::DELETE, "/api/servers/keyed?secrets=remove", None).await?;
+    let (status, removed) = m.api(Method::DELETE, "/api/servers/keyed?secrets=remove", None).await?;
     assert_eq!(status, 200, "{removed}");
     assert_eq!(removed["removed_secrets"], json!(["keyed.env.API_KEY"]));
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    while m.servers().await?.iter().any(|s| s["name"] == "keyed") {
-        assert!(tokio::time::Instant::now() < deadline, "removed server still listed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    m.wait_gone("keyed", LIMIT).await?;
     let after = read(&config);
     assert_comments_kept(&after);
     assert!(!after.contains("keyed"), "{after}");
@@ -368,11 +342,15 @@ async fn a_remote_server_is_tested_with_its_secret_header_and_a_sign_in_is_named
         "entry": {"url": url, "headers": {"X-Trace": "on"}},
         "secretHeaders": {"Authorization": format!("Bearer {token}")},
     });
-    let (status, probe) = api(&m, reqwest::Method::POST, "/api/servers/test", Some(body.clone())).await?;
+    let (status, probe) = m
+        .api(reqwest::Method::POST, "/api/servers/test", Some(body.clone()))
+        .await?;
     assert_eq!((status, &probe["ok"]), (200, &json!(true)), "{probe}");
     assert!(probe["tools"].as_array().is_some_and(|t| !t.is_empty()), "{probe}");
     control(&url, json!({"mode": "401"})).await?;
-    let (_, probe) = api(&m, reqwest::Method::POST, "/api/servers/test", Some(body.clone())).await?;
+    let (_, probe) = m
+        .api(reqwest::Method::POST, "/api/servers/test", Some(body.clone()))
+        .await?;
     assert_eq!(
         (&probe["ok"], &probe["needs_auth"]),
         (&json!(false), &json!(true)),
@@ -389,7 +367,7 @@ async fn a_remote_server_is_tested_with_its_secret_header_and_a_sign_in_is_named
     assert!(!config.contains("remote"), "{config}");
     // Saved, the header is a reference and the entry view says it is set.
     control(&url, json!({"mode": "ok"})).await?;
-    let (status, added) = api(&m, reqwest::Method::POST, "/api/servers", Some(body)).await?;
+    let (status, added) = m.api(reqwest::Method::POST, "/api/servers", Some(body)).await?;
     assert_eq!(status, 200, "{added}");
     m.wait_status("remote", "connected", LIMIT).await?;
     let view = m.get_json("/api/servers/remote/entry").await?;

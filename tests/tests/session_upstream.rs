@@ -17,13 +17,6 @@ const LIMIT: Duration = Duration::from_secs(30);
 /// Our fault server with both revisions (2026-07-28 and the session ones).
 const BOTH: [&str; 2] = ["--max-protocol-version", "2026-07-28"];
 
-fn answering(answer: &str) -> AgentHandler {
-    AgentHandler {
-        elicit_answer: Some(answer.to_string()),
-        ..AgentHandler::default()
-    }
-}
-
 #[tokio::test]
 async fn a_session_agent_is_asked_by_request_over_a_session_connection() -> anyhow::Result<()> {
     let dir = TempDir::new("session-upstream");
@@ -36,7 +29,7 @@ async fn a_session_agent_is_asked_by_request_over_a_session_connection() -> anyh
 
     for path in ["/servers/h/mcp", "/mcp"] {
         let prefix = if path == "/mcp" { "h__" } else { "" };
-        let agent = pool.agent_with(path, answering("forty-two")).await?;
+        let agent = pool.agent_with(path, AgentHandler::answering("forty-two")).await?;
         // Sampling exists only as the server's own request on a session.
         let r = agent
             .call(&format!("{prefix}sample"), json!({"prompt": "hello"}))
@@ -80,7 +73,9 @@ async fn a_session_agent_is_asked_by_request_over_a_session_connection() -> anyh
     assert_eq!(status, 200, "{body}");
     pool.post("/api/servers/h/reconnect").await?;
     pool.wait_status("h", "connected", LIMIT).await?;
-    let agent = pool.agent_with("/servers/h/mcp", answering("again")).await?;
+    let agent = pool
+        .agent_with("/servers/h/mcp", AgentHandler::answering("again"))
+        .await?;
     let r = agent.call("sample", json!({"prompt": "hello"})).await?;
     assert_ne!(r.is_error, Some(true), "{}", text(&r));
     assert_eq!(count_lines(&log, "initialize"), 2);
@@ -94,7 +89,9 @@ async fn a_server_that_refuses_initialize_is_bridged_over_its_one_connection() -
     let (_http, url) = faulty_http(&log, &STATELESS_ONLY).await?;
     let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
     pool.wait_status("h", "connected", LIMIT).await?;
-    let agent = pool.agent_with("/servers/h/mcp", answering("seven")).await?;
+    let agent = pool
+        .agent_with("/servers/h/mcp", AgentHandler::answering("seven"))
+        .await?;
     for message in ["Pick", "Pick again"] {
         // InputRequiredResult, asked of the agent as a request (bridge.rs).
         let r = agent.call("elicit", json!({"message": message})).await?;

@@ -4,7 +4,6 @@
 //! whole (redacted) text goes to the log. Against the real binary and the
 //! real Secret Service.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -36,8 +35,7 @@ exec '{}' stdio
 "#,
         bin("mcpool-faulty").display()
     );
-    std::fs::write(&script, body)?;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))?;
+    write_script(&script, body)?;
     Ok(script)
 }
 

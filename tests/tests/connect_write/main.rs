@@ -301,8 +301,7 @@ async fn a_readable_file_that_gets_the_token_becomes_private() -> anyhow::Result
 /// What `--write` puts in the files really reaches the instance.
 #[tokio::test]
 async fn written_entries_reach_the_instance() -> anyhow::Result<()> {
-    let dir = TempDir::new("connect-live");
-    let log = dir.path().join("spawns.log");
+    let (dir, log) = TempDir::with_spawn_log("connect-live");
     let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let mut home = Home::new("connect-live-home");
     home.listen = format!("127.0.0.1:{}", pool.port);

@@ -4,7 +4,6 @@
 //! serving the published example server.json documents of tests/registry/
 //! in the official API's shapes. Secrets go to the real keyring.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -30,8 +29,7 @@ fn fake_path(dir: &Path, commands: &[&str]) -> anyhow::Result<String> {
     std::fs::create_dir_all(&bin)?;
     for c in commands {
         let file = bin.join(c);
-        std::fs::write(&file, "#!/bin/sh\nexit 0\n")?;
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755))?;
+        write_script(&file, "#!/bin/sh\nexit 0\n")?;
     }
     Ok(bin.display().to_string())
 }
@@ -67,13 +65,19 @@ async fn cli_search_reads_the_configured_registries() -> anyhow::Result<()> {
     let config = write_config(dir.path(), &json!({"registries": [format!("{}/", registry.url)]}))?;
     let cfg = config.display().to_string();
 
-    let o = mcpool_cli(
-        dir.path(),
-        &["registry", "search", "brave", "--config", &cfg],
-        None,
-        &[],
-    )
-    .await?;
+    // `registry search ARGS --config CFG`.
+    let search = async |args: &[&str]| {
+        let args = [&["registry", "search"][..], args, &["--config", cfg.as_str()]].concat();
+        mcpool_cli(dir.path(), &args, None, &[]).await
+    };
+    // The same with `--json`, which must succeed: its JSON.
+    let search_json = async |query: &str| -> anyhow::Result<Value> {
+        let o = search(&[query, "--json"]).await?;
+        assert!(o.status.success(), "{}", stderr(&o));
+        Ok(serde_json::from_str(&stdout(&o))?)
+    };
+
+    let o = search(&["brave"]).await?;
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(
@@ -91,15 +95,7 @@ async fn cli_search_reads_the_configured_registries() -> anyhow::Result<()> {
 
     // A registry that is down is named; the other's results still come.
     write_config(dir.path(), &json!({"registries": [dead, registry.url]}))?;
-    let o = mcpool_cli(
-        dir.path(),
-        &["registry", "search", "filesystem", "--json", "--config", &cfg],
-        None,
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o))?;
+    let v = search_json("filesystem").await?;
     assert_eq!(
         names(&v),
         [
@@ -120,15 +116,7 @@ async fn cli_search_reads_the_configured_registries() -> anyhow::Result<()> {
     // Two registries listing the same server: listed once, from the first.
     let second = TestRegistry::start().await?;
     write_config(dir.path(), &json!({"registries": [second.url, registry.url]}))?;
-    let o = mcpool_cli(
-        dir.path(),
-        &["registry", "search", "brave", "--json", "--config", &cfg],
-        None,
-        &[],
-    )
-    .await?;
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: Value = serde_json::from_str(&stdout(&o))?;
+    let v = search_json("brave").await?;
     assert_eq!(
         names(&v),
         [
@@ -148,13 +136,7 @@ async fn cli_search_reads_the_configured_registries() -> anyhow::Result<()> {
 
     // Every registry down: said, and a failure.
     write_config(dir.path(), &json!({"registries": [dead]}))?;
-    let o = mcpool_cli(
-        dir.path(),
-        &["registry", "search", "brave", "--config", &cfg],
-        None,
-        &[],
-    )
-    .await?;
+    let o = search(&["brave"]).await?;
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains(&format!("the registry {dead} could not be reached")),
@@ -370,122 +352,61 @@ async fn missing_values_and_runtimes_are_refused_with_nothing_written() -> anyho
     let config = write_config(dir.path(), &json!({"registries": [registry.url]}))?;
     let cfg = config.display().to_string();
     let before = std::fs::read(&config)?;
+    // `registry add ARGS --config CFG` with `path` as PATH: refused, with
+    // stderr containing each of `said`, and nothing written.
+    let refused = async |args: &[&str], path: &str, said: &[&str]| -> anyhow::Result<()> {
+        let args = [&["registry", "add"][..], args, &["--config", cfg.as_str()]].concat();
+        let o = mcpool_cli(dir.path(), &args, None, &[("PATH", path)]).await?;
+        assert!(!o.status.success());
+        let err = stderr(&o);
+        for s in said {
+            assert!(err.contains(s), "{err}");
+        }
+        assert_eq!(std::fs::read(&config)?, before, "nothing written");
+        Ok(())
+    };
 
-    let o = mcpool_cli(
-        dir.path(),
+    refused(
+        &["io.modelcontextprotocol.anonymous/brave-search"],
+        &with_npx_docker,
         &[
-            "registry",
-            "add",
-            "io.modelcontextprotocol.anonymous/brave-search",
-            "--config",
-            &cfg,
+            "needs a value for this required variable: BRAVE_API_KEY",
+            "--env NAME=VALUE",
         ],
-        None,
-        &[("PATH", &with_npx_docker)],
     )
     .await?;
-    assert!(!o.status.success());
-    let err = stderr(&o);
-    assert!(
-        err.contains("needs a value for this required variable: BRAVE_API_KEY"),
-        "{err}"
-    );
-    assert!(err.contains("--env NAME=VALUE"), "{err}");
-    assert_eq!(std::fs::read(&config)?, before, "nothing written");
-
-    let o = mcpool_cli(
-        dir.path(),
-        &[
-            "registry",
-            "add",
-            "io.github.example/database-manager",
-            "--config",
-            &cfg,
-            "--env",
-            "DB_USERNAME=me",
-        ],
-        None,
-        &[("PATH", &with_npx_docker)],
+    refused(
+        &["io.github.example/database-manager", "--env", "DB_USERNAME=me"],
+        &with_npx_docker,
+        &["these required variables: DB_PASSWORD, db_type, database_name"],
     )
     .await?;
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("these required variables: DB_PASSWORD, db_type, database_name"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(std::fs::read(&config)?, before);
-
     // uvx is not on this PATH: said, with what to install, and nothing written.
-    let o = mcpool_cli(
-        dir.path(),
-        &[
-            "registry",
-            "add",
-            "io.github.example/weather-mcp",
-            "--config",
-            &cfg,
-            "--env",
-            "WEATHER_API_KEY=k",
-        ],
-        None,
-        &[("PATH", &with_npx_docker)],
+    refused(
+        &["io.github.example/weather-mcp", "--env", "WEATHER_API_KEY=k"],
+        &with_npx_docker,
+        &["'weather-mcp' needs uvx (uv) which is not on PATH; install uv", "--yes"],
     )
     .await?;
-    assert!(!o.status.success());
-    let err = stderr(&o);
-    assert!(
-        err.contains("'weather-mcp' needs uvx (uv) which is not on PATH; install uv"),
-        "{err}"
-    );
-    assert!(err.contains("--yes"), "{err}");
-    assert_eq!(std::fs::read(&config)?, before);
-
     let empty = dir.path().join("empty-bin");
     std::fs::create_dir_all(&empty)?;
-    let o = mcpool_cli(
-        dir.path(),
+    refused(
         &[
-            "registry",
-            "add",
             "io.modelcontextprotocol.anonymous/brave-search",
-            "--config",
-            &cfg,
             "--env",
             "BRAVE_API_KEY=k",
         ],
-        None,
-        &[("PATH", &empty.display().to_string())],
+        &empty.display().to_string(),
+        &["needs npx (Node.js (npm)) which is not on PATH; install Node.js"],
     )
     .await?;
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("needs npx (Node.js (npm)) which is not on PATH; install Node.js"),
-        "{}",
-        stderr(&o)
-    );
-    assert_eq!(std::fs::read(&config)?, before);
-
     // An --env naming no variable is a mistake, not ignored.
-    let o = mcpool_cli(
-        dir.path(),
-        &[
-            "registry",
-            "add",
-            "io.github.example/weather-mcp",
-            "--config",
-            &cfg,
-            "--env",
-            "WEATHER_KEY=k",
-            "--yes",
-        ],
-        None,
-        &[("PATH", &with_npx_docker)],
+    refused(
+        &["io.github.example/weather-mcp", "--env", "WEATHER_KEY=k", "--yes"],
+        &with_npx_docker,
+        &["has no variable 'WEATHER_KEY'"],
     )
     .await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("has no variable 'WEATHER_KEY'"), "{}", stderr(&o));
-    assert_eq!(std::fs::read(&config)?, before);
 
     // With --yes it is added all the same (non-secret values in the entry).
     let o = mcpool_cli(

@@ -14,19 +14,21 @@ use super::{error_of, tools_kept};
 const NETLINK_READY: &str = "watching network changes through netlink";
 const CHANGED: &str = "the network changed";
 
+/// A network gap, the fault server in its server namespace and mcpool (no
+/// keepalive, `env` added) in its client namespace with that server as `r`.
+async fn gap_and_pool(dir: &std::path::Path, env: &[(&str, &str)]) -> anyhow::Result<(NetGap, FaultServer, NsMcpool)> {
+    let gap = NetGap::create()?;
+    let faulty = FaultServer::start(&gap, &bin("mcpool-faulty"), &dir.join("r.log")).await?;
+    let env = [&[("MCPOOL_KEEPALIVE_SECS", "0")][..], env].concat();
+    let config = json!({"mcpServers": {"r": {"url": faulty.url()}}});
+    let pool = NsMcpool::start(&gap, &bin("mcpool"), dir, &config, &env).await?;
+    Ok((gap, faulty, pool))
+}
+
 #[tokio::test]
 async fn a_network_gap_waits_for_the_name_then_heals_without_a_call() -> anyhow::Result<()> {
     let dir = TempDir::new("netgap");
-    let gap = NetGap::create()?;
-    let faulty = FaultServer::start(&gap, &bin("mcpool-faulty"), &dir.path().join("r.log")).await?;
-    let pool = NsMcpool::start(
-        &gap,
-        &bin("mcpool"),
-        dir.path(),
-        &json!({"mcpServers": {"r": {"url": faulty.url()}}}),
-        &[("MCPOOL_KEEPALIVE_SECS", "0")],
-    )
-    .await?;
+    let (gap, faulty, pool) = gap_and_pool(dir.path(), &[]).await?;
     let limit = Duration::from_secs(30);
     pool.wait(&gap, "r", "connected", limit, |s| s["status"] == "connected")
         .await?;
@@ -89,19 +91,7 @@ async fn a_network_gap_waits_for_the_name_then_heals_without_a_call() -> anyhow:
 async fn network_changes_on_the_way_into_sleep_leave_the_healing_to_the_wake() -> anyhow::Result<()> {
     let dir = TempDir::new("netsleep");
     let bus = FakeLogind::start(dir.path()).await?;
-    let gap = NetGap::create()?;
-    let faulty = FaultServer::start(&gap, &bin("mcpool-faulty"), &dir.path().join("r.log")).await?;
-    let pool = NsMcpool::start(
-        &gap,
-        &bin("mcpool"),
-        dir.path(),
-        &json!({"mcpServers": {"r": {"url": faulty.url()}}}),
-        &[
-            ("MCPOOL_KEEPALIVE_SECS", "0"),
-            ("DBUS_SYSTEM_BUS_ADDRESS", bus.address.as_str()),
-        ],
-    )
-    .await?;
+    let (gap, faulty, pool) = gap_and_pool(dir.path(), &[("DBUS_SYSTEM_BUS_ADDRESS", bus.address.as_str())]).await?;
     let limit = Duration::from_secs(30);
     pool.wait(&gap, "r", "connected", limit, |s| s["status"] == "connected")
         .await?;

@@ -15,18 +15,32 @@ use super::{connect, AppState, Auth};
 
 const INDEX_HTML: &str = include_str!("../../../../ui/index.html");
 const SIGNIN_HTML: &str = include_str!("../../../../ui/signin.html");
-const APP_JS: &str = include_str!("../../../../ui/app.js");
-const ACTIVITY_JS: &str = include_str!("../../../../ui/activity.js");
-const SEARCH_JS: &str = include_str!("../../../../ui/search.js");
-const SERVERS_JS: &str = include_str!("../../../../ui/servers.js");
-const SERVER_FORM_JS: &str = include_str!("../../../../ui/server_form.js");
-const CONNECT_JS: &str = include_str!("../../../../ui/connect.js");
-const REGISTRY_JS: &str = include_str!("../../../../ui/registry.js");
-const PLOTS_JS: &str = include_str!("../../../../ui/plots.js");
-const HISTORY_JS: &str = include_str!("../../../../ui/history.js");
-const LOGS_JS: &str = include_str!("../../../../ui/logs.js");
-const STYLE_CSS: &str = include_str!("../../../../ui/style.css");
-const ICON_SVG: &str = include_str!("../../../../ui/icon.svg");
+
+const JS: &str = "text/javascript; charset=utf-8";
+
+/// `(name, content type, text)` of each file under `/ui/`: every module of
+/// ui/ must be here, or the page that imports it breaks (a test checks).
+macro_rules! assets {
+    ($(($name:literal, $ty:expr)),* $(,)?) => {
+        &[$(($name, $ty, include_str!(concat!("../../../../ui/", $name)))),*]
+    };
+}
+const ASSETS: &[(&str, &str, &str)] = assets![
+    ("app.js", JS),
+    ("lib.js", JS),
+    ("cards.js", JS),
+    ("activity.js", JS),
+    ("search.js", JS),
+    ("servers.js", JS),
+    ("server_form.js", JS),
+    ("connect.js", JS),
+    ("registry.js", JS),
+    ("plots.js", JS),
+    ("history.js", JS),
+    ("logs.js", JS),
+    ("style.css", "text/css; charset=utf-8"),
+    ("icon.svg", "image/svg+xml"),
+];
 
 /// Scripts and styles from these files only: no inline script, no framing.
 pub const CSP: &str = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
@@ -34,55 +48,14 @@ pub const CSP: &str = "default-src 'self'; frame-ancestors 'none'; base-uri 'non
 const HTML: &str = "text/html; charset=utf-8";
 
 pub fn routes() -> Router<AppState> {
-    Router::new()
+    let mut router = Router::new()
         .route("/ui", get(index))
         .route("/ui/", get(index))
-        .route("/ui/login", get(login))
-        .route(
-            "/ui/app.js",
-            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
-        )
-        .route(
-            "/ui/activity.js",
-            get(|| async { asset("text/javascript; charset=utf-8", ACTIVITY_JS) }),
-        )
-        .route(
-            "/ui/search.js",
-            get(|| async { asset("text/javascript; charset=utf-8", SEARCH_JS) }),
-        )
-        .route(
-            "/ui/servers.js",
-            get(|| async { asset("text/javascript; charset=utf-8", SERVERS_JS) }),
-        )
-        .route(
-            "/ui/server_form.js",
-            get(|| async { asset("text/javascript; charset=utf-8", SERVER_FORM_JS) }),
-        )
-        .route(
-            "/ui/connect.js",
-            get(|| async { asset("text/javascript; charset=utf-8", CONNECT_JS) }),
-        )
-        .route(
-            "/ui/registry.js",
-            get(|| async { asset("text/javascript; charset=utf-8", REGISTRY_JS) }),
-        )
-        .route(
-            "/ui/plots.js",
-            get(|| async { asset("text/javascript; charset=utf-8", PLOTS_JS) }),
-        )
-        .route(
-            "/ui/history.js",
-            get(|| async { asset("text/javascript; charset=utf-8", HISTORY_JS) }),
-        )
-        .route(
-            "/ui/logs.js",
-            get(|| async { asset("text/javascript; charset=utf-8", LOGS_JS) }),
-        )
-        .route(
-            "/ui/style.css",
-            get(|| async { asset("text/css; charset=utf-8", STYLE_CSS) }),
-        )
-        .route("/ui/icon.svg", get(|| async { asset("image/svg+xml", ICON_SVG) }))
+        .route("/ui/login", get(login));
+    for &(name, ty, body) in ASSETS {
+        router = router.route(&format!("/ui/{name}"), get(move || async move { asset(ty, body) }));
+    }
+    router
         .route("/api/ui/link", post(link))
         .route("/api/token", get(token))
         .route("/api/connect", get(connect::get_snippets))

@@ -237,6 +237,8 @@ async fn files_are_embedded_with_their_types_and_the_csp() {
     let cookie = sign_in(&app).await;
     for (path, ty) in [
         ("/ui/app.js", "text/javascript; charset=utf-8"),
+        ("/ui/lib.js", "text/javascript; charset=utf-8"),
+        ("/ui/cards.js", "text/javascript; charset=utf-8"),
         ("/ui/activity.js", "text/javascript; charset=utf-8"),
         ("/ui/search.js", "text/javascript; charset=utf-8"),
         ("/ui/servers.js", "text/javascript; charset=utf-8"),
@@ -274,4 +276,74 @@ fn no_inline_script_or_style() {
         assert!(!page.contains(" style="), "no inline style attributes");
         assert!(!page.contains(" onclick="), "no inline handlers");
     }
+}
+
+type Graph<'a> = std::collections::BTreeMap<&'a str, Vec<&'a str>>;
+
+/// The `./name.js` modules a module of ui/ imports (`import ... from './x.js'`).
+fn imports(text: &str) -> Vec<&str> {
+    text.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("import ") || l.starts_with("export ") && l.contains(" from '"))
+        .filter_map(|l| l.rsplit_once(" from '").map(|(_, rest)| rest))
+        .filter_map(|rest| rest.split_once('\'').map(|(module, _)| module))
+        .filter_map(|module| module.strip_prefix("./"))
+        .collect()
+}
+
+/// An import circle of `graph` as "a.js -> b.js -> a.js", if there is one.
+fn circle(graph: &Graph) -> Option<String> {
+    fn visit<'a>(m: &'a str, graph: &Graph<'a>, path: &mut Vec<&'a str>) -> Option<String> {
+        if path.contains(&m) {
+            return Some(format!("{} -> {m}", path.join(" -> ")));
+        }
+        path.push(m);
+        let found = graph.get(m)?.iter().find_map(|dep| visit(dep, graph, path));
+        path.pop();
+        found
+    }
+    graph.keys().find_map(|m| visit(m, graph, &mut Vec::new()))
+}
+
+#[test]
+fn every_file_of_ui_is_served() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui");
+    let served: Vec<&str> = super::ASSETS.iter().map(|(name, _, _)| *name).collect();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".html") {
+            assert!(
+                served.contains(&name.as_str()),
+                "ui/{name} is not served: add it to ASSETS"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_modules_import_no_entry_point_and_no_circle() {
+    let modules: Graph = super::ASSETS
+        .iter()
+        .filter(|(name, _, _)| name.ends_with(".js"))
+        .map(|&(name, _, text)| (name, imports(text)))
+        .collect();
+    assert_eq!(modules["lib.js"], Vec::<&str>::new(), "lib.js is a leaf");
+    assert!(modules["app.js"].contains(&"lib.js"), "{:?}", modules["app.js"]);
+    for (name, deps) in &modules {
+        assert!(!deps.contains(&"app.js"), "{name} imports app.js, the entry point");
+        for dep in deps {
+            assert!(modules.contains_key(dep), "{name} imports {dep}, which is not served");
+        }
+    }
+    assert_eq!(circle(&modules), None);
+}
+
+#[test]
+fn imports_and_circles_are_found() {
+    let text = "// import x from './no.js'\nimport { a, b } from './a.js';\n  import { c } from './c.js';\nexport { d } from './d.js';\nconst { e } = await import(x);\n";
+    assert_eq!(imports(text), ["a.js", "c.js", "d.js"]);
+    let graph = Graph::from([("a.js", vec!["b.js"]), ("b.js", vec!["c.js"]), ("c.js", vec!["a.js"])]);
+    assert_eq!(circle(&graph).as_deref(), Some("a.js -> b.js -> c.js -> a.js"));
+    let graph = Graph::from([("a.js", vec!["b.js", "c.js"]), ("b.js", vec!["c.js"]), ("c.js", vec![])]);
+    assert_eq!(circle(&graph), None);
 }

@@ -210,29 +210,31 @@ impl Supervisor {
         self.session_link(primary.generation).await
     }
 
+    /// [`session_link`](Self::session_link)'s answer if it needs no dial
+    /// (the connection it retires closes in the background).
+    fn found(&self, primary: u64) -> Option<Option<(Link, Busy)>> {
+        let (found, old) = self.session.find(primary, Instant::now());
+        if let Some(old) = old {
+            tokio::spawn(close(old));
+        }
+        match found {
+            Found::Use(link, busy) => Some(Some((link, busy))),
+            Found::Primary => Some(None),
+            Found::Dial => None,
+        }
+    }
+
     /// The session connection for a session agent's request beside the
     /// primary connection `primary`, opened now if need be; `None`: the
     /// request takes the primary.
     pub(super) async fn session_link(self: &Arc<Self>, primary: u64) -> Option<(Link, Busy)> {
-        let (found, old) = self.session.find(primary, Instant::now());
-        if let Some(old) = old {
-            tokio::spawn(close(old));
-        }
-        match found {
-            Found::Use(link, busy) => return Some((link, busy)),
-            Found::Primary => return None,
-            Found::Dial => {}
+        if let Some(answer) = self.found(primary) {
+            return answer;
         }
         let _turn = self.session.dial.lock().await;
         // Another request may have dialled while this one waited.
-        let (found, old) = self.session.find(primary, Instant::now());
-        if let Some(old) = old {
-            tokio::spawn(close(old));
-        }
-        match found {
-            Found::Use(link, busy) => return Some((link, busy)),
-            Found::Primary => return None,
-            Found::Dial => {}
+        if let Some(answer) = self.found(primary) {
+            return answer;
         }
         let spec = self.lock().spec.clone();
         let ledger = Arc::new(ProgressLedger::with_hub_prefix(TOKEN_PREFIX));

@@ -49,6 +49,17 @@ fn error_message(effect: &Effect) -> Option<(Value, String)> {
     }
 }
 
+/// The messages `effects` send upstream, in order.
+fn to_upstream(effects: &[Effect]) -> Vec<Value> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::ToUpstream(m) => Some(m.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn connects(effects: &[Effect]) -> Vec<Connect> {
     effects
         .iter()
@@ -57,6 +68,16 @@ fn connects(effects: &[Effect]) -> Vec<Connect> {
             _ => None,
         })
         .collect()
+}
+
+/// The session comes up: the agent's `initialize` (id 1) gets the answer.
+fn up_answers_the_initialize(relay: &mut Relay) {
+    assert_eq!(
+        relay.attempt_done(Attempt::Up(Some(init_result())), now()),
+        vec![Effect::ToAgent(
+            json!({"jsonrpc": "2.0", "id": 1, "result": init_result()})
+        )]
+    );
 }
 
 /// A relay with an initialized session: probe, the agent's initialize
@@ -78,12 +99,7 @@ fn connected() -> Relay {
             initialized: false
         })]
     );
-    assert_eq!(
-        relay.attempt_done(Attempt::Up(Some(init_result())), now()),
-        vec![Effect::ToAgent(
-            json!({"jsonrpc": "2.0", "id": 1, "result": init_result()})
-        )]
-    );
+    up_answers_the_initialize(&mut relay);
     assert_eq!(
         relay.on_agent(initialized(), now()),
         vec![Effect::ToUpstream(initialized())]
@@ -185,13 +201,7 @@ async fn requests_wait_for_the_reconnect_with_backoff_while_pings_and_cancels_ar
         .is_empty());
 
     let effects = relay.attempt_done(Attempt::Up(Some(init_result())), now());
-    let sent: Vec<_> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::ToUpstream(m) => Some(m.clone()),
-            _ => None,
-        })
-        .collect();
+    let sent = to_upstream(&effects);
     assert_eq!(sent, vec![call(5)], "the cancelled request is not sent");
 }
 
@@ -255,13 +265,7 @@ async fn requests_that_never_left_are_sent_on_the_next_session() {
     assert_eq!(errors, vec![json!(10)], "{effects:?}");
     assert_eq!(connects(&effects).len(), 1);
     let effects = relay.attempt_done(Attempt::Up(Some(init_result())), now());
-    let sent: Vec<_> = effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::ToUpstream(m) => Some(m.clone()),
-            _ => None,
-        })
-        .collect();
+    let sent = to_upstream(&effects);
     assert_eq!(sent, vec![call(11), call(12)], "in the agent's order");
 }
 
@@ -331,12 +335,7 @@ async fn at_start_an_instance_that_comes_answers_the_waiting_initialize() {
             initialized: false
         }]
     );
-    assert_eq!(
-        relay.attempt_done(Attempt::Up(Some(init_result())), now()),
-        vec![Effect::ToAgent(
-            json!({"jsonrpc": "2.0", "id": 1, "result": init_result()})
-        )]
-    );
+    up_answers_the_initialize(&mut relay);
 }
 
 #[tokio::test(start_paused = true)]
