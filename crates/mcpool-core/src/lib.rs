@@ -18,6 +18,7 @@ pub mod import;
 pub mod json_dups;
 pub mod lifecycle;
 pub mod log;
+pub mod loopback;
 pub mod names;
 pub mod oauth;
 pub mod opener;

@@ -6,6 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sha2::{Digest, Sha256};
 
+/// The server name mcpool's own tools live under (`mcpool__status`,
+/// `mcpool__search_tools`, …).
+pub const BUILTIN_SERVER: &str = "mcpool";
 pub const MAX_NAME_LEN: usize = 64;
 pub const SEPARATOR: &str = "__";
 /// `_` plus 8 hex digits.

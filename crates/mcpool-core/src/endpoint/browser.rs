@@ -183,9 +183,9 @@ mod tests {
         for part in ["mcpool_session_1=abc", "HttpOnly", "SameSite=Strict", "Path=/"] {
             assert!(c.contains(part), "{c}");
         }
-        assert!(crate::endpoint::is_loopback_authority("127.0.0.1:7410"));
-        assert!(crate::endpoint::is_loopback_authority("localhost:1"));
-        assert!(crate::endpoint::is_loopback_authority("[::1]:1"));
-        assert!(!crate::endpoint::is_loopback_authority("evil.example:7410"));
+        assert!(crate::loopback::is_loopback_authority("127.0.0.1:7410"));
+        assert!(crate::loopback::is_loopback_authority("localhost:1"));
+        assert!(crate::loopback::is_loopback_authority("[::1]:1"));
+        assert!(!crate::loopback::is_loopback_authority("evil.example:7410"));
     }
 }

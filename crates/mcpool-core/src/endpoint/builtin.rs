@@ -9,8 +9,7 @@ use serde_json::json;
 
 use crate::pool::Pool;
 
-/// The server name the built-in tools live under.
-pub const BUILTIN_SERVER: &str = "mcpool";
+pub use crate::names::BUILTIN_SERVER;
 pub const STATUS_TOOL: &str = "mcpool__status";
 pub const RECONNECT_TOOL: &str = "mcpool__reconnect";
 

@@ -8,6 +8,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
+use crate::loopback::{is_loopback_authority, is_loopback_origin};
+
 use super::{ui, AppState, Auth};
 
 /// Origin first (a browser page elsewhere gets 403 whatever it sends), then
@@ -90,42 +92,6 @@ pub(super) fn has_token(headers: &HeaderMap, token: &str) -> bool {
 /// A `Host` header of `localhost`, `127.x.x.x` or `[::1]`, with any port.
 fn is_loopback_host(host: &axum::http::HeaderValue) -> bool {
     host.to_str().is_ok_and(is_loopback_authority)
-}
-
-/// `localhost`, `127.x.x.x` or `[::1]`, with any port, and nothing else (no
-/// user info, path or query). Checked on every request, so parsed as an
-/// HTTP authority rather than as a whole URL.
-pub fn is_loopback_authority(host: &str) -> bool {
-    if host.contains(['/', '@', '?', '#']) {
-        return false;
-    }
-    let Ok(authority) = host.parse::<axum::http::uri::Authority>() else {
-        return false;
-    };
-    let name = authority.host();
-    // The authority parser leaves the port unchecked: anything after the
-    // name must be a port number.
-    if host.len() != name.len() && authority.port_u16().is_none() {
-        return false;
-    }
-    if name.eq_ignore_ascii_case("localhost") {
-        return true;
-    }
-    match name.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
-        Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok_and(|ip| ip.is_loopback()),
-        None => name.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback()),
-    }
-}
-
-/// `http(s)://localhost`, `127.x.x.x` or `[::1]`, any port.
-pub fn is_loopback_origin(origin: &str) -> bool {
-    let Ok(url) = url::Url::parse(origin) else { return false };
-    match url.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    }
 }
 
 #[cfg(test)]

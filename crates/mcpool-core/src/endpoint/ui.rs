@@ -165,7 +165,7 @@ async fn token(State(state): State<AppState>, Extension(auth): Extension<Auth>) 
 pub fn check_session_request(request: &Request, any_host: bool) -> Result<(), &'static str> {
     let headers = request.headers();
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if !any_host && !get("host").is_some_and(super::is_loopback_authority) {
+    if !any_host && !get("host").is_some_and(crate::loopback::is_loopback_authority) {
         return Err("the dashboard is served on loopback addresses only");
     }
     let fetch_site = get("sec-fetch-site");

@@ -73,7 +73,7 @@ impl Pool {
     pub fn search_tools(&self, query: &str, limit: usize, scope: &SearchScope) -> Vec<ToolMatch> {
         let view = self.tool_view();
         let control = self.tool_control();
-        let builtin = crate::endpoint::builtin::BUILTIN_SERVER;
+        let builtin = crate::names::BUILTIN_SERVER;
         let public_of = |server: &str, tool: &str| -> Option<String> {
             if server == BUILTIN_KEY {
                 return Some(tool.to_string());

@@ -75,7 +75,7 @@ async fn scrape(State((metrics, any_host)): State<(Arc<Metrics>, bool)>, request
         .and_then(|h| h.to_str().ok())
         .map(str::to_string);
     let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok());
-    if !any_host && !host.is_none_or(crate::endpoint::is_loopback_authority) {
+    if !any_host && !host.is_none_or(crate::loopback::is_loopback_authority) {
         return (StatusCode::FORBIDDEN, "mcpool accepts only loopback Host names\n").into_response();
     }
     answer(&metrics, accept.as_deref())
