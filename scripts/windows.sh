@@ -78,13 +78,11 @@ packages() {
 # cargo for Windows: build-std, the MinGW linker and C compiler (for the
 # build scripts of C dependencies: SQLite, aws-lc).
 wcargo() {
-    RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
+    local t="${TARGET//-/_}"
+    env RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 CARGO_INCREMENTAL=0 \
         CARGO_TARGET_DIR="$TARGET_DIR" \
         "CARGO_TARGET_${TARGET_ENV}_LINKER=x86_64-w64-mingw32-gcc" \
-        "CC_${TARGET//-/_}=x86_64-w64-mingw32-gcc" \
-        "CXX_${TARGET//-/_}=x86_64-w64-mingw32-g++" \
-        "AR_${TARGET//-/_}=x86_64-w64-mingw32-ar" \
-        CARGO_INCREMENTAL=0 \
+        "CC_$t=x86_64-w64-mingw32-gcc" "CXX_$t=x86_64-w64-mingw32-g++" "AR_$t=x86_64-w64-mingw32-ar" \
         "$CARGO" "$@" -Zbuild-std=std,panic_abort --target "$TARGET"
 }
 

@@ -475,12 +475,21 @@ async fn connect_write_edits_a_client_file_in_the_wine_profile() -> anyhow::Resu
     )
     .await?;
     assert!(o.ok, "connect --write: {o:?}");
-    let all = format!("{}\n{}", o.stdout, o.stderr);
-    let named = all
-        .split_whitespace()
-        .map(|w| w.trim_matches(|c: char| c == '`' || c == '\'' || c == '"' || c == ':' || c == ','))
-        .find(|w| w.to_ascii_lowercase().starts_with("c:\\users\\") && w.ends_with(".json"))
-        .with_context(|| format!("no C:\\users\\… file named in: {all}"))?;
+    // "Wrote PATH." or "Wrote PATH (the old file is in BACKUP)."
+    let line = o
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Wrote "))
+        .with_context(|| format!("no \"Wrote\" line: {o:?}"))?;
+    let named = line
+        .split(" (the old file")
+        .next()
+        .unwrap_or(line)
+        .trim_end_matches('.');
+    assert!(
+        named.to_ascii_lowercase().starts_with("c:\\users\\"),
+        "not in the Wine user's profile: {named}"
+    );
     let unix = prefix.join("drive_c").join(named[3..].replace('\\', "/"));
     let text = std::fs::read_to_string(&unix).with_context(|| format!("{named} ({})", unix.display()))?;
     assert!(text.contains("mcpool"), "{named}: {text}");
