@@ -152,12 +152,9 @@ stop_prefix() {
     WINEPREFIX="$WINEPREFIX" wineserver -k 2>/dev/null || true
 }
 
-# mcpool-core's unit tests that cannot run under Wine, with the reason.
-UNIT_SKIPS=(
-    # The OS keyring of the tests' own profile: Wine's Credential Manager is
-    # tested end to end (secret set/list/rm, ${keyring:...}) in wine.rs.
-    "secrets::tests::keyring"
-)
+# mcpool-core's unit tests that cannot run under Wine, each with its reason
+# (none listed yet: the set has not been run under Wine to the end).
+UNIT_SKIPS=()
 
 unit_tests() {
     say "mcpool-core's unit tests, built for Windows"
@@ -166,9 +163,9 @@ unit_tests() {
         | sed -n 's/.*"executable":"\([^"]*mcpool_core[^"]*\.exe\)".*/\1/p' | tail -1)"
     [ -n "$exe" ] && [ -f "$exe" ] || die "the unit tests did not build (run: scripts/windows.sh test)"
     local skips=() s
-    for s in "${UNIT_SKIPS[@]}"; do skips+=(--skip "$s"); done
+    for s in "${UNIT_SKIPS[@]+"${UNIT_SKIPS[@]}"}"; do skips+=(--skip "$s"); done
     say "running $(basename "$exe") under Wine"
-    wine "$exe" --test-threads=2 "${skips[@]}"
+    wine "$exe" --test-threads=2 "${skips[@]+"${skips[@]}"}"
 }
 
 e2e_tests() {
