@@ -4,6 +4,8 @@
 #   tray app, the fault server) -> the .deb (scripts/package.sh: a release
 #   build and Tauri's bundler) -> cargo test, on a throwaway desktop
 #   (scripts/desktop.sh), which the tray app's own test needs.
+#   Before it, the Windows part (scripts/windows.sh): the .exe programs and the
+#   zip in dist/windows, then the Windows test set under Wine against them.
 # cargo test runs last so that the output ends with its own summary.
 set -euo pipefail
 
@@ -41,6 +43,12 @@ cargo build --workspace --bins
 step "package: the .deb (release build + Tauri's bundler; tests/tests/package.rs checks and installs it)"
 MCPOOL_TEST_DEB="$(bash scripts/package.sh deb </dev/null)"
 export MCPOOL_TEST_DEB
+
+step "Windows: scripts/windows.sh build (release .exe programs and the zip in dist/windows)"
+bash scripts/windows.sh build </dev/null
+
+step "Windows: scripts/windows.sh test (mcpool-core's unit tests and tests/tests/wine.rs under Wine)"
+bash scripts/windows.sh test </dev/null
 
 step "cargo test --workspace (virtual X display, private D-Bus session, unlocked throwaway keyring)"
 exec bash scripts/desktop.sh cargo test --workspace --no-fail-fast

@@ -58,7 +58,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = <Cli as clap::Parser>::parse();
-    mcpool_core::guardian::start(); // first, before any thread: it forks
+    mcpool_core::os::process::start_guardian(); // first, before any thread: it forks
     mcpool_core::log::init();
     if let Some(why) = no_display() {
         eprintln!("mcpool: {why}; the tray app needs a desktop session. Run `mcpool serve` for the same pool and endpoint without one.");

@@ -55,6 +55,13 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Run until killed, ignoring stdin (the grandchild the `spawn` tool
+    /// starts, with its parent's arguments after `linger`, so that a test
+    /// finds it by them).
+    Linger {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        parent_args: Vec<String>,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -208,5 +215,8 @@ async fn main() -> anyhow::Result<()> {
             };
             http::serve(Arc::new(common.shared(None)), listen, options).await
         }
+        Command::Linger { .. } => loop {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        },
     }
 }

@@ -153,6 +153,22 @@ fn original_tools() -> Vec<Tool> {
             "Sends notifications/resources/updated for the uri if subscribed",
             text_schema("uri", "Resource URI"),
         ),
+        Tool::new(
+            "getenv",
+            "Returns the value of the environment variable `name` (a tool error when it is not set)",
+            text_schema("name", "Variable name"),
+        ),
+        Tool::new(
+            "spawn",
+            "Starts a grandchild (`mcpool-faulty linger`) that ignores its stdin closing and runs until killed; \
+             returns its process id",
+            object(json!({}), &[]),
+        ),
+        Tool::new(
+            "argv",
+            "Returns this process's command-line arguments (after the program) as a JSON array",
+            object(json!({}), &[]),
+        ),
     ]
 }
 
@@ -225,6 +241,11 @@ struct Message {
 #[derive(Deserialize)]
 struct Names {
     names: Vec<String>,
+}
+
+#[derive(Deserialize)]
+struct Name {
+    name: String,
 }
 
 #[derive(Deserialize)]
@@ -375,10 +396,34 @@ pub async fn call(
             Ok(_) => Ok(text("not subscribed")),
             Err(error) => Err(error),
         },
+        "getenv" => parse::<Name>(arguments).map(|args| match std::env::var(&args.name) {
+            Ok(value) => text(value),
+            Err(_) => failure(format!("{} is not set", args.name)),
+        }),
+        "spawn" => Ok(match spawn_lingerer() {
+            Ok(pid) => text(pid.to_string()),
+            Err(error) => failure(format!("spawn failed: {error}")),
+        }),
+        "argv" => Ok(text(to_json(&std::env::args().skip(1).collect::<Vec<_>>()))),
         other if shared.has_extra_tool(other) => parse::<Text>(arguments).map(|a| text(a.text)),
         _ => return None,
     };
     Some(result)
+}
+
+/// Starts `mcpool-faulty linger ARGS` (our own arguments) with no stdio of
+/// ours, so it neither sees our stdin close nor holds our pipes open; it is
+/// not waited for.
+fn spawn_lingerer() -> std::io::Result<u32> {
+    use std::process::Stdio;
+    let child = std::process::Command::new(std::env::current_exe()?)
+        .arg("linger")
+        .args(std::env::args_os().skip(1))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    Ok(child.id())
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> String {

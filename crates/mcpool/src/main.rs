@@ -123,7 +123,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     if matches!(cli.command, Command::Serve(_)) {
         // Before the runtime's threads: it forks.
-        mcpool_core::guardian::start();
+        mcpool_core::os::process::start_guardian();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(r) => r,

@@ -1,10 +1,11 @@
 //! Which runtime an entry needs (`npx`, `uvx`, `docker`, `dnx`), whether it
-//! is on `PATH`, and what to install when it is not. PATH is searched here
-//! (no `which` crate in the tree): an executable regular file in one of its
-//! directories counts.
+//! is on `PATH`, and what to install when it is not. `PATH` is searched as
+//! the OS does ([`crate::os::process::find`]; no `which` crate in the tree):
+//! an executable regular file in one of its directories counts (on Windows,
+//! with the extensions of `PATHEXT`).
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -66,22 +67,14 @@ pub fn runtime_for(entry: &Map<String, Value>, path: Option<&OsStr>) -> Option<R
     })
 }
 
-/// Whether `command` is an executable file in a directory of `path`.
+/// Whether `command` is a program in a directory of `path`.
 pub fn on_path(command: &str, path: Option<&OsStr>) -> bool {
-    let Some(path) = path else { return false };
-    std::env::split_paths(path).any(|dir| executable(&dir.join(command)))
+    crate::os::process::on_path(command, path)
 }
 
-/// Where `command` runs from: itself when it names a file (it holds a
-/// `/`), else the first executable of that name in a directory of `path`.
+/// Where `command` runs from ([`crate::os::process::find`]).
 pub fn find(command: &str, path: Option<&OsStr>) -> Option<PathBuf> {
-    if command.contains('/') {
-        let file = PathBuf::from(command);
-        return executable(&file).then_some(file);
-    }
-    std::env::split_paths(path?)
-        .map(|dir| dir.join(command))
-        .find(|file| executable(file))
+    crate::os::process::find(command, path)
 }
 
 /// What provides `command` and what to install for it, for the registry's
@@ -117,16 +110,3 @@ const INTERPRETERS: &[(&str, &str, &str)] = &[
         "install Python 3: https://www.python.org/downloads/ or your package manager (e.g. `sudo apt install python3`)",
     ),
 ];
-
-#[cfg(unix)]
-fn executable(file: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
-#[cfg(not(unix))]
-fn executable(file: &Path) -> bool {
-    ["", ".exe", ".cmd", ".bat"]
-        .iter()
-        .any(|ext| std::fs::metadata(file.with_extension(ext.trim_start_matches('.'))).is_ok_and(|m| m.is_file()))
-}

@@ -449,22 +449,11 @@ async fn session_file(pool: &PoolOptions, max: usize) -> Result<Option<Arc<Sessi
     Ok(Some(Arc::new(file)))
 }
 
-/// Resolves when the process is asked to stop: SIGTERM or SIGINT on Unix,
-/// Ctrl-C elsewhere. `mcpool serve` and the tray app then stop every server.
+/// Resolves when the process is asked to stop
+/// ([`crate::os::process::stop_requested`]). `mcpool serve` and the tray
+/// app then stop every server.
 pub async fn stop_requested() -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut int = signal(SignalKind::interrupt())?;
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = int.recv() => {}
-        }
-        Ok(())
-    }
-    #[cfg(not(unix))]
-    tokio::signal::ctrl_c().await
+    crate::os::process::stop_requested().await
 }
 
 #[cfg(test)]

@@ -13,9 +13,9 @@ use serde_json::Value;
 
 use super::listen;
 use crate::lifecycle::Lists;
+use crate::os::process::{self, ProcessTree};
 use crate::tool_check::{self, ToolWarning};
 use crate::upstream::ledger::ProgressLedger;
-use crate::upstream::stdio::{self, ProcessGroup};
 
 /// A live connection as a request uses it.
 #[derive(Clone)]
@@ -39,7 +39,7 @@ pub(super) struct Live {
     pub(super) info: Option<Arc<ServerPeerInfo>>,
     pub(super) generation: u64,
     pub(super) cancel: Option<RunningServiceCancellationToken>,
-    pub(super) group: Option<ProcessGroup>,
+    pub(super) group: Option<ProcessTree>,
 }
 
 impl Live {
@@ -60,7 +60,7 @@ pub(super) async fn close(mut live: Live) {
         c.cancel();
     }
     if let Some(mut group) = live.group.take() {
-        group.stop(stdio::STOP_GRACE).await;
+        group.stop(process::STOP_GRACE).await;
     }
     let _ = live.generation;
     let _ = live.info;

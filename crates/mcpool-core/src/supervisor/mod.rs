@@ -16,9 +16,9 @@ use crate::config::ServerSpec;
 use crate::errors::{attempt_failed_sentence, refusal_sentence, ConnectError};
 use crate::hub::Hub;
 use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Status};
+use crate::os::process::ProcessTree;
 use crate::secrets::{redact, SecretStore};
 use crate::upstream::ledger::ProgressLedger;
-use crate::upstream::stdio::ProcessGroup;
 use crate::upstream::{self, UpstreamHandler};
 
 /// What every supervisor of a pool shares.
@@ -475,7 +475,7 @@ impl Supervisor {
                 let info = established.peer.peer_info();
                 let peer = established.peer.clone();
                 let cancel = established.running.cancellation_token();
-                let exit = established.group.as_ref().map(ProcessGroup::exit_watch);
+                let exit = established.group.as_ref().map(ProcessTree::exit_watch);
                 let remote = !matches!(inner.spec.transport, crate::config::TransportSpec::Stdio { .. });
                 let live = Live {
                     peer: peer.clone(),

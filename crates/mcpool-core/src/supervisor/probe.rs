@@ -65,7 +65,7 @@ pub async fn probe(spec: ServerSpec, ctx: &Context, typed: &[String]) -> Probe {
         let listed = list_all(&established.peer).await;
         established.running.cancellation_token().cancel();
         if let Some(group) = established.group.as_mut() {
-            group.stop(upstream::stdio::STOP_GRACE).await;
+            group.stop(crate::os::process::STOP_GRACE).await;
         }
         listed.map_err(|e| ConnectError::from_transport(&e))
     };

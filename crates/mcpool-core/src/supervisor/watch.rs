@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 
 use super::{list_all, Supervisor, KEPT_SUFFIX, RELIST_AFTER};
 use crate::lifecycle::Event;
-use crate::upstream::{self, stdio, Signal};
+use crate::upstream::{self, Signal};
 
 impl Supervisor {
     /// Watches one connection: its end, and the list changes it announces.
@@ -30,7 +30,7 @@ impl Supervisor {
                 Some(mut exit) => {
                     let _ = tokio::time::timeout(Duration::from_millis(500), exit.wait_for(Option::is_some)).await;
                     let status = *exit.borrow();
-                    stdio::describe_exit(status)
+                    crate::os::process::describe_exit(status)
                 }
                 None => match quit {
                     Ok(_) => "the connection closed".to_string(),

@@ -24,10 +24,10 @@ use rmcp::transport::StreamableHttpClientTransport;
 
 use crate::config::{ServerSpec, TransportSpec};
 use crate::errors::{chain_text, ConnectError};
+use crate::os::process::{self, ProcessTree};
 use crate::stderr_tail::StderrTail;
 pub use handler::{Signal, UpstreamHandler};
 use ledger::Observed;
-use stdio::ProcessGroup;
 
 pub type Running = RunningService<RoleClient, UpstreamHandler>;
 
@@ -36,7 +36,7 @@ pub type Running = RunningService<RoleClient, UpstreamHandler>;
 pub struct Established {
     pub peer: Peer<RoleClient>,
     pub running: Running,
-    pub group: Option<ProcessGroup>,
+    pub group: Option<ProcessTree>,
     pub stderr: Option<StderrTail>,
 }
 
@@ -166,7 +166,7 @@ async fn local(
 ) -> Result<Established, ConnectError> {
     let ledger = handler.ledger.clone();
     let spawned = stdio::spawn(&spec.transport, log)?;
-    let mut group = spawned.group;
+    let mut group = spawned.tree;
     // Our limit is enforced before rmcp's reader, whose own limit sits
     // above it: a reply over it fails its call instead of vanishing.
     let stdout = line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name)
@@ -191,10 +191,10 @@ async fn local(
             // status and last words make the error.
             let status = group.wait_exit(Duration::from_millis(300)).await;
             let reason = match status {
-                Some(_) => stdio::describe_exit(status),
+                Some(_) => process::describe_exit(status),
                 None => chain_text(&e),
             };
-            group.stop(stdio::STOP_GRACE).await;
+            group.stop(process::STOP_GRACE).await;
             Err(ConnectError::Exited {
                 reason,
                 stderr: spawned.stderr.last_words(Duration::from_millis(300)).await,

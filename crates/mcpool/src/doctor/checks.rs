@@ -201,9 +201,9 @@ fn runtime_check(command: &str, program: &Program) -> Check {
 }
 
 /// The first line `FILE --version` prints, within [`VERSION_WAIT`]. It
-/// runs as a local server does (core's `upstream::stdio`: a process group
-/// of its own, watched by the guardian), so a launcher like `npx` that
-/// hangs is stopped group and all and leaves nothing behind.
+/// runs as a local server does (core's `upstream::stdio`: a process tree
+/// of its own, a group or a job), so a launcher like `npx` that hangs is
+/// stopped tree and all and leaves nothing behind.
 async fn version(file: &Path) -> Option<String> {
     use tokio::io::AsyncReadExt;
     let spec = TransportSpec::Stdio {
@@ -213,7 +213,7 @@ async fn version(file: &Path) -> Option<String> {
         cwd: None,
     };
     let stdio::Spawned {
-        group,
+        tree,
         mut stdout,
         stdin,
         stderr,
@@ -222,10 +222,10 @@ async fn version(file: &Path) -> Option<String> {
     let run = async {
         let mut out = Vec::new();
         stdout.read_to_end(&mut out).await.ok()?;
-        let status = group.wait_exit(VERSION_WAIT).await?;
+        let status = tree.wait_exit(VERSION_WAIT).await?;
         Some((status, out, stderr.last_words(VERSION_WAIT).await))
     };
-    // Past the wait, dropping `group` kills the whole group.
+    // Past the wait, dropping `tree` kills the whole tree.
     let (status, out, tail) = tokio::time::timeout(VERSION_WAIT, run).await.ok()??;
     if !status.success() {
         return None;

@@ -1,51 +1,126 @@
-//! The guardian: a small process that takes every local server's process
-//! group down when mcpool ends, however it ends (`kill -9` included).
+//! Process trees on Unix: a process group per local server, stopped with
+//! TERM then KILL, and the guardian that takes every group down when mcpool
+//! ends, however it ends (`kill -9` included).
 //!
 //! A local server's own children do not notice that mcpool died: its direct
 //! child sees stdin close, but a grandchild keeps running with parent PID 1.
 //! `PR_SET_PDEATHSIG` does not help: it is Linux-only, fires when the
 //! *thread* that spawned the child exits (tokio's blocking threads come and
-//! go), and never reaches grandchildren. So [`start`] forks, before the async
-//! runtime starts any thread, a process that does one thing: read a pipe
-//! from mcpool. The pool writes `+PGID` when it spawns a process group and
-//! `-PGID` once it has stopped it. When the pipe closes (mcpool exited or was
-//! killed: the kernel closes its end either way) the guardian sends TERM to
-//! every group still listed, KILL after up to a second, and exits. It never
-//! signals a group it was not told about.
+//! go), and never reaches grandchildren. So [`start_guardian`] forks, before
+//! the async runtime starts any thread, a process that does one thing: read
+//! a pipe from mcpool. [`adopt`] writes `+PGID` when a process group starts
+//! and [`Tree::release`] `-PGID` once it has been stopped. When the pipe
+//! closes (mcpool exited or was killed: the kernel closes its end either
+//! way) the guardian sends TERM to every group still listed, KILL after up
+//! to a second, and exits. It never signals a group it was not told about.
 //!
 //! The guardian is one per process by nature (it is forked at start-up and
 //! watches that process), so it lives in one process-wide `OnceLock` that
-//! `start` sets; `upstream::stdio` reports groups through [`watch`] and
-//! [`forget`], which do nothing when no guardian runs (tests, other
-//! embedders). The child uses only async-signal-safe calls (no allocation,
-//! no locks), so forking is sound even if a thread already exists.
+//! `start_guardian` sets; groups are reported to it only when it runs
+//! (not in tests or other embedders). The child uses only
+//! async-signal-safe calls (no allocation, no locks), so forking is sound
+//! even if a thread already exists.
 
-/// Starts the guardian. Call it once, first thing in `main`, before any
-/// async runtime exists. A failure is logged when the first local server
-/// starts; mcpool runs on without it.
-pub fn start() {
-    #[cfg(unix)]
-    imp::start();
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::ExitStatus;
+
+use tokio::process::{Child, Command};
+
+pub fn start_guardian() {
+    guardian::start();
 }
 
-/// Tells the guardian about a new process group.
-pub fn watch(pgid: i32) {
-    #[cfg(unix)]
-    imp::send(b'+', pgid);
-    #[cfg(not(unix))]
-    let _ = pgid;
+/// A local server's process group.
+#[derive(Debug)]
+pub struct Tree {
+    pgid: i32,
 }
 
-/// Tells the guardian that a process group was stopped.
-pub fn forget(pgid: i32) {
-    #[cfg(unix)]
-    imp::send(b'-', pgid);
-    #[cfg(not(unix))]
-    let _ = pgid;
+/// Unix runs the command as given: `execvp` searches `PATH` itself.
+pub fn program(command: &str, _env: &BTreeMap<String, String>) -> PathBuf {
+    PathBuf::from(command)
 }
 
-#[cfg(unix)]
-mod imp {
+/// The child leads a new process group.
+pub fn prepare(cmd: &mut Command) {
+    cmd.process_group(0);
+}
+
+/// The child's group, told to the guardian: should mcpool die without
+/// stopping the group, the guardian does.
+pub fn adopt(child: &Child) -> io::Result<Tree> {
+    let pgid = child.id().map(|id| id as i32).unwrap_or(0);
+    guardian::send(b'+', pgid);
+    Ok(Tree { pgid })
+}
+
+impl Tree {
+    /// TERM to the group: it may clean up.
+    pub fn terminate(&self) {
+        self.signal(libc::SIGTERM);
+    }
+
+    /// KILL to the group: no asking.
+    pub fn kill(&self) {
+        self.signal(libc::SIGKILL);
+    }
+
+    /// Tells the guardian the group was stopped.
+    pub fn release(&self) {
+        guardian::send(b'-', self.pgid);
+    }
+
+    fn signal(&self, signal: i32) {
+        if self.pgid <= 0 {
+            return;
+        }
+        // SAFETY: kill(2) with a negative pid signals the process group we
+        // created for this child; it touches no memory of ours.
+        unsafe {
+            libc::kill(-self.pgid, signal);
+        }
+    }
+}
+
+pub fn signal_of(status: &ExitStatus) -> Option<i32> {
+    std::os::unix::process::ExitStatusExt::signal(status)
+}
+
+/// A command holding a `/` names a file; else `PATH` is searched.
+pub fn names_a_file(command: &str) -> bool {
+    command.contains('/')
+}
+
+/// `file` when it is an executable regular file.
+pub fn as_file(file: &Path) -> Option<PathBuf> {
+    executable(file).then(|| file.to_path_buf())
+}
+
+/// `dir/command` when it is an executable regular file.
+pub fn in_dir(dir: &Path, command: &str) -> Option<PathBuf> {
+    as_file(&dir.join(command))
+}
+
+fn executable(file: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(file).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// SIGTERM or SIGINT.
+pub async fn stop_requested() -> io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    Ok(())
+}
+
+mod guardian {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::OnceLock;
     use std::time::Duration;

@@ -1,0 +1,497 @@
+//! The Windows programs under Wine, driven from Linux: `mcpool.exe serve`
+//! with a Windows stdio upstream (`mcpool-faulty.exe`) and a
+//! `${keyring:…}` env value from the Windows Credential Manager, listed and
+//! called by a Linux rmcp agent; a crash and its reconnect; a `.cmd` shim
+//! found through `PATHEXT` whose argument `"&calc` arrives literally;
+//! disconnect, shutdown and `kill -9` leaving no process (a grandchild that
+//! ignores its stdin closing included: the Job Object); `mcpool.exe stdio`
+//! as a bridge; `add`/`remove`/`list`; `secret set/list/rm`; `connect
+//! --write`.
+//!
+//! `scripts/windows.sh test` runs these with `MCPOOL_WINE_BIN_DIR` (the
+//! programs of dist/windows) and `MCPOOL_WINEPREFIX` (its private prefix)
+//! set; CI runs that script. A plain `cargo test` has no Windows programs
+//! and says so.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use mcpool_tests::*;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+use tokio::process::{Child, Command};
+
+/// How long anything a killed or stopped mcpool started may outlive it.
+const AFTERLIFE: Duration = Duration::from_secs(10);
+/// Wine starts programs slowly the first time.
+const START: Duration = Duration::from_secs(60);
+
+/// The Windows programs and the prefix, when `scripts/windows.sh test` runs us.
+fn wine() -> Option<(PathBuf, PathBuf)> {
+    let bins = std::env::var_os("MCPOOL_WINE_BIN_DIR")?;
+    let prefix = std::env::var_os("MCPOOL_WINEPREFIX")?;
+    Some((PathBuf::from(bins), PathBuf::from(prefix)))
+}
+
+macro_rules! wine_or_skip {
+    () => {
+        match wine() {
+            Some(w) => w,
+            None => {
+                eprintln!("not run: MCPOOL_WINE_BIN_DIR is not set (scripts/windows.sh test runs these under Wine)");
+                return Ok(());
+            }
+        }
+    };
+}
+
+/// `/tmp/x/y` as Windows programs under Wine see it: `Z:\tmp\x\y`.
+fn win(path: &Path) -> String {
+    format!("Z:{}", path.display()).replace('/', "\\")
+}
+
+/// `wine PROGRAM.exe` in the prefix, with the test's keyring profile and a
+/// config file of its own.
+fn wine_cmd(bins: &Path, prefix: &Path, program: &str, dir: &Path) -> Command {
+    let mut cmd = Command::new("wine");
+    cmd.arg(bins.join(format!("{program}.exe")))
+        .env("WINEPREFIX", prefix)
+        .env("WINEDEBUG", "-all")
+        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
+        .env("MCPOOL_PROFILE", profile_for(dir))
+        .env("MCPOOL_CONFIG", win(&dir.join("config.json")))
+        .env_remove("MCPOOL_TOKEN")
+        .env_remove("MCPOOL_LISTEN")
+        .env_remove("MCPOOL_CACHE_DIR")
+        .kill_on_drop(true);
+    cmd
+}
+
+/// `mcpool.exe ARGS` to its end, with `stdin` fed.
+async fn cli(bins: &Path, prefix: &Path, dir: &Path, args: &[&str], stdin: Option<&str>) -> anyhow::Result<Output> {
+    use tokio::io::AsyncWriteExt;
+    let mut cmd = wine_cmd(bins, prefix, "mcpool", dir);
+    cmd.args(args)
+        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn()?;
+    if let Some(input) = stdin {
+        let mut pipe = child.stdin.take().context("stdin")?;
+        pipe.write_all(input.as_bytes()).await?;
+        drop(pipe);
+    }
+    let o = tokio::time::timeout(START, child.wait_with_output()).await??;
+    Ok(Output {
+        ok: o.status.success(),
+        stdout: String::from_utf8_lossy(&o.stdout).replace("\r\n", "\n"),
+        stderr: String::from_utf8_lossy(&o.stderr).replace("\r\n", "\n"),
+    })
+}
+
+#[derive(Debug)]
+struct Output {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// A running `mcpool.exe serve` under Wine.
+struct WinePool {
+    child: Child,
+    port: u16,
+    token: String,
+    stderr_log: PathBuf,
+}
+
+impl WinePool {
+    async fn start(bins: &Path, prefix: &Path, dir: &Path, config: &Value) -> anyhow::Result<Self> {
+        std::fs::write(dir.join("config.json"), serde_json::to_vec_pretty(config)?)?;
+        let token = format!("wine-token-{}", std::process::id());
+        let stderr_log = dir.join("mcpool.stderr");
+        let mut cmd = wine_cmd(bins, prefix, "mcpool", dir);
+        cmd.args(["serve", "--listen", "127.0.0.1:0", "--cache-dir"])
+            .arg(win(&dir.join("cache")))
+            .env("MCPOOL_TOKEN", &token)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr_log)?);
+        let mut child = cmd.spawn()?;
+        let line = first_line(&mut child, START).await.with_context(|| {
+            format!(
+                "mcpool.exe did not start listening: {}",
+                std::fs::read_to_string(&stderr_log).unwrap_or_default()
+            )
+        })?;
+        let port = listening_port(line.trim_end())?;
+        Ok(WinePool {
+            child,
+            port,
+            token,
+            stderr_log,
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    fn logs(&self) -> String {
+        std::fs::read_to_string(&self.stderr_log).unwrap_or_default()
+    }
+
+    async fn agent(&self) -> anyhow::Result<Agent> {
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url("/mcp")).auth_header(self.token.clone());
+        let handler = AgentHandler::default();
+        let service = handler
+            .clone()
+            .serve(StreamableHttpClientTransport::from_config(config))
+            .await?;
+        Ok(Agent { service, handler })
+    }
+
+    async fn post(&self, path: &str) -> anyhow::Result<u16> {
+        let r = reqwest::Client::new()
+            .post(self.url(path))
+            .bearer_auth(&self.token)
+            .send()
+            .await?;
+        Ok(r.status().as_u16())
+    }
+
+    async fn status(&self, name: &str) -> anyhow::Result<String> {
+        let servers: Vec<Value> = reqwest::Client::new()
+            .get(self.url("/api/servers"))
+            .bearer_auth(&self.token)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        Ok(servers
+            .iter()
+            .find(|s| s["name"] == name)
+            .and_then(|s| s["status"].as_str())
+            .unwrap_or("absent")
+            .to_string())
+    }
+
+    async fn wait_status(&self, name: &str, status: &str) -> anyhow::Result<()> {
+        let deadline = tokio::time::Instant::now() + START;
+        loop {
+            let now = self.status(name).await.unwrap_or_default();
+            if now == status {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!("{name} is {now}, not {status}; logs:\n{}", self.logs());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Ctrl-C, as a console's user stops it: the pool stops every server.
+    async fn interrupt(&mut self) -> anyhow::Result<()> {
+        if let Some(pid) = self.child.id() {
+            // SAFETY: signals the wine process we spawned.
+            unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        }
+        tokio::time::timeout(START, self.child.wait()).await??;
+        Ok(())
+    }
+}
+
+/// The Linux processes (Wine runs each Windows process as one) whose
+/// command line holds `tag`.
+fn processes_with(tag: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+            continue;
+        };
+        if String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(tag) && alive(pid) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+async fn none_left(tag: &str) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + AFTERLIFE;
+    loop {
+        let left = processes_with(tag);
+        if left.is_empty() {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            bail!("processes of {tag} outlived mcpool: {left:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A Windows stdio upstream: `mcpool-faulty.exe stdio --name TAG`.
+fn faulty(bins: &Path, tag: &str, env: Value) -> Value {
+    json!({
+        "command": win(&bins.join("mcpool-faulty.exe")),
+        "args": ["stdio", "--name", tag],
+        "env": env,
+    })
+}
+
+/// A tag unique to this test run, carried in the upstream's command line.
+fn tag(test: &str) -> String {
+    format!("wine-{test}-{}", std::process::id())
+}
+
+#[tokio::test]
+async fn serve_lists_and_calls_a_windows_upstream_with_a_keyring_value_and_reconnects() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    let dir = TempDir::new("wine-serve");
+    let t = tag("serve");
+    let set = cli(
+        &bins,
+        &prefix,
+        dir.path(),
+        &["secret", "set", "f-token"],
+        Some("s3cret-value\n"),
+    )
+    .await?;
+    assert!(set.ok, "secret set: {set:?}");
+    let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({"API_TOKEN": "${keyring:f-token}"}))}});
+    let mut pool = WinePool::start(&bins, &prefix, dir.path(), &config).await?;
+    pool.wait_status("f", "connected").await?;
+    let agent = pool.agent().await?;
+    let names = agent.tool_names().await?;
+    assert!(names.contains(&"f__getenv".to_string()), "{names:?}");
+    let r = agent.call("f__getenv", json!({"name": "API_TOKEN"})).await?;
+    assert_eq!(text(&r), "s3cret-value", "the keyring value reached the Windows server");
+    assert!(!pool.logs().contains("s3cret-value"), "the secret reached the log");
+    // A crash keeps the tools; the next call reconnects.
+    let _ = agent.call("f__crash", json!({"message": "gone"})).await;
+    let names = agent.tool_names().await?;
+    assert!(names.contains(&"f__echo".to_string()), "tools kept: {names:?}");
+    let r = agent.call("f__echo", json!({"text": "back"})).await?;
+    assert_eq!(text(&r), "back");
+    pool.wait_status("f", "connected").await?;
+    drop(agent);
+    pool.interrupt().await?;
+    none_left(&t).await
+}
+
+#[tokio::test]
+async fn a_cmd_shim_is_found_by_pathext_and_a_batch_argument_arrives_literally() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    let dir = TempDir::new("wine-shim");
+    let t = tag("shim");
+    // What `npx` is on Windows: a batch file that runs the real program.
+    let shims = dir.path().join("shims");
+    std::fs::create_dir_all(&shims)?;
+    let body = format!("@\"{}\" %*\r\n", win(&bins.join("mcpool-faulty.exe")));
+    std::fs::write(shims.join("faultyshim.cmd"), body)?;
+    let tricky = "\"&calc";
+    let config = json!({"mcpServers": {"s": {
+        "command": "faultyshim",
+        "args": ["stdio", "--name", t, "--stderr-at-start", tricky],
+        "env": {"PATH": format!("{};C:\\windows\\system32;C:\\windows", win(&shims))},
+    }}});
+    let mut pool = WinePool::start(&bins, &prefix, dir.path(), &config).await?;
+    pool.wait_status("s", "connected").await?;
+    let agent = pool.agent().await?;
+    let r = agent.call("s__argv", json!({})).await?;
+    let argv: Vec<String> = serde_json::from_str(&text(&r))?;
+    assert_eq!(argv, ["stdio", "--name", t.as_str(), "--stderr-at-start", tricky]);
+    drop(agent);
+    pool.interrupt().await?;
+    none_left(&t).await
+}
+
+#[tokio::test]
+async fn a_batch_argument_that_cannot_pass_is_refused_with_a_sentence() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    let dir = TempDir::new("wine-refuse");
+    let shims = dir.path().join("shims");
+    std::fs::create_dir_all(&shims)?;
+    std::fs::write(shims.join("faultyshim.cmd"), "@echo off\r\n")?;
+    let config = json!({"mcpServers": {"s": {
+        "command": "faultyshim",
+        "args": ["stdio", "line\nbreak"],
+        "env": {"PATH": win(&shims)},
+    }}});
+    let mut pool = WinePool::start(&bins, &prefix, dir.path(), &config).await?;
+    pool.wait_status("s", "failed").await?;
+    let servers: Vec<Value> = reqwest::Client::new()
+        .get(pool.url("/api/servers"))
+        .bearer_auth(&pool.token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let error = servers[0]["error"].as_str().unwrap_or_default().to_string();
+    assert!(error.contains("batch file arguments are invalid"), "{error}");
+    pool.interrupt().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn disconnect_and_shutdown_leave_no_process() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    let dir = TempDir::new("wine-stop");
+    let t = tag("stop");
+    let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({}))}});
+    let mut pool = WinePool::start(&bins, &prefix, dir.path(), &config).await?;
+    pool.wait_status("f", "connected").await?;
+    let agent = pool.agent().await?;
+    // A grandchild that ignores its stdin closing.
+    let r = agent.call("f__spawn", json!({})).await?;
+    assert!(text(&r).parse::<u32>().is_ok(), "{}", text(&r));
+    let linger = format!("linger stdio --name {t}");
+    wait_for("the grandchild", START, || !processes_with(&linger).is_empty()).await?;
+    assert_eq!(pool.post("/api/servers/f/disconnect").await?, 200);
+    none_left(&t).await?;
+    // Connected again, with a grandchild again; then the pool stops.
+    let _ = agent.call("f__echo", json!({"text": "again"})).await?;
+    let _ = agent.call("f__spawn", json!({})).await?;
+    wait_for("the grandchild", START, || !processes_with(&linger).is_empty()).await?;
+    drop(agent);
+    pool.interrupt().await?;
+    none_left(&t).await
+}
+
+#[tokio::test]
+async fn kill_9_of_mcpool_leaves_no_grandchild() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    let dir = TempDir::new("wine-kill");
+    let t = tag("kill");
+    let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({}))}});
+    let mut pool = WinePool::start(&bins, &prefix, dir.path(), &config).await?;
+    pool.wait_status("f", "connected").await?;
+    let agent = pool.agent().await?;
+    let _ = agent.call("f__spawn", json!({})).await?;
+    let linger = format!("linger stdio --name {t}");
+    wait_for("the grandchild", START, || !processes_with(&linger).is_empty()).await?;
+    assert!(!processes_with(&t).is_empty());
+    pool.child.kill().await?;
+    none_left(&t).await
+}
+
+#[tokio::test]
+async fn mcpool_exe_stdio_bridges_a_linux_agent() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    let dir = TempDir::new("wine-bridge");
+    let t = tag("bridge");
+    let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({}))}});
+    let mut pool = WinePool::start(&bins, &prefix, dir.path(), &config).await?;
+    pool.wait_status("f", "connected").await?;
+    let mut bridge = wine_cmd(&bins, &prefix, "mcpool", dir.path());
+    bridge
+        .arg("stdio")
+        .env("MCPOOL_LISTEN", format!("127.0.0.1:{}", pool.port))
+        .env("MCPOOL_TOKEN", &pool.token);
+    let client = ().serve(TokioChildProcess::new(bridge)?).await?;
+    let names: Vec<String> = client
+        .peer()
+        .list_all_tools()
+        .await?
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(names.contains(&"f__echo".to_string()), "{names:?}");
+    let mut params = rmcp::model::CallToolRequestParams::new("f__echo".to_string());
+    if let Value::Object(args) = json!({"text": "through the bridge"}) {
+        params = params.with_arguments(args);
+    }
+    let r = client.peer().call_tool(params).await?;
+    assert_eq!(text(&r), "through the bridge");
+    client.cancel().await?;
+    pool.interrupt().await?;
+    none_left(&t).await
+}
+
+#[tokio::test]
+async fn add_remove_list_and_secrets_on_the_command_line() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    let dir = TempDir::new("wine-cli");
+    std::fs::write(dir.path().join("config.json"), "{\"mcpServers\": {}}\n")?;
+    let faulty_exe = win(&bins.join("mcpool-faulty.exe"));
+    let o = cli(
+        &bins,
+        &prefix,
+        dir.path(),
+        &["add", "files", "--", &faulty_exe, "stdio"],
+        None,
+    )
+    .await?;
+    assert!(o.ok, "add: {o:?}");
+    let written: Value = serde_json::from_slice(&std::fs::read(dir.path().join("config.json"))?)?;
+    assert_eq!(written["mcpServers"]["files"]["command"], faulty_exe.as_str());
+    let o = cli(&bins, &prefix, dir.path(), &["list"], None).await?;
+    assert!(o.ok && o.stdout.contains("files"), "list: {o:?}");
+    let o = cli(&bins, &prefix, dir.path(), &["remove", "files"], None).await?;
+    assert!(o.ok, "remove: {o:?}");
+    let o = cli(&bins, &prefix, dir.path(), &["list"], None).await?;
+    assert!(o.ok && !o.stdout.contains("files"), "list after remove: {o:?}");
+
+    let o = cli(
+        &bins,
+        &prefix,
+        dir.path(),
+        &["secret", "set", "gh-token"],
+        Some("ghp-wine-value\n"),
+    )
+    .await?;
+    assert!(o.ok, "secret set: {o:?}");
+    let o = cli(&bins, &prefix, dir.path(), &["secret", "list"], None).await?;
+    assert!(o.ok && o.stdout.contains("gh-token"), "secret list: {o:?}");
+    assert!(!o.stdout.contains("ghp-wine-value") && !o.stderr.contains("ghp-wine-value"));
+    let o = cli(&bins, &prefix, dir.path(), &["secret", "rm", "gh-token"], None).await?;
+    assert!(o.ok, "secret rm: {o:?}");
+    let o = cli(&bins, &prefix, dir.path(), &["secret", "list"], None).await?;
+    assert!(o.ok && !o.stdout.contains("gh-token"), "secret list after rm: {o:?}");
+    Ok(())
+}
+
+/// `connect --write` edits a client's file under the Wine user's profile.
+/// Which file each client has on Windows is the paths room's; this asserts
+/// that the file it names is inside the prefix's `C:\users` and holds
+/// mcpool's entry.
+#[tokio::test]
+async fn connect_write_edits_a_client_file_in_the_wine_profile() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    let dir = TempDir::new("wine-connect");
+    let o = cli(
+        &bins,
+        &prefix,
+        dir.path(),
+        &["connect", "claude-desktop", "--write", "--yes"],
+        None,
+    )
+    .await?;
+    assert!(o.ok, "connect --write: {o:?}");
+    // "Wrote PATH." or "Wrote PATH (the old file is in BACKUP)."
+    let line = o
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Wrote "))
+        .with_context(|| format!("no \"Wrote\" line: {o:?}"))?;
+    let named = line
+        .split(" (the old file")
+        .next()
+        .unwrap_or(line)
+        .trim_end_matches('.');
+    assert!(
+        named.to_ascii_lowercase().starts_with("c:\\users\\"),
+        "not in the Wine user's profile: {named}"
+    );
+    let unix = prefix.join("drive_c").join(named[3..].replace('\\', "/"));
+    let text = std::fs::read_to_string(&unix).with_context(|| format!("{named} ({})", unix.display()))?;
+    assert!(text.contains("mcpool"), "{named}: {text}");
+    Ok(())
+}
