@@ -3,7 +3,6 @@
 
 pub mod activity;
 pub mod agent_config;
-pub mod atomic_file;
 pub mod backoff;
 pub mod cache;
 pub mod calls;
@@ -11,7 +10,6 @@ pub mod config;
 pub mod editing;
 pub mod endpoint;
 pub mod errors;
-pub mod file_lock;
 pub mod guardian;
 pub mod hub;
 pub mod import;
@@ -21,7 +19,7 @@ pub mod log;
 pub mod names;
 pub mod oauth;
 pub mod opener;
-pub mod paths;
+pub mod os;
 pub mod pool;
 pub mod registry;
 pub mod search;

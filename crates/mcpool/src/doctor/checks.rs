@@ -36,7 +36,7 @@ pub async fn keyring(setup: &Setup) -> Check {
             KEYRING_WAIT.as_secs()
         )),
     };
-    let data = mcpool_core::paths::data_dir();
+    let data = mcpool_core::os::paths::data_dir();
     match answer {
         Ok(()) => Check::ok("keyring", format!("the OS keyring answers (profile {profile})")),
         Err(why) if why.starts_with(WRITE_REFUSED) => Check::warn(
@@ -343,7 +343,7 @@ pub async fn port(listen: SocketAddr, token: Option<&str>) -> Port {
 /// The activity log: readable, or what is wrong with it (mcpool itself
 /// moves a damaged file aside and starts a new one).
 pub fn activity(profile: &str) -> Check {
-    let path = mcpool_core::activity::file_for(&mcpool_core::paths::data_dir(), profile);
+    let path = mcpool_core::activity::file_for(&mcpool_core::os::paths::data_dir(), profile);
     if !path.exists() {
         return Check::ok(
             "activity",

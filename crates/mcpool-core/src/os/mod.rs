@@ -1,0 +1,7 @@
+//! One room per boundary with the operating system, each with one backend
+//! file per platform beside a portable `mod.rs`: porting mcpool is filling
+//! those files (ARCHITECTURE.md names which platform fills which).
+
+pub mod files;
+pub mod paths;
+pub mod power;
