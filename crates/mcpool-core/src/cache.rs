@@ -366,7 +366,7 @@ mod tests {
         cache.store("k1", "s", std::slice::from_ref(&tool)).unwrap();
         assert_eq!(cache.load("k1").unwrap(), vec![tool.clone()]);
         // 0600 on Unix, the user-only DACL on Windows.
-        assert_eq!(crate::os::files::mode_of(&cache.path("k1")).unwrap() & 0o777, 0o600);
+        crate::os::files::assert_private(&cache.path("k1"));
         cache.store("k2", "s", &[]).unwrap();
         assert!(matches!(cache.load("k2"), Err(CacheMiss::Absent)));
         std::fs::write(cache.path("k3"), "{\"key\":\"k3\",\"server\":\"s\",\"tools\":[{\"na").unwrap();

@@ -147,8 +147,7 @@ mod tests {
         let store = MemoryStore::unavailable();
         let made = resolve(None, &store, &dir, true).unwrap().unwrap();
         assert!(made.warning.as_deref().unwrap_or("").contains("kept in"), "{made:?}");
-        let mode = crate::os::files::mode_of(&token_file(&dir)).unwrap() & 0o777;
-        assert_eq!(mode, 0o600);
+        crate::os::files::assert_private(&token_file(&dir));
         assert_eq!(resolve(None, &store, &dir, false).unwrap().unwrap().value, made.value);
         // Once a keyring is there, the file's token moves into it.
         let keyring = MemoryStore::default();

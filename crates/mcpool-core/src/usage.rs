@@ -193,7 +193,7 @@ mod tests {
             let usage = Usage::open(path.clone());
             usage.record("a", "b", 1);
             usage.flush(1).unwrap();
-            assert_eq!(crate::os::files::mode_of(&path).unwrap() & 0o777, 0o600);
+            crate::os::files::assert_private(&path);
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -82,8 +82,7 @@ fn entries_come_back_newest_first_with_every_field() {
         assert!(json.get(key).is_some(), "{key} missing from {json}");
     }
     // 0600 on Unix, the user-only DACL on Windows.
-    let mode = crate::os::files::mode_of(&path).expect("file") & 0o777;
-    assert_eq!(mode, 0o600);
+    crate::os::files::assert_private(&path);
 }
 
 #[test]

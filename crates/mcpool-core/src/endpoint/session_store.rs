@@ -396,7 +396,7 @@ mod tests {
         file.save("id-1", "/mcp", params("agent"));
         file.save("id-2", "/servers/x/mcp", params("other"));
         file.remove("id-2");
-        assert_eq!(crate::os::files::mode_of(&path).unwrap() & 0o777, 0o600);
+        crate::os::files::assert_private(&path);
 
         let again = SessionFile::open(path.clone(), "work", "stamp-a".into(), 8);
         assert_eq!(again.load("id-1", "/mcp").unwrap().client_info.name, "agent");

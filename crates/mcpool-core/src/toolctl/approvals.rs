@@ -265,7 +265,7 @@ mod tests {
             store.observe("s", std::slice::from_ref(&changed), ApproveMode::Auto),
             vec!["echo"]
         );
-        assert_eq!(crate::os::files::mode_of(&path).unwrap() & 0o777, 0o600);
+        crate::os::files::assert_private(&path);
         std::fs::write(&path, "{not json").unwrap();
         let fresh = Approvals::open(path);
         assert!(fresh.observe("s", &[changed], ApproveMode::Auto).is_empty());
