@@ -98,7 +98,7 @@ fn file_key(data_dir: &Path, why: String) -> std::io::Result<(Fingerprinter, Opt
         Some(fp) => fp,
         None => {
             let fresh = Fingerprinter::generate_key();
-            crate::atomic_file::write_private(&path, fresh.as_bytes())?;
+            crate::os::files::write_private(&path, fresh.as_bytes())?;
             Fingerprinter::from_hex(&fresh).unwrap_or_else(|| Fingerprinter::new(vec![0; 32]))
         }
     };
@@ -277,7 +277,7 @@ impl ToolCache {
             server: server.to_string(),
             tools: tools.to_vec(),
         })?;
-        crate::atomic_file::write_private(&self.path(key), &body)
+        crate::os::files::write_private(&self.path(key), &body)
     }
 
     pub fn remove(&self, key: &str) {
@@ -365,11 +365,8 @@ mod tests {
         let tool: Tool = serde_json::from_value(json!({"name": "echo", "inputSchema": {"type": "object"}})).unwrap();
         cache.store("k1", "s", std::slice::from_ref(&tool)).unwrap();
         assert_eq!(cache.load("k1").unwrap(), vec![tool.clone()]);
-        use std::os::unix::fs::PermissionsExt;
-        assert_eq!(
-            std::fs::metadata(cache.path("k1")).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
+        // 0600 on Unix, the user-only DACL on Windows.
+        crate::os::files::assert_private(&cache.path("k1"));
         cache.store("k2", "s", &[]).unwrap();
         assert!(matches!(cache.load("k2"), Err(CacheMiss::Absent)));
         std::fs::write(cache.path("k3"), "{\"key\":\"k3\",\"server\":\"s\",\"tools\":[{\"na").unwrap();

@@ -3,7 +3,6 @@
 
 pub mod activity;
 pub mod agent_config;
-pub mod atomic_file;
 pub mod backoff;
 pub mod cache;
 pub mod calls;
@@ -11,7 +10,6 @@ pub mod config;
 pub mod editing;
 pub mod endpoint;
 pub mod errors;
-pub mod file_lock;
 pub mod hub;
 pub mod import;
 pub mod json_dups;
@@ -22,7 +20,6 @@ pub mod names;
 pub mod oauth;
 pub mod opener;
 pub mod os;
-pub mod paths;
 pub mod pool;
 pub mod registry;
 pub mod search;

@@ -53,6 +53,7 @@ fn spawn(command: &mut Command) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn browser_gets_the_url_as_its_one_argument() {
         let dir = std::env::temp_dir().join(format!("mcpool-opener-{}", std::process::id()));

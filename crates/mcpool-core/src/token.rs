@@ -79,7 +79,7 @@ pub fn resolve(
                 return Ok(None);
             }
             let value = generate();
-            crate::atomic_file::write_private(&path, value.as_bytes()).map_err(|source| TokenError::Write {
+            crate::os::files::write_private(&path, value.as_bytes()).map_err(|source| TokenError::Write {
                 path: path.clone(),
                 source,
             })?;
@@ -147,9 +147,7 @@ mod tests {
         let store = MemoryStore::unavailable();
         let made = resolve(None, &store, &dir, true).unwrap().unwrap();
         assert!(made.warning.as_deref().unwrap_or("").contains("kept in"), "{made:?}");
-        let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(token_file(&dir)).unwrap().permissions())
-            & 0o777;
-        assert_eq!(mode, 0o600);
+        crate::os::files::assert_private(&token_file(&dir));
         assert_eq!(resolve(None, &store, &dir, false).unwrap().unwrap().value, made.value);
         // Once a keyring is there, the file's token moves into it.
         let keyring = MemoryStore::default();

@@ -138,7 +138,7 @@ impl Usage {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        crate::atomic_file::write_private(path, &bytes)
+        crate::os::files::write_private(path, &bytes)
     }
 }
 
@@ -189,13 +189,11 @@ mod tests {
         );
         std::fs::write(&path, b"{not json").unwrap();
         assert!(Usage::open(path.clone()).top(5, 200).is_empty());
-        #[cfg(unix)]
         {
-            use std::os::unix::fs::PermissionsExt;
             let usage = Usage::open(path.clone());
             usage.record("a", "b", 1);
             usage.flush(1).unwrap();
-            assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+            crate::os::files::assert_private(&path);
         }
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -50,7 +50,7 @@ pub struct ActivityArgs {
 }
 
 pub async fn run(args: ActivityArgs) -> anyhow::Result<ExitCode> {
-    let path = activity::file_for(&mcpool_core::paths::data_dir(), args.setup.profile());
+    let path = activity::file_for(&mcpool_core::os::paths::data_dir(), args.setup.profile());
     let mut params: BTreeMap<String, String> = BTreeMap::new();
     for (k, v) in [
         ("server", &args.server),

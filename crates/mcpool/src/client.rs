@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
+use mcpool_core::os::paths;
 use mcpool_core::service::Setup;
-use mcpool_core::{paths, token};
+use mcpool_core::token;
 use serde::Deserialize;
 
 use crate::Instance;

@@ -72,7 +72,7 @@ pub struct ConnectArgs {
 /// not pass on to the stdio bridge it starts.
 pub fn connection(listen: SocketAddr, token: String, token_fixed: bool) -> Connection {
     let mut stdio = vec![agents::mcpool_exe(), "stdio".to_string()];
-    if listen.to_string() != mcpool_core::paths::DEFAULT_LISTEN {
+    if listen.to_string() != mcpool_core::os::paths::DEFAULT_LISTEN {
         stdio.extend(["--listen".to_string(), listen.to_string()]);
     }
     Connection {

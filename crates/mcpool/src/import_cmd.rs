@@ -57,9 +57,8 @@ pub async fn run_with(args: ImportArgs, store: Arc<dyn SecretStore>) -> anyhow::
         }
         None => {
             let dirs = Dirs::from_env();
-            let (home, config_dir) = (dirs.home, dirs.xdg_config);
             let mut found = Vec::new();
-            for (client, path) in import::standard_files(&home, &config_dir) {
+            for (client, path) in import::standard_files(&dirs) {
                 if path.exists() && path != target {
                     match read_json(&path) {
                         Ok(root) => found.push((client, path, root)),

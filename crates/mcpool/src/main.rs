@@ -35,7 +35,7 @@ struct Cli {
 #[derive(clap::Args, Clone)]
 pub struct Instance {
     /// Address of the endpoint (loopback).
-    #[arg(long, env = "MCPOOL_LISTEN", default_value = mcpool_core::paths::DEFAULT_LISTEN, global = true)]
+    #[arg(long, env = "MCPOOL_LISTEN", default_value = mcpool_core::os::paths::DEFAULT_LISTEN, global = true)]
     pub listen: SocketAddr,
     #[command(flatten)]
     pub setup: Setup,
@@ -166,5 +166,5 @@ fn main() -> ExitCode {
 
 /// `--config`, else `MCPOOL_CONFIG`, else the platform default.
 pub fn config_path(flag: Option<PathBuf>) -> PathBuf {
-    flag.unwrap_or_else(mcpool_core::paths::default_config)
+    flag.unwrap_or_else(mcpool_core::os::paths::default_config)
 }

@@ -397,19 +397,9 @@ pub(super) fn trim(conn: &Connection, oldest_ms: i64, max_bytes: u64) -> rusqlit
 
 fn make_private_dir(dir: &Path) {
     let _ = std::fs::create_dir_all(dir);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
-    }
+    let _ = crate::os::files::restrict_dir(dir);
 }
 
 fn restrict(path: &Path) {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600));
-    }
-    #[cfg(not(unix))]
-    let _ = path;
+    let _ = crate::os::files::restrict(path);
 }

@@ -81,12 +81,8 @@ fn entries_come_back_newest_first_with_every_field() {
     for key in ["time", "server", "tool", "client", "duration_ms", "outcome"] {
         assert!(json.get(key).is_some(), "{key} missing from {json}");
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&path).expect("file").permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
-    }
+    // 0600 on Unix, the user-only DACL on Windows.
+    crate::os::files::assert_private(&path);
 }
 
 #[test]

@@ -15,6 +15,7 @@ use std::time::SystemTime;
 use serde_json::{json, Value};
 
 use crate::config::{ServerSpec, TransportSpec};
+use crate::os::paths::Platform;
 
 /// The clients `mcpool connect` knows, in the order they are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,12 +72,14 @@ impl Client {
 
 /// The folders the config files live in, read from the environment (HOME,
 /// XDG_CONFIG_HOME, CLAUDE_CONFIG_DIR, CODEX_HOME: the agents' own
-/// settings) once at start-up, so tests can move them.
+/// settings; USERPROFILE and APPDATA on Windows) once at start-up, so tests
+/// can move them.
 #[derive(Debug, Clone)]
 pub struct Dirs {
     pub home: PathBuf,
     /// The platform's config folder (`~/.config` on Linux, `~/Library/
-    /// Application Support` on macOS): Claude Desktop and VS Code.
+    /// Application Support` on macOS, `%APPDATA%` on Windows): Claude
+    /// Desktop and VS Code.
     pub platform_config: PathBuf,
     /// `$XDG_CONFIG_HOME` or `~/.config` on every platform: opencode.
     pub xdg_config: PathBuf,
@@ -86,13 +89,52 @@ pub struct Dirs {
 
 impl Dirs {
     pub fn from_env() -> Dirs {
-        let var = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
-        let home = var("HOME").or_else(dirs::home_dir).unwrap_or_default();
+        Dirs::for_platform(Platform::CURRENT, &|name| std::env::var_os(name), dirs::home_dir)
+    }
+
+    /// The folders of `platform` from the environment `env` (and `home`,
+    /// the system's answer when the environment names no home), so that a
+    /// test on one platform can check the answers of another.
+    ///
+    /// Where each client keeps its user config on Windows (`~` is
+    /// `%USERPROFILE%`):
+    /// - Claude Desktop: `%APPDATA%\Claude\claude_desktop_config.json`
+    ///   (<https://modelcontextprotocol.io/quickstart/user>, "Windows:
+    ///   %APPDATA%\Claude\claude_desktop_config.json").
+    /// - Claude Code: `~\.claude.json`, or in `CLAUDE_CONFIG_DIR`
+    ///   (<https://docs.anthropic.com/en/docs/claude-code/settings>).
+    /// - Cursor: `~\.cursor\mcp.json` (<https://cursor.com/docs/mcp>,
+    ///   global configuration in the home folder).
+    /// - VS Code: `%APPDATA%\Code\User\mcp.json`, the user profile's
+    ///   folder (<https://code.visualstudio.com/docs/copilot/chat/mcp-servers>).
+    /// - Gemini CLI: `~\.gemini\settings.json`
+    ///   (<https://geminicli.com/docs/reference/configuration>: "where ~ is
+    ///   your home directory").
+    /// - Codex: `%CODEX_HOME%\config.toml`, else `~\.codex\config.toml`
+    ///   (<https://developers.openai.com/codex/config-basic>).
+    /// - opencode: `~\.config\opencode\opencode.json` on every platform,
+    ///   Windows too (<https://opencode.ai/docs/config/>: "Global config
+    ///   (~/.config/opencode/opencode.json)"; it follows XDG_CONFIG_HOME).
+    pub fn for_platform(
+        platform: Platform,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+        home: fn() -> Option<PathBuf>,
+    ) -> Dirs {
+        let var = |name: &str| env(name).filter(|p| platform.is_absolute(p)).map(PathBuf::from);
+        let home = match platform {
+            // The clients' own answer there (Node's `os.homedir()`, the
+            // known Profile folder): HOME, which Wine and Git Bash pass on
+            // in Unix form, is not read.
+            Platform::Windows => var("USERPROFILE"),
+            Platform::Linux | Platform::MacOs => var("HOME"),
+        }
+        .or_else(home)
+        .unwrap_or_default();
         let xdg_config = var("XDG_CONFIG_HOME").unwrap_or_else(|| home.join(".config"));
-        let platform_config = if cfg!(target_os = "macos") {
-            home.join("Library/Application Support")
-        } else {
-            xdg_config.clone()
+        let platform_config = match platform {
+            Platform::MacOs => home.join("Library").join("Application Support"),
+            Platform::Windows => var("APPDATA").unwrap_or_else(|| home.join("AppData").join("Roaming")),
+            Platform::Linux => xdg_config.clone(),
         };
         Dirs {
             platform_config,
@@ -120,7 +162,7 @@ impl Dirs {
                 (dir.join("mcp.json"), dir)
             }
             Client::VsCode => {
-                let dir = self.platform_config.join("Code/User");
+                let dir = self.platform_config.join("Code").join("User");
                 (dir.join("mcp.json"), dir)
             }
             Client::OpenCode => {
@@ -473,7 +515,7 @@ pub struct Written {
 /// Writes the plan: the original to its backup first (same mode), then the
 /// new text atomically (same mode, less group and others' bits once it
 /// holds the token; 0600 for a new file), holding the file's lock
-/// (file_lock.rs) throughout. Refuses when the file changed since the plan
+/// (os/files/lock.rs) throughout. Refuses when the file changed since the plan
 /// was made. An up-to-date plan writes nothing.
 pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
     if plan.up_to_date() {
@@ -485,7 +527,7 @@ pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
     };
     // Another `connect --write` (or the dashboard's "Add to") waits here,
     // then finds the file changed and says so, rather than writing over it.
-    let _held = crate::file_lock::FileLock::acquire(&plan.target, crate::file_lock::WAIT)
+    let _held = crate::os::files::lock::FileLock::acquire(&plan.target, crate::os::files::lock::WAIT)
         .map_err(|e| WriteError::Locked(e.to_string()))?;
     let now = match std::fs::read_to_string(&plan.target) {
         Ok(text) => Some(text),
@@ -505,7 +547,7 @@ pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
     let mut backup = None;
     if let (Some(original), Some(path)) = (&plan.original, &plan.backup) {
         let path = unique(path);
-        write_new(&path, original.as_bytes(), plan.backup_mode).map_err(write_err(&path))?;
+        crate::os::files::write_new(&path, original.as_bytes(), plan.backup_mode).map_err(write_err(&path))?;
         backup = Some(path);
     }
     if let Some(dir) = plan.target.parent() {
@@ -518,8 +560,8 @@ pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
         .unwrap_or_default();
     let tmp = plan.target.with_file_name(format!(".{name}.mcpool-tmp"));
     let _ = std::fs::remove_file(&tmp);
-    write_new(&tmp, plan.updated.as_bytes(), plan.mode).map_err(write_err(&plan.path))?;
-    std::fs::rename(&tmp, &plan.target).map_err(|e| {
+    crate::os::files::write_new(&tmp, plan.updated.as_bytes(), plan.mode).map_err(write_err(&plan.path))?;
+    crate::os::files::rename_over(&tmp, &plan.target).map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         WriteError::Write {
             path: plan.path.clone(),
@@ -529,34 +571,8 @@ pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
     Ok(Written { backup })
 }
 
-/// Creates `path` (it must not exist) with exactly `mode`.
-fn write_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
-    let mut file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // The umask may have taken bits away at creation.
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-    }
-    file.write_all(bytes)?;
-    file.sync_all()
-}
-
 fn file_mode(path: &Path) -> u32 {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(meta) = std::fs::metadata(path) {
-            return meta.permissions().mode() & 0o7777;
-        }
-    }
-    let _ = path;
-    0o600
+    crate::os::files::mode_of(path).unwrap_or(crate::os::files::PRIVATE)
 }
 
 /// `<file>.mcpool-backup-<YYYYMMDD-HHMMSS>` (UTC), beside the file.

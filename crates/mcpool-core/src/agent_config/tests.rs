@@ -140,3 +140,88 @@ fn backup_names_carry_utc_time() {
         Path::new("/h/.cursor/mcp.json.mcpool-backup-20231114-221320")
     );
 }
+
+/// A Windows user's environment as Windows (or Wine) gives it, with the
+/// Unix HOME that Wine passes on.
+fn windows_env(name: &str) -> Option<std::ffi::OsString> {
+    let value = match name {
+        "USERPROFILE" => r"C:\Users\ada",
+        "APPDATA" => r"C:\Users\ada\AppData\Roaming",
+        "LOCALAPPDATA" => r"C:\Users\ada\AppData\Local",
+        "HOME" => "/home/ada",
+        _ => return None,
+    };
+    Some(value.into())
+}
+
+fn no_home() -> Option<PathBuf> {
+    None
+}
+
+#[test]
+fn each_client_has_its_windows_place() {
+    let dirs = Dirs::for_platform(Platform::Windows, &windows_env, no_home);
+    let profile = PathBuf::from(r"C:\Users\ada");
+    let roaming = PathBuf::from(r"C:\Users\ada\AppData\Roaming");
+    let file = |c| dirs.location(c).0;
+    assert_eq!(
+        file(Client::ClaudeDesktop),
+        roaming.join("Claude").join("claude_desktop_config.json")
+    );
+    assert_eq!(file(Client::ClaudeCode), profile.join(".claude.json"));
+    assert_eq!(file(Client::Cursor), profile.join(".cursor").join("mcp.json"));
+    assert_eq!(file(Client::VsCode), roaming.join("Code").join("User").join("mcp.json"));
+    assert_eq!(file(Client::Gemini), profile.join(".gemini").join("settings.json"));
+    assert_eq!(file(Client::Codex), profile.join(".codex").join("config.toml"));
+    assert_eq!(
+        file(Client::OpenCode),
+        profile.join(".config").join("opencode").join("opencode.json")
+    );
+    // The clients' own variables still move them, in Windows form only.
+    let moved = |name: &str| match name {
+        "CODEX_HOME" => Some(r"D:\codex".into()),
+        "CLAUDE_CONFIG_DIR" => Some("/unix/claude".into()),
+        _ => windows_env(name),
+    };
+    let dirs = Dirs::for_platform(Platform::Windows, &moved, no_home);
+    assert_eq!(
+        dirs.location(Client::Codex).0,
+        PathBuf::from(r"D:\codex").join("config.toml")
+    );
+    assert_eq!(dirs.location(Client::ClaudeCode).0, profile.join(".claude.json"));
+    // No APPDATA: the profile's own Roaming folder.
+    let bare = |name: &str| (name == "USERPROFILE").then(|| r"C:\Users\ada".into());
+    let dirs = Dirs::for_platform(Platform::Windows, &bare, no_home);
+    let roaming = profile.join("AppData").join("Roaming");
+    assert_eq!(
+        dirs.location(Client::VsCode).0,
+        roaming.join("Code").join("User").join("mcp.json")
+    );
+}
+
+#[test]
+fn the_linux_and_macos_places_are_unchanged() {
+    let env = |name: &str| (name == "HOME").then(|| "/home/ada".into());
+    let linux = Dirs::for_platform(Platform::Linux, &env, no_home);
+    assert_eq!(
+        linux.location(Client::ClaudeDesktop).0,
+        Path::new("/home/ada/.config/Claude/claude_desktop_config.json")
+    );
+    assert_eq!(
+        linux.location(Client::VsCode).0,
+        Path::new("/home/ada/.config/Code/User/mcp.json")
+    );
+    assert_eq!(
+        linux.location(Client::ClaudeCode).0,
+        Path::new("/home/ada/.claude.json")
+    );
+    let mac = Dirs::for_platform(Platform::MacOs, &env, no_home);
+    assert_eq!(
+        mac.location(Client::ClaudeDesktop).0,
+        Path::new("/home/ada/Library/Application Support/Claude/claude_desktop_config.json")
+    );
+    assert_eq!(
+        mac.location(Client::OpenCode).0,
+        Path::new("/home/ada/.config/opencode/opencode.json")
+    );
+}

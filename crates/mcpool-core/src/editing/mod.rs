@@ -288,12 +288,12 @@ fn replace(path: &Path, original: Option<&str>, edited: &str) -> Result<Option<O
     let backup = match original {
         Some(text) => {
             let bak = backup_path(path);
-            crate::atomic_file::write_private(&bak, text.as_bytes()).map_err(failed)?;
-            crate::atomic_file::replace_keeping_mode(path, edited.as_bytes()).map_err(failed)?;
+            crate::os::files::write_private(&bak, text.as_bytes()).map_err(failed)?;
+            crate::os::files::replace_keeping_mode(path, edited.as_bytes()).map_err(failed)?;
             Some(bak)
         }
         None => {
-            crate::atomic_file::write_private(path, edited.as_bytes()).map_err(failed)?;
+            crate::os::files::write_private(path, edited.as_bytes()).map_err(failed)?;
             None
         }
     };
@@ -303,16 +303,16 @@ fn replace(path: &Path, original: Option<&str>, edited: &str) -> Result<Option<O
 /// Runs `edit` on the file's current text and writes the result, starting
 /// over when the file changed in between. Every write of the config goes
 /// through here (the dashboard's tool switches too), holding the config's
-/// lock (file_lock.rs) from the read to the replace, so that two of
+/// lock (os/files/lock.rs) from the read to the replace, so that two of
 /// mcpool's programs never write over each other's edit.
 pub(crate) fn write_with<T>(
     path: &Path,
     mut edit: impl FnMut(Option<&str>) -> Result<(String, T), EditError>,
 ) -> Result<(Option<PathBuf>, T), EditError> {
     let _turn = crate::sync::lock(&WRITING);
-    let _held = crate::file_lock::FileLock::acquire(path, crate::file_lock::WAIT).map_err(|e| match e {
-        crate::file_lock::LockError::Busy { .. } => EditError::Conflict(e.to_string()),
-        crate::file_lock::LockError::Io { .. } => EditError::Failed(e.to_string()),
+    let _held = crate::os::files::lock::FileLock::acquire(path, crate::os::files::lock::WAIT).map_err(|e| match e {
+        crate::os::files::lock::LockError::Busy { .. } => EditError::Conflict(e.to_string()),
+        crate::os::files::lock::LockError::Io { .. } => EditError::Failed(e.to_string()),
     })?;
     for _ in 0..ATTEMPTS {
         let original = read(path)?;

@@ -43,7 +43,7 @@ pub fn connection(host: &str, token: &str, token_fixed: bool) -> Connection {
         })
         .map(|a| a.to_string());
     let mut stdio = vec![agents::mcpool_exe(), "stdio".to_string()];
-    if let Some(listen) = listen.filter(|l| l != crate::paths::DEFAULT_LISTEN) {
+    if let Some(listen) = listen.filter(|l| l != crate::os::paths::DEFAULT_LISTEN) {
         stdio.extend(["--listen".to_string(), listen]);
     }
     Connection {

@@ -281,13 +281,9 @@ fn now_secs() -> u64 {
 /// torn file after a power loss reads as no sessions.
 fn write_private(path: &Path, disk: &Disk) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut folder = std::fs::DirBuilder::new();
-    folder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut folder, 0o700);
-    folder.create(dir)?;
+    crate::os::files::create_private_dir(dir)?;
     let bytes = serde_json::to_vec_pretty(disk).map_err(std::io::Error::other)?;
-    crate::atomic_file::write_private_unsynced(path, &bytes)
+    crate::os::files::write_private_unsynced(path, &bytes)
 }
 
 /// The view of the session file that one endpoint (`/mcp` or
@@ -400,8 +396,7 @@ mod tests {
         file.save("id-1", "/mcp", params("agent"));
         file.save("id-2", "/servers/x/mcp", params("other"));
         file.remove("id-2");
-        use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        crate::os::files::assert_private(&path);
 
         let again = SessionFile::open(path.clone(), "work", "stamp-a".into(), 8);
         assert_eq!(again.load("id-1", "/mcp").unwrap().client_info.name, "agent");

@@ -36,21 +36,29 @@ impl Client {
     }
 }
 
-/// The standard config files of each client on this platform.
-pub fn standard_files(home: &Path, config_dir: &Path) -> Vec<(Client, PathBuf)> {
+/// The standard config files of each client on this platform: the places
+/// of `agent_config::Dirs` (which cites each client's documentation), VS
+/// Code's older `settings.json` beside its `mcp.json`, and opencode's files
+/// in the platform's config folder as well as in `~/.config`.
+pub fn standard_files(dirs: &crate::agent_config::Dirs) -> Vec<(Client, PathBuf)> {
+    let (home, config_dir, xdg) = (&dirs.home, &dirs.platform_config, &dirs.xdg_config);
+    let vscode = config_dir.join("Code").join("User");
+    let opencode = |dir: &Path, name: &str| dir.join("opencode").join(name);
     let mut files = vec![
         (
             Client::ClaudeDesktop,
-            config_dir.join("Claude/claude_desktop_config.json"),
+            config_dir.join("Claude").join("claude_desktop_config.json"),
         ),
         (Client::ClaudeCode, home.join(".claude.json")),
-        (Client::Cursor, home.join(".cursor/mcp.json")),
-        (Client::VsCode, config_dir.join("Code/User/mcp.json")),
-        (Client::VsCode, config_dir.join("Code/User/settings.json")),
-        (Client::OpenCode, config_dir.join("opencode/opencode.json")),
-        (Client::OpenCode, config_dir.join("opencode/opencode.jsonc")),
-        (Client::OpenCode, home.join(".config/opencode/opencode.json")),
-        (Client::OpenCode, home.join(".config/opencode/opencode.jsonc")),
+        (Client::Cursor, home.join(".cursor").join("mcp.json")),
+        (Client::VsCode, vscode.join("mcp.json")),
+        (Client::VsCode, vscode.join("settings.json")),
+        (Client::OpenCode, opencode(xdg, "opencode.json")),
+        (Client::OpenCode, opencode(xdg, "opencode.jsonc")),
+        (Client::OpenCode, opencode(config_dir, "opencode.json")),
+        (Client::OpenCode, opencode(config_dir, "opencode.jsonc")),
+        (Client::OpenCode, opencode(&home.join(".config"), "opencode.json")),
+        (Client::OpenCode, opencode(&home.join(".config"), "opencode.jsonc")),
     ];
     // XDG_CONFIG_HOME is often ~/.config: read each file once.
     let mut seen = std::collections::BTreeSet::new();

@@ -125,11 +125,55 @@ fn a_server_found_in_two_sources_is_added_once() {
 
 #[test]
 fn standard_files_are_read_once() {
-    let files = standard_files(Path::new("/h"), Path::new("/h/.config"));
+    let dirs = crate::agent_config::Dirs {
+        home: "/h".into(),
+        platform_config: "/h/.config".into(),
+        xdg_config: "/h/.config".into(),
+        claude_config_dir: None,
+        codex_home: None,
+    };
+    let files = standard_files(&dirs);
     let paths: Vec<&Path> = files.iter().map(|(_, p)| p.as_path()).collect();
     let mut unique = paths.clone();
     unique.sort();
     unique.dedup();
     assert_eq!(paths.len(), unique.len(), "{paths:?}");
     assert!(paths.contains(&Path::new("/h/.config/opencode/opencode.jsonc")));
+}
+
+#[test]
+fn the_windows_files_are_in_appdata_and_the_profile() {
+    let env = |name: &str| match name {
+        "USERPROFILE" => Some(r"C:\Users\ada".into()),
+        "APPDATA" => Some(r"C:\Users\ada\AppData\Roaming".into()),
+        _ => None,
+    };
+    let dirs = crate::agent_config::Dirs::for_platform(crate::os::paths::Platform::Windows, &env, || None);
+    let files = standard_files(&dirs);
+    let roaming = Path::new(r"C:\Users\ada\AppData\Roaming");
+    let profile = Path::new(r"C:\Users\ada");
+    let has = |client: Client, path: PathBuf| files.iter().any(|(c, p)| *c == client && *p == path);
+    assert!(
+        has(
+            Client::ClaudeDesktop,
+            roaming.join("Claude").join("claude_desktop_config.json")
+        ),
+        "{files:?}"
+    );
+    assert!(
+        has(Client::VsCode, roaming.join("Code").join("User").join("mcp.json")),
+        "{files:?}"
+    );
+    assert!(has(Client::ClaudeCode, profile.join(".claude.json")), "{files:?}");
+    assert!(
+        has(Client::Cursor, profile.join(".cursor").join("mcp.json")),
+        "{files:?}"
+    );
+    assert!(
+        has(
+            Client::OpenCode,
+            profile.join(".config").join("opencode").join("opencode.json")
+        ),
+        "{files:?}"
+    );
 }

@@ -1,4 +1,8 @@
-//! The operating system's rooms: each boundary with the OS is one module
-//! with a platform-neutral API and one backend file per platform beside it.
+//! One room per boundary with the operating system, each with one backend
+//! file per platform beside a portable `mod.rs`: porting mcpool is filling
+//! those files (ARCHITECTURE.md names which platform fills which).
 
+pub mod files;
+pub mod paths;
+pub mod power;
 pub mod process;

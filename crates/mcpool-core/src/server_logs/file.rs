@@ -193,9 +193,7 @@ impl Appender {
         }
         let mut options = OpenOptions::new();
         options.create(true).append(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let file = options.open(&self.path)?;
+        let file = crate::os::files::open_private(&mut options, &self.path)?;
         self.len = file.metadata()?.len();
         self.file = Some(BufWriter::with_capacity(64 * 1024, file));
         Ok(())
@@ -203,11 +201,7 @@ impl Appender {
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
+    crate::os::files::create_private_dir(dir)
 }
 
 /// The whole retained log of `file`: the rotated file, then the current

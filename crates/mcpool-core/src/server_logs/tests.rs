@@ -90,12 +90,8 @@ fn a_server_keeps_at_most_two_files_of_a_mebibyte() {
     // In order: the rotated file first.
     let numbers: Vec<u64> = text.lines().map(|l| l[..8].parse().unwrap()).collect();
     assert!(numbers.windows(2).all(|w| w[1] == w[0] + 1));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        for p in [path.clone(), file::rotated(&path)] {
-            assert_eq!(std::fs::metadata(p).unwrap().permissions().mode() & 0o777, 0o600);
-        }
+    for p in [path.clone(), file::rotated(&path)] {
+        crate::os::files::assert_private(&p);
     }
     // A reopened appender goes on from the file's size.
     let mut again = Appender::new(path.clone());

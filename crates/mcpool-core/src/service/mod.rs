@@ -14,12 +14,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent_config::Dirs;
 use crate::cache::{self, ToolCache};
+use crate::config;
 use crate::endpoint::session_store::{self, SessionFile};
 use crate::endpoint::{self, EndpointOptions, SessionOptions};
+use crate::os::paths;
 use crate::pool::{Pool, PoolOptions};
 use crate::secrets::{self, Keyring};
 use crate::token::{self, TokenError};
-use crate::{config, paths};
 
 mod background;
 use background::{flush_usage, follow_config, stamp, start_healing};
@@ -36,7 +37,7 @@ pub struct ServeArgs {
     #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_CONFIG"))]
     pub config: Option<PathBuf>,
     /// Address to listen on.
-    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_LISTEN", default_value = crate::paths::DEFAULT_LISTEN))]
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_LISTEN", default_value = crate::os::paths::DEFAULT_LISTEN))]
     pub listen: SocketAddr,
     /// Allow a listen address other than loopback.
     #[cfg_attr(feature = "cli", arg(long))]
@@ -90,7 +91,7 @@ impl ServeArgs {
         let setup = &self.setup;
         self.check_listen()?;
         Ok(ServiceOptions {
-            config_path: self.config.unwrap_or_else(crate::paths::default_config),
+            config_path: self.config.unwrap_or_else(crate::os::paths::default_config),
             listen: self.listen,
             allow_non_loopback: self.allow_non_loopback,
             cache_dir: self.cache_dir,

@@ -177,7 +177,7 @@ impl Approvals {
         };
         let written = serde_json::to_string_pretty(&file)
             .map_err(std::io::Error::other)
-            .and_then(|text| crate::atomic_file::write_private(path, text.as_bytes()));
+            .and_then(|text| crate::os::files::write_private(path, text.as_bytes()));
         if let Err(e) = written {
             tracing::warn!("cannot write the tool approvals file {}: {e}", path.display());
         }
@@ -265,8 +265,7 @@ mod tests {
             store.observe("s", std::slice::from_ref(&changed), ApproveMode::Auto),
             vec!["echo"]
         );
-        use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        crate::os::files::assert_private(&path);
         std::fs::write(&path, "{not json").unwrap();
         let fresh = Approvals::open(path);
         assert!(fresh.observe("s", &[changed], ApproveMode::Auto).is_empty());

@@ -206,6 +206,7 @@ mod tests {
         assert!(matches!(e, SwitchError::Shape { .. }), "{e}");
     }
 
+    #[cfg(unix)]
     #[test]
     fn the_file_keeps_its_mode() {
         use std::os::unix::fs::PermissionsExt;

@@ -2,15 +2,13 @@
 //! monotonic time (which stops while the machine is suspended) means the
 //! machine slept. Works everywhere, without any OS service.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::{Duration, SystemTime};
 
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::{PowerEvent, PowerWatcher};
+use super::{until_stopped, PowerEvent, PowerWatcher};
 
 pub struct ClockJump {
     pub every: Duration,
@@ -32,36 +30,27 @@ pub fn slept(wall: Option<Duration>, mono: Duration, threshold: Duration) -> boo
     wall.is_some_and(|w| w > mono + threshold)
 }
 
-impl PowerWatcher for ClockJump {
-    fn name(&self) -> &'static str {
-        "clock"
+impl ClockJump {
+    /// This detector as a [`PowerWatcher`].
+    pub fn watcher(self) -> Box<dyn PowerWatcher> {
+        super::watcher("clock", move |tx, stop| self.run(tx, stop))
     }
 
-    fn run(
-        self: Box<Self>,
-        tx: mpsc::Sender<PowerEvent>,
-        stop: CancellationToken,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        Box::pin(async move {
-            let mut tick = tokio::time::interval(self.every);
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            let mut last = (SystemTime::now(), Instant::now());
-            loop {
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    _ = tick.tick() => {}
+    async fn run(self, tx: mpsc::Sender<PowerEvent>, stop: CancellationToken) {
+        let mut tick = tokio::time::interval(self.every);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut last = (SystemTime::now(), Instant::now());
+        while until_stopped(&stop, tick.tick()).await.is_some() {
+            let now = (SystemTime::now(), Instant::now());
+            let wall = now.0.duration_since(last.0).ok();
+            if slept(wall, now.1 - last.1, self.threshold) {
+                tracing::info!("the clocks jumped: the machine slept");
+                if tx.send(PowerEvent::DidWake).await.is_err() {
+                    return;
                 }
-                let now = (SystemTime::now(), Instant::now());
-                let wall = now.0.duration_since(last.0).ok();
-                if slept(wall, now.1 - last.1, self.threshold) {
-                    tracing::info!("the clocks jumped: the machine slept");
-                    if tx.send(PowerEvent::DidWake).await.is_err() {
-                        return;
-                    }
-                }
-                last = now;
             }
-        })
+            last = now;
+        }
     }
 }
 

@@ -103,7 +103,7 @@ pub fn build(inputs: &Inputs) -> Value {
 pub fn write(path: &Path, bundle: &Value) -> anyhow::Result<()> {
     let mut text = serde_json::to_vec_pretty(bundle)?;
     text.push(b'\n');
-    mcpool_core::atomic_file::write_private(path, &text)
+    mcpool_core::os::files::write_private(path, &text)
         .map_err(|e| anyhow::anyhow!("cannot write the bundle {}: {e}", path.display()))
 }
 
@@ -200,9 +200,9 @@ fn redact_strings(value: &mut Value, secrets: &[String]) {
 /// The last lines of any `*.log` file of mcpool's: its data and cache
 /// dirs, and the profile's server logs (`<data dir>/logs/<profile>/`).
 fn log_files(profile: &str) -> BTreeMap<String, Vec<String>> {
-    let data = mcpool_core::paths::data_dir();
+    let data = mcpool_core::os::paths::data_dir();
     let server_logs = mcpool_core::server_logs::file::dir_for(&data, profile);
-    let dirs: [PathBuf; 3] = [data, mcpool_core::paths::default_cache_dir(), server_logs];
+    let dirs: [PathBuf; 3] = [data, mcpool_core::os::paths::default_cache_dir(), server_logs];
     let mut out = BTreeMap::new();
     for dir in dirs {
         let Ok(entries) = std::fs::read_dir(&dir) else { continue };

@@ -23,7 +23,15 @@ const VERSION_WAIT: Duration = Duration::from_secs(5);
 /// How long the program on the port may take to answer.
 const PORT_WAIT: Duration = Duration::from_secs(3);
 
-/// Check 1: the keyring answers, or the file fallback is in use.
+/// The store the keyring crate uses here, named in the check.
+const STORE: &str = if cfg!(windows) {
+    " (the Windows Credential Manager)"
+} else {
+    ""
+};
+
+/// Check 1: the keyring answers (on Windows: the Credential Manager,
+/// through the same read and write probe), or the file fallback is in use.
 pub async fn keyring(setup: &Setup) -> Check {
     let store = setup.keyring();
     let profile = setup.profile().to_string();
@@ -36,9 +44,9 @@ pub async fn keyring(setup: &Setup) -> Check {
             KEYRING_WAIT.as_secs()
         )),
     };
-    let data = mcpool_core::paths::data_dir();
+    let data = mcpool_core::os::paths::data_dir();
     match answer {
-        Ok(()) => Check::ok("keyring", format!("the OS keyring answers (profile {profile})")),
+        Ok(()) => Check::ok("keyring", format!("the OS keyring{STORE} answers (profile {profile})")),
         Err(why) if why.starts_with(WRITE_REFUSED) => Check::warn(
             "keyring",
             why,
@@ -58,7 +66,11 @@ pub async fn keyring(setup: &Setup) -> Check {
             Check::warn(
                 "keyring",
                 format!("{why}; {fallback}"),
-                "start and unlock a Secret Service (gnome-keyring or KWallet) in this session",
+                if cfg!(windows) {
+                    "the Windows Credential Manager should always answer for a signed-in user: sign in again, or see `mcpool doctor --bundle`"
+                } else {
+                    "start and unlock a Secret Service (gnome-keyring or KWallet) in this session"
+                },
             )
         }
     }
@@ -343,7 +355,7 @@ pub async fn port(listen: SocketAddr, token: Option<&str>) -> Port {
 /// The activity log: readable, or what is wrong with it (mcpool itself
 /// moves a damaged file aside and starts a new one).
 pub fn activity(profile: &str) -> Check {
-    let path = mcpool_core::activity::file_for(&mcpool_core::paths::data_dir(), profile);
+    let path = mcpool_core::activity::file_for(&mcpool_core::os::paths::data_dir(), profile);
     if !path.exists() {
         return Check::ok(
             "activity",

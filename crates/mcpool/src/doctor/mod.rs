@@ -51,7 +51,7 @@ pub async fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         .config
         .clone()
         .or_else(|| port.config_path.clone())
-        .unwrap_or_else(mcpool_core::paths::default_config);
+        .unwrap_or_else(mcpool_core::os::paths::default_config);
     let loaded = mcpool_core::config::load(&config_path);
     let config = checks::config(&config_path, &loaded);
     let specs: Vec<ServerSpec> = loaded
@@ -124,7 +124,7 @@ async fn token(setup: &Setup) -> Option<String> {
     let fixed = setup.fixed_token().map(str::to_string);
     let keyring = setup.keyring();
     let read = tokio::task::spawn_blocking(move || {
-        mcpool_core::token::resolve(fixed, &keyring, &mcpool_core::paths::data_dir(), false)
+        mcpool_core::token::resolve(fixed, &keyring, &mcpool_core::os::paths::data_dir(), false)
     });
     match tokio::time::timeout(SECRETS_WAIT, read).await {
         Ok(Ok(Ok(Some(t)))) => Some(t.value),

@@ -2,19 +2,15 @@
 //! [`PowerEvent::NetworkChanged`]. A burst of kernel messages is one event.
 //! Linux only (the module is compiled there alone).
 
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{PowerEvent, PowerWatcher};
+use crate::wake::{until_stopped, PowerEvent};
 
 /// Messages closer together than this are one change.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);
-
-pub struct Netlink;
 
 mod socket {
     use futures::FutureExt;
@@ -55,47 +51,31 @@ mod socket {
     }
 }
 
-impl PowerWatcher for Netlink {
-    fn name(&self) -> &'static str {
-        "netlink"
-    }
-
-    fn run(
-        self: Box<Self>,
-        tx: mpsc::Sender<PowerEvent>,
-        stop: CancellationToken,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
-        Box::pin(async move {
-            let socket = match socket::open() {
-                Ok(s) => s,
-                Err(e) => {
-                    tracing::info!("no netlink network events ({e})");
-                    return;
-                }
-            };
-            tracing::info!("watching network changes through netlink");
-            loop {
-                let received = tokio::select! {
-                    _ = stop.cancelled() => return,
-                    r = socket::next(&socket) => r,
-                };
-                match received {
-                    Ok(()) => {}
-                    // The kernel dropped messages for us: the network did change.
-                    Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {}
-                    Err(e) => {
-                        tracing::info!("netlink network events ended ({e})");
-                        return;
-                    }
-                }
-                // Let the burst settle, then report it once.
-                tokio::time::sleep(DEBOUNCE).await;
-                socket::drain(&socket);
-                tracing::info!("the network changed");
-                if tx.send(PowerEvent::NetworkChanged).await.is_err() {
-                    return;
-                }
+pub async fn run(tx: mpsc::Sender<PowerEvent>, stop: CancellationToken) {
+    let socket = match socket::open() {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::info!("no netlink network events ({e})");
+            return;
+        }
+    };
+    tracing::info!("watching network changes through netlink");
+    while let Some(received) = until_stopped(&stop, socket::next(&socket)).await {
+        match received {
+            Ok(()) => {}
+            // The kernel dropped messages for us: the network did change.
+            Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {}
+            Err(e) => {
+                tracing::info!("netlink network events ended ({e})");
+                return;
             }
-        })
+        }
+        // Let the burst settle, then report it once.
+        tokio::time::sleep(DEBOUNCE).await;
+        socket::drain(&socket);
+        tracing::info!("the network changed");
+        if tx.send(PowerEvent::NetworkChanged).await.is_err() {
+            return;
+        }
     }
 }

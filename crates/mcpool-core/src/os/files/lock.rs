@@ -9,8 +9,9 @@
 //! two of mcpool's writers can interleave; an editor that takes no lock (a
 //! person's) is caught by the re-read before the replace instead.
 //!
-//! The system call is the standard library's (`flock` on Linux and macOS,
-//! `LockFileEx` on Windows); the lock goes with the open file, so a writer
+//! The system call is the standard library's `File::try_lock` (`flock` on
+//! Linux and macOS, `LockFileEx` with `LOCKFILE_EXCLUSIVE_LOCK |
+//! LOCKFILE_FAIL_IMMEDIATELY` on Windows, so one portable file); the lock goes with the open file, so a writer
 //! that dies mid-write frees it. The lock file is never removed: removing
 //! it would let a waiter lock a file that no other writer sees any more.
 //! Its name is not `NAME.lock`, which other programs use for their own
@@ -95,9 +96,7 @@ impl FileLock {
 fn open(lock: &Path) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(lock)
+    super::open_private(&mut options, lock)
 }
 
 #[cfg(test)]

@@ -1,0 +1,16 @@
+//! The XDG folders on Linux (`dirs` gives `~/Library/…` on macOS, which a
+//! macOS backend will want to review).
+
+use std::path::PathBuf;
+
+pub fn config_dir() -> PathBuf {
+    dirs::config_dir().unwrap_or_else(|| PathBuf::from(".")).join("mcpool")
+}
+
+pub fn cache_dir() -> PathBuf {
+    dirs::cache_dir().unwrap_or_else(std::env::temp_dir).join("mcpool")
+}
+
+pub fn data_dir() -> PathBuf {
+    dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("mcpool")
+}

@@ -1,0 +1,10 @@
+//! Linux: logind's sleep signal on the system bus, and rtnetlink.
+
+mod logind;
+mod netlink;
+
+use crate::wake::{watcher, PowerWatcher};
+
+pub fn watchers() -> Vec<Box<dyn PowerWatcher>> {
+    vec![watcher("logind", logind::run), watcher("netlink", netlink::run)]
+}
