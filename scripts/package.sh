@@ -53,7 +53,7 @@ cargo build --release --locked --workspace --bin mcpool --bin mcpool-app >&2
 say "release build: $((SECONDS - start)) s"
 
 # The packages carry the binaries without their debug info (the release
-# profile keeps line tables: ~490 MB for the two, ~85 MB stripped).
+# profile has no debug info; strip takes the symbol tables, ~85 MB for the two).
 # tauri.conf.json's bundle.linux.deb.files takes them from here.
 stage="$ROOT/target/release/package"
 mkdir -p "$stage"
