@@ -3,6 +3,12 @@
 //! notifications and the dashboard window. What the tray shows is decided
 //! by `mcpool-tray`; this file only renders it and performs the clicks.
 
+// A tray app, not a console program: on Windows no console window opens
+// with it. What it would have printed goes to the stderr it was given (a
+// terminal's or a pipe's), and a fatal error with nowhere to go is shown
+// in a message box (`say_fatal`).
+#![cfg_attr(windows, windows_subsystem = "windows")]
+
 mod notices;
 mod render;
 
@@ -61,14 +67,40 @@ fn main() -> ExitCode {
     mcpool_core::os::process::start_guardian(); // first, before any thread: it forks
     mcpool_core::log::init();
     if let Some(why) = no_display() {
-        eprintln!("mcpool: {why}; the tray app needs a desktop session. Run `mcpool serve` for the same pool and endpoint without one.");
+        say_fatal(&format!("mcpool: {why}; the tray app needs a desktop session. Run `mcpool serve` for the same pool and endpoint without one."));
         return ExitCode::from(2);
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("mcpool: {e:#}");
+            say_fatal(&format!("mcpool: {e:#}"));
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// A sentence that ends the app: on stderr, and on Windows also in a
+/// message box when the app has no stderr (started from the Start menu, the
+/// Run key or Explorer), where it would otherwise end without a word.
+fn say_fatal(sentence: &str) {
+    eprintln!("{sentence}");
+    #[cfg(windows)]
+    {
+        use std::os::windows::io::AsRawHandle;
+        if std::io::stderr().as_raw_handle().is_null() {
+            use windows_sys::Win32::UI::WindowsAndMessaging::{MessageBoxW, MB_ICONERROR, MB_OK};
+            let wide = |s: &str| s.encode_utf16().chain(Some(0)).collect::<Vec<u16>>();
+            let (text, title) = (wide(sentence), wide("mcpool"));
+            // SAFETY: both strings are NUL-terminated UTF-16 that live
+            // across the call; no owner window.
+            unsafe {
+                MessageBoxW(
+                    std::ptr::null_mut(),
+                    text.as_ptr(),
+                    title.as_ptr(),
+                    MB_OK | MB_ICONERROR,
+                )
+            };
         }
     }
 }
@@ -127,7 +159,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                     // Said plainly, not as the panic Tauri makes of a failed
                     // setup; nothing runs yet (service::start fails before
                     // its first server starts).
-                    eprintln!("mcpool: {e:#}"); // `:#`: the whole cause chain
+                    say_fatal(&format!("mcpool: {e:#}")); // `:#`: the whole cause chain
                     std::process::exit(1);
                 }
             };
@@ -353,8 +385,17 @@ pub(crate) fn open_dashboard(app: &AppHandle, server: Option<String>) {
             Ok(url) => {
                 let handle = app.clone();
                 let _ = app.run_on_main_thread(move || {
-                    if let Err(e) = show_dashboard(&handle, url, server.as_deref()) {
-                        tracing::error!("cannot open the dashboard: {e}");
+                    let shown = match no_webview() {
+                        Some(why) => Err(why),
+                        None => show_dashboard(&handle, url.clone(), server.as_deref()).map_err(|e| e.to_string()),
+                    };
+                    if let Err(why) = shown {
+                        // No window can be made here: the same dashboard,
+                        // signed in by the same link, in the user's browser.
+                        tracing::warn!("cannot open the dashboard window ({why}): opening it in the browser");
+                        if let Err(e) = mcpool_core::opener::open_url(url.as_str()) {
+                            tracing::error!("cannot open the dashboard in the browser either: {e}");
+                        }
                     }
                 });
             }
@@ -457,6 +498,17 @@ async fn dashboard_link(shared: &Shared, server: Option<&str>) -> anyhow::Result
         url.set_fragment(Some(&fragment));
     }
     Ok(url)
+}
+
+/// Why no web view can be made here, if none can: on Windows, when the
+/// WebView2 runtime is not installed (asked of its loader first, since a
+/// window made without it never comes up and says nothing).
+fn no_webview() -> Option<String> {
+    #[cfg(windows)]
+    if let Err(e) = tauri::webview_version() {
+        return Some(format!("no WebView2 runtime is installed: {e}"));
+    }
+    None
 }
 
 fn show_dashboard(app: &AppHandle, url: tauri::Url, server: Option<&str>) -> tauri::Result<()> {

@@ -100,7 +100,8 @@ struct Output {
     stderr: String,
 }
 
-/// A running `mcpool.exe serve` under Wine.
+/// A running `mcpool.exe serve` (or the tray app, `mcpool-app.exe`) under
+/// Wine.
 struct WinePool {
     child: Child,
     port: u16,
@@ -110,12 +111,28 @@ struct WinePool {
 
 impl WinePool {
     async fn start(bins: &Path, prefix: &Path, dir: &Path, config: &Value) -> anyhow::Result<Self> {
+        Self::start_program(bins, prefix, dir, config, "mcpool", &["serve"], &[]).await
+    }
+
+    /// `PROGRAM.exe ARGS --listen 127.0.0.1:0 --cache-dir …` with `env`
+    /// added, started once it says where it listens.
+    async fn start_program(
+        bins: &Path,
+        prefix: &Path,
+        dir: &Path,
+        config: &Value,
+        program: &str,
+        args: &[&str],
+        env: &[(&str, String)],
+    ) -> anyhow::Result<Self> {
         std::fs::write(dir.join("config.json"), serde_json::to_vec_pretty(config)?)?;
         let token = format!("wine-token-{}", std::process::id());
-        let stderr_log = dir.join("mcpool.stderr");
-        let mut cmd = wine_cmd(bins, prefix, "mcpool", dir);
-        cmd.args(["serve", "--listen", "127.0.0.1:0", "--cache-dir"])
+        let stderr_log = dir.join(format!("{program}.stderr"));
+        let mut cmd = wine_cmd(bins, prefix, program, dir);
+        cmd.args(args)
+            .args(["--listen", "127.0.0.1:0", "--cache-dir"])
             .arg(win(&dir.join("cache")))
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("MCPOOL_TOKEN", &token)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -123,7 +140,7 @@ impl WinePool {
         let mut child = cmd.spawn()?;
         let line = first_line(&mut child, START).await.with_context(|| {
             format!(
-                "mcpool.exe did not start listening: {}",
+                "{program}.exe did not start listening: {}",
                 std::fs::read_to_string(&stderr_log).unwrap_or_default()
             )
         })?;
@@ -231,7 +248,17 @@ async fn none_left(tag: &str) -> anyhow::Result<()> {
             return Ok(());
         }
         if tokio::time::Instant::now() > deadline {
-            bail!("processes of {tag} outlived mcpool: {left:?}");
+            let named: Vec<String> = left
+                .iter()
+                .map(|pid| {
+                    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    format!(
+                        "{pid} {}",
+                        String::from_utf8_lossy(&cmdline).replace('\0', " ").trim_end()
+                    )
+                })
+                .collect();
+            bail!("processes of {tag} outlived mcpool: {named:?}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -246,9 +273,11 @@ fn faulty(bins: &Path, tag: &str, env: Value) -> Value {
     })
 }
 
-/// A tag unique to this test run, carried in the upstream's command line.
+/// A tag unique to this test run, carried in the upstream's command line
+/// and in no other: not in the test's folder's name (`wine-TEST-PID-N`),
+/// which mcpool's own command line holds (`--cache-dir`).
 fn tag(test: &str) -> String {
-    format!("wine-{test}-{}", std::process::id())
+    format!("upstream-{test}-{}", std::process::id())
 }
 
 #[tokio::test]
@@ -356,9 +385,12 @@ async fn disconnect_and_shutdown_leave_no_process() -> anyhow::Result<()> {
     wait_for("the grandchild", START, || !processes_with(&linger).is_empty()).await?;
     assert_eq!(pool.post("/api/servers/f/disconnect").await?, 200);
     none_left(&t).await?;
-    // Connected again, with a grandchild again; then the pool stops.
-    let _ = agent.call("f__echo", json!({"text": "again"})).await?;
-    let _ = agent.call("f__spawn", json!({})).await?;
+    // Connected again (a disconnect holds until Reconnect), with a
+    // grandchild again; then the pool stops.
+    assert_eq!(pool.post("/api/servers/f/reconnect").await?, 200);
+    pool.wait_status("f", "connected").await?;
+    let r = agent.call("f__spawn", json!({})).await?;
+    assert!(text(&r).parse::<u32>().is_ok(), "{}", text(&r));
     wait_for("the grandchild", START, || !processes_with(&linger).is_empty()).await?;
     drop(agent);
     pool.interrupt().await?;
@@ -458,6 +490,11 @@ async fn add_remove_list_and_secrets_on_the_command_line() -> anyhow::Result<()>
     Ok(())
 }
 
+/// `C:\…` as a file of the prefix on Linux.
+fn in_prefix(prefix: &Path, windows_path: &str) -> PathBuf {
+    prefix.join("drive_c").join(windows_path[3..].replace('\\', "/"))
+}
+
 /// `connect --write` edits a client's file under the Wine user's profile.
 /// Which file each client has on Windows is the paths room's; this asserts
 /// that the file it names is inside the prefix's `C:\users` and holds
@@ -466,6 +503,17 @@ async fn add_remove_list_and_secrets_on_the_command_line() -> anyhow::Result<()>
 async fn connect_write_edits_a_client_file_in_the_wine_profile() -> anyhow::Result<()> {
     let (bins, prefix) = wine_or_skip!();
     let dir = TempDir::new("wine-connect");
+    // The prefix outlives a run: the file an earlier run wrote goes first,
+    // so that this run's write is the one checked. `connect` alone names it.
+    let o = cli(&bins, &prefix, dir.path(), &["connect", "claude-desktop"], None).await?;
+    // "Add to PATH (or run `mcpool connect claude-desktop --write`):"
+    let earlier = o
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("Add to "))
+        .and_then(|l| l.split(" (or run").next())
+        .with_context(|| format!("connect names no file: {o:?}"))?;
+    let _ = std::fs::remove_file(in_prefix(&prefix, earlier.trim()));
     let o = cli(
         &bins,
         &prefix,
@@ -490,8 +538,81 @@ async fn connect_write_edits_a_client_file_in_the_wine_profile() -> anyhow::Resu
         named.to_ascii_lowercase().starts_with("c:\\users\\"),
         "not in the Wine user's profile: {named}"
     );
-    let unix = prefix.join("drive_c").join(named[3..].replace('\\', "/"));
+    let unix = in_prefix(&prefix, named);
     let text = std::fs::read_to_string(&unix).with_context(|| format!("{named} ({})", unix.display()))?;
     assert!(text.contains("mcpool"), "{named}: {text}");
     Ok(())
+}
+
+/// The tray app, `mcpool-app.exe`, under Wine on a virtual display: the same
+/// pool and endpoint as `mcpool.exe serve` (a Linux agent lists and calls
+/// its Windows upstream through it); the dashboard, which has no WebView2
+/// runtime to open in here, opens in the browser instead (`BROWSER`, a
+/// batch file that writes down the link it is given), signed in; and a
+/// `kill -9` of the app leaves no process of its servers (the Job Object).
+#[tokio::test]
+async fn the_tray_app_serves_the_pool_and_without_webview2_opens_the_dashboard_in_the_browser() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_skip!();
+    if std::env::var_os("DISPLAY").is_none() {
+        bail!("no DISPLAY: the tray app needs one (scripts/windows.sh test runs these on a virtual display)");
+    }
+    let dir = TempDir::new("wine-app");
+    let t = tag("app");
+    let got = dir.path().join("browser-got.txt");
+    let browser = dir.path().join("browser.cmd");
+    std::fs::write(&browser, format!("@echo %~1> \"{}\"\r\n", win(&got)))?;
+    let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({}))}});
+    let mut app = WinePool::start_program(
+        &bins,
+        &prefix,
+        dir.path(),
+        &config,
+        "mcpool-app",
+        &["--dashboard"],
+        &[("BROWSER", win(&browser))],
+    )
+    .await?;
+    app.wait_status("f", "connected").await?;
+    let agent = app.agent().await?;
+    let names = agent.tool_names().await?;
+    assert!(names.contains(&"f__echo".to_string()), "{names:?}");
+    let r = agent.call("f__echo", json!({"text": "through the tray app"})).await?;
+    assert_eq!(text(&r), "through the tray app");
+
+    wait_for("the dashboard link in the browser", START, || {
+        std::fs::read_to_string(&got).is_ok_and(|s| s.contains("/ui/login?code="))
+    })
+    .await
+    .with_context(|| format!("app log:\n{}", app.logs()))?;
+    let link = std::fs::read_to_string(&got)?.trim().to_string();
+    assert!(
+        link.starts_with(&app.url("/ui/login?code=")),
+        "the link is not to this app's endpoint: {link}"
+    );
+    assert!(
+        app.logs().contains("opening it in the browser"),
+        "the log does not say why: {}",
+        app.logs()
+    );
+    // The link signs the browser in: a redirect to the dashboard with its
+    // session cookie (a link nobody issued gets the sign-in page, 401).
+    let r = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?
+        .get(&link)
+        .send()
+        .await?;
+    assert_eq!(r.status().as_u16(), 303, "{link}");
+    assert!(
+        r.headers().contains_key("set-cookie"),
+        "no session cookie: {:?}",
+        r.headers()
+    );
+
+    let _ = agent.call("f__spawn", json!({})).await?;
+    let linger = format!("linger stdio --name {t}");
+    wait_for("the grandchild", START, || !processes_with(&linger).is_empty()).await?;
+    drop(agent);
+    app.child.kill().await?;
+    none_left(&t).await
 }

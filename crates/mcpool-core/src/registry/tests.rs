@@ -331,7 +331,8 @@ fn server_names_are_one_path_segment() {
 fn a_runtime_on_path_or_what_to_install() {
     let dir = std::env::temp_dir().join(format!("mcpool-runtime-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let npx = dir.join("npx");
+    // A program as each OS finds one: on Windows by an extension of PATHEXT.
+    let npx = dir.join(if cfg!(windows) { "npx.cmd" } else { "npx" });
     std::fs::write(&npx, "#!/bin/sh\n").expect("write");
     #[cfg(unix)]
     {
@@ -389,7 +390,7 @@ fn a_program_found_by_name_or_by_path_and_hints_for_interpreters() {
     use super::runtime::{find, install_hint};
     let dir = std::env::temp_dir().join(format!("mcpool-find-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let uvx = dir.join("uvx");
+    let uvx = dir.join(if cfg!(windows) { "uvx.cmd" } else { "uvx" });
     std::fs::write(&uvx, "#!/bin/sh\n").expect("write");
     let plain = dir.join("plain");
     std::fs::write(&plain, "not a program").expect("write");
@@ -401,7 +402,8 @@ fn a_program_found_by_name_or_by_path_and_hints_for_interpreters() {
     assert_eq!(find("uvx", Some(dir.as_os_str())), Some(uvx.clone()));
     assert_eq!(find("uvx", Some(dir.join("none").as_os_str())), None);
     assert_eq!(find("uvx", None), None);
-    let by_path = uvx.display().to_string();
+    // By its path without the extension too: Windows adds it.
+    let by_path = dir.join("uvx").display().to_string();
     assert_eq!(find(&by_path, None), Some(uvx.clone()));
     #[cfg(unix)]
     assert_eq!(find(&plain.display().to_string(), Some(dir.as_os_str())), None);
