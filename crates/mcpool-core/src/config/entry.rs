@@ -260,19 +260,66 @@ fn parse_oauth(obj: &Map<String, Value>) -> Result<Option<OAuthSpec>, (String, S
 
 /// A relative `cwd` is taken relative to the config file's folder, and `~`
 /// to the home folder, so the same entry means the same folder wherever
-/// mcpool was started from.
+/// mcpool was started from. On Windows `~\` is the home folder too, and
+/// `%NAME%` is the environment variable's value, as `cmd` reads it.
 fn resolve_cwd(config_path: &Path, cwd: &str) -> PathBuf {
-    let expanded = match cwd.strip_prefix("~/") {
-        Some(rest) => dirs::home_dir()
-            .map(|h| h.join(rest))
-            .unwrap_or_else(|| PathBuf::from(cwd)),
-        None => PathBuf::from(cwd),
-    };
+    let home = dirs::home_dir();
+    let env = |name: &str| std::env::var(name).ok();
+    let expanded = PathBuf::from(expand_cwd(cwd, home.as_deref(), &env, cfg!(windows)));
     if expanded.is_absolute() {
         expanded
     } else {
         config_path.parent().map(|p| p.join(&expanded)).unwrap_or(expanded)
     }
+}
+
+/// `cwd` with a leading `~/` (and on Windows `~\`) as `home`, and on
+/// Windows each `%NAME%` that `env` knows as its value (one it does not
+/// know stays as written, as `cmd` leaves it).
+pub(crate) fn expand_cwd(
+    cwd: &str,
+    home: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+    windows: bool,
+) -> String {
+    let cwd = if windows {
+        expand_percent(cwd, env)
+    } else {
+        cwd.to_string()
+    };
+    let rest = cwd
+        .strip_prefix("~/")
+        .or_else(|| cwd.strip_prefix("~\\").filter(|_| windows));
+    match (rest, home) {
+        (Some(rest), Some(home)) => home.join(rest).to_string_lossy().into_owned(),
+        _ => cwd,
+    }
+}
+
+fn expand_percent(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('%') {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 1..];
+        let value = after
+            .find('%')
+            .map(|end| (end, &after[..end]))
+            .filter(|(_, name)| !name.is_empty())
+            .and_then(|(end, name)| env(name).map(|v| (end, v)));
+        match value {
+            Some((end, value)) => {
+                out.push_str(&value);
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push('%');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 fn string_field(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {

@@ -251,3 +251,29 @@ fn registries_are_base_urls() {
         assert!(p.message.contains(words), "{bad}: {p}");
     }
 }
+
+#[test]
+fn cwd_expands_the_home_folder_and_on_windows_percent_variables() {
+    use super::entry::expand_cwd;
+    let home = std::path::Path::new("/home/ada");
+    let env = |name: &str| match name {
+        "USERPROFILE" => Some(r"C:\Users\ada".to_string()),
+        "PROJ" => Some("p1".to_string()),
+        _ => None,
+    };
+    // Unix: `~/` only; a `%` is a character like any other.
+    assert_eq!(expand_cwd("~/work", Some(home), &env, false), "/home/ada/work");
+    assert_eq!(expand_cwd(r"~\work", Some(home), &env, false), r"~\work");
+    assert_eq!(expand_cwd("%PROJ%/x", Some(home), &env, false), "%PROJ%/x");
+    assert_eq!(expand_cwd("~/work", None, &env, false), "~/work");
+    // Windows: `~\` too, and `%NAME%` from the environment, as cmd reads it.
+    assert_eq!(expand_cwd(r"~\work", Some(home), &env, true), "/home/ada/work");
+    assert_eq!(
+        expand_cwd(r"%USERPROFILE%\src\%PROJ%", Some(home), &env, true),
+        r"C:\Users\ada\src\p1"
+    );
+    // Unknown names, a lone `%` and `%%` stay as written.
+    assert_eq!(expand_cwd(r"%NOPE%\a", Some(home), &env, true), r"%NOPE%\a");
+    assert_eq!(expand_cwd("100% %PROJ%", Some(home), &env, true), "100% p1");
+    assert_eq!(expand_cwd("a%%b", Some(home), &env, true), "a%%b");
+}
