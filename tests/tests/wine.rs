@@ -10,8 +10,9 @@
 //!
 //! `scripts/windows.sh test` runs these with `MCPOOL_WINE_BIN_DIR` (the
 //! programs of dist/windows) and `MCPOOL_WINEPREFIX` (its private prefix)
-//! set; CI runs that script. A plain `cargo test` has no Windows programs
-//! and says so.
+//! set; CI runs that script. A plain `cargo test` leaves this file out
+//! (`test = false` in tests/Cargo.toml); named without those variables, it
+//! fails saying how to run it.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -37,14 +38,13 @@ fn wine() -> Option<(PathBuf, PathBuf)> {
     Some((PathBuf::from(bins), PathBuf::from(prefix)))
 }
 
-macro_rules! wine_or_skip {
+macro_rules! wine_or_fail {
     () => {
         match wine() {
             Some(w) => w,
-            None => {
-                eprintln!("not run: MCPOOL_WINE_BIN_DIR is not set (scripts/windows.sh test runs these under Wine)");
-                return Ok(());
-            }
+            None => bail!(
+                "MCPOOL_WINE_BIN_DIR and MCPOOL_WINEPREFIX are not set: `bash scripts/windows.sh test` runs these under Wine"
+            ),
         }
     };
 }
@@ -282,7 +282,7 @@ fn tag(test: &str) -> String {
 
 #[tokio::test]
 async fn serve_lists_and_calls_a_windows_upstream_with_a_keyring_value_and_reconnects() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     let dir = TempDir::new("wine-serve");
     let t = tag("serve");
     let set = cli(
@@ -317,7 +317,7 @@ async fn serve_lists_and_calls_a_windows_upstream_with_a_keyring_value_and_recon
 
 #[tokio::test]
 async fn a_cmd_shim_is_found_by_pathext_and_a_batch_argument_arrives_literally() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     let dir = TempDir::new("wine-shim");
     let t = tag("shim");
     // What `npx` is on Windows: a batch file that runs the real program.
@@ -344,7 +344,7 @@ async fn a_cmd_shim_is_found_by_pathext_and_a_batch_argument_arrives_literally()
 
 #[tokio::test]
 async fn a_batch_argument_that_cannot_pass_is_refused_with_a_sentence() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     let dir = TempDir::new("wine-refuse");
     let shims = dir.path().join("shims");
     std::fs::create_dir_all(&shims)?;
@@ -371,7 +371,7 @@ async fn a_batch_argument_that_cannot_pass_is_refused_with_a_sentence() -> anyho
 
 #[tokio::test]
 async fn disconnect_and_shutdown_leave_no_process() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     let dir = TempDir::new("wine-stop");
     let t = tag("stop");
     let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({}))}});
@@ -399,7 +399,7 @@ async fn disconnect_and_shutdown_leave_no_process() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn kill_9_of_mcpool_leaves_no_grandchild() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     let dir = TempDir::new("wine-kill");
     let t = tag("kill");
     let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({}))}});
@@ -416,7 +416,7 @@ async fn kill_9_of_mcpool_leaves_no_grandchild() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn mcpool_exe_stdio_bridges_a_linux_agent() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     let dir = TempDir::new("wine-bridge");
     let t = tag("bridge");
     let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({}))}});
@@ -449,7 +449,7 @@ async fn mcpool_exe_stdio_bridges_a_linux_agent() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn add_remove_list_and_secrets_on_the_command_line() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     let dir = TempDir::new("wine-cli");
     std::fs::write(dir.path().join("config.json"), "{\"mcpServers\": {}}\n")?;
     let faulty_exe = win(&bins.join("mcpool-faulty.exe"));
@@ -501,7 +501,7 @@ fn in_prefix(prefix: &Path, windows_path: &str) -> PathBuf {
 /// mcpool's entry.
 #[tokio::test]
 async fn connect_write_edits_a_client_file_in_the_wine_profile() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     let dir = TempDir::new("wine-connect");
     // The prefix outlives a run: the file an earlier run wrote goes first,
     // so that this run's write is the one checked. `connect` alone names it.
@@ -552,7 +552,7 @@ async fn connect_write_edits_a_client_file_in_the_wine_profile() -> anyhow::Resu
 /// `kill -9` of the app leaves no process of its servers (the Job Object).
 #[tokio::test]
 async fn the_tray_app_serves_the_pool_and_without_webview2_opens_the_dashboard_in_the_browser() -> anyhow::Result<()> {
-    let (bins, prefix) = wine_or_skip!();
+    let (bins, prefix) = wine_or_fail!();
     if std::env::var_os("DISPLAY").is_none() {
         bail!("no DISPLAY: the tray app needs one (scripts/windows.sh test runs these on a virtual display)");
     }
