@@ -37,7 +37,7 @@ cargo fmt --all --check
 
 step "cargo clippy --workspace --all-targets -- -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
-# tests/tests/wine.rs is `test = false` (scripts/windows.sh runs it), which
+# tests/tests/wine/ is `test = false` (scripts/windows.sh runs it), which
 # --all-targets leaves out: linted by name.
 cargo clippy --workspace --test wine -- -D warnings
 
@@ -49,7 +49,7 @@ MCPOOL_TEST_DEB="$(bash scripts/package.sh deb </dev/null)"
 export MCPOOL_TEST_DEB
 
 # The Windows part (MCPOOL_TEST_WINDOWS=0 leaves it out): the release .exe
-# programs and the zip, then mcpool-core's unit tests and tests/tests/wine.rs
+# programs and the zip, then mcpool-core's unit tests and tests/tests/wine/
 # under Wine. Its target dir is outside the checkout (scripts/windows.sh), so
 # a fresh clone on a machine that built it before rebuilds only mcpool's own
 # crates.
@@ -57,7 +57,7 @@ if [ "${MCPOOL_TEST_WINDOWS:-1}" = 1 ]; then
     step "Windows: scripts/windows.sh build (release .exe programs and the zip in dist/windows)"
     bash scripts/windows.sh build </dev/null
 
-    step "Windows: scripts/windows.sh test (mcpool-core's unit tests and tests/tests/wine.rs under Wine)"
+    step "Windows: scripts/windows.sh test (mcpool-core's unit tests and tests/tests/wine/ under Wine)"
     bash scripts/windows.sh test </dev/null
 else
     step "Windows: skipped (MCPOOL_TEST_WINDOWS=0)"

@@ -9,7 +9,7 @@
 #                                   and the licence)
 #   scripts/windows.sh test         the Windows test set under Wine: mcpool-core's
 #                                   unit tests built for Windows, then the
-#                                   end-to-end tests of tests/tests/wine.rs
+#                                   end-to-end tests of tests/tests/wine/
 #                                   against the programs in dist/windows/
 #   scripts/windows.sh run -- ARGS  mcpool.exe ARGS under Wine, in the test prefix
 #
@@ -195,7 +195,7 @@ e2e_tests() {
     for exe in mcpool mcpool-app mcpool-faulty; do
         [ -f "$DIST/$exe.exe" ] || die "$DIST/$exe.exe is missing: run scripts/windows.sh build first"
     done
-    say "end-to-end tests under Wine (tests/tests/wine.rs) against $DIST"
+    say "end-to-end tests under Wine (tests/tests/wine/) against $DIST"
     # On a throwaway desktop (a virtual X display): the tray app's test
     # opens its window and its notification-area icon.
     bash "$ROOT/scripts/desktop.sh" env MCPOOL_WINE_BIN_DIR="$DIST" MCPOOL_WINEPREFIX="$WINEPREFIX" \
