@@ -19,6 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
+use mcpool_core::control::Control;
+use mcpool_core::endpoint::browser::BrowserAuth;
 use mcpool_core::lifecycle::Status;
 use mcpool_core::pool::Pool;
 use mcpool_core::service::{self, ServeArgs, Service};
@@ -38,9 +40,13 @@ const REFRESH: Duration = Duration::from_secs(2);
 /// What every click handler needs.
 struct Shared {
     pool: Pool,
+    /// The pool's operations, called in this process as the dashboard's API
+    /// calls them.
+    control: Control,
+    /// Issues the window's one-time dashboard links.
+    dashboard: Arc<BrowserAuth>,
     local_addr: SocketAddr,
     endpoint_url: String,
-    token: String,
     /// Taken once, at quit.
     service: Mutex<Option<Service>>,
 }
@@ -214,9 +220,10 @@ fn start_service(serve: ServeArgs) -> anyhow::Result<Arc<Shared>> {
     println!("mcpool listening on {}", service.endpoint_url());
     Ok(Arc::new(Shared {
         pool: service.pool.clone(),
+        control: service.control.clone(),
+        dashboard: service.dashboard.clone(),
         local_addr: service.local_addr,
         endpoint_url: service.endpoint_url(),
-        token: service.token.clone(),
         service: Mutex::new(Some(service)),
     }))
 }
@@ -333,33 +340,26 @@ fn perform(app: &AppHandle, action: Action) {
     let shared = app.state::<Arc<Shared>>().inner().clone();
     match action {
         Action::Reconnect(name) | Action::Enable(name) => {
-            if let Some(server) = shared.pool.server(&name) {
-                tauri::async_runtime::spawn(async move {
-                    if let Err(e) = server.reconnect().await {
-                        tracing::info!("reconnect {name}: {}", e.sentence);
-                    }
-                });
-            }
+            tauri::async_runtime::spawn(async move {
+                if let Err(e) = shared.control.reconnect(&name).await {
+                    tracing::info!("reconnect {name}: {e}");
+                }
+            });
         }
         Action::Disconnect(name) => {
-            if let Some(server) = shared.pool.server(&name) {
-                server.disconnect();
+            if let Err(e) = shared.control.disconnect(&name) {
+                tracing::info!("disconnect {name}: {e}");
             }
         }
         Action::ReconnectAllFailed => {
-            for server in shared.pool.servers() {
-                if server.status() == Status::Failed {
-                    tauri::async_runtime::spawn(async move {
-                        let _ = server.reconnect().await;
-                    });
-                }
-            }
+            let control = shared.control.clone();
+            tauri::async_runtime::spawn(async move { control.reconnect_failed() });
         }
         Action::SignIn(name) => sign_in(app, name),
         Action::SignOut(name) => {
             tauri::async_runtime::spawn(async move {
-                if let Err(e) = server_action(&shared, &name, "logout").await {
-                    tracing::warn!("cannot sign out of {name}: {e:#}");
+                if let Err(e) = shared.control.sign_out(&name).await {
+                    tracing::warn!("cannot sign out of {name}: {e}");
                 }
             });
         }
@@ -381,7 +381,7 @@ pub(crate) fn open_dashboard(app: &AppHandle, server: Option<String>) {
     let shared = app.state::<Arc<Shared>>().inner().clone();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        match dashboard_link(&shared, server.as_deref()).await {
+        match dashboard_link(&shared, server.as_deref()) {
             Ok(url) => {
                 let handle = app.clone();
                 let _ = app.run_on_main_thread(move || {
@@ -405,48 +405,23 @@ pub(crate) fn open_dashboard(app: &AppHandle, server: Option<String>) {
 }
 
 /// Starts signing `server` in and opens the browser at its sign-in page
-/// (`BROWSER` if set, else the desktop's). The instance owns the redirect
-/// listener and the tokens, so this asks it through the control API, as
-/// `mcpool login` does; the server connects once the browser comes back.
+/// (`BROWSER` if set, else the desktop's). The pool owns the redirect
+/// listener and the tokens; the server connects once the browser comes
+/// back.
 /// If no page can be opened, the dashboard opens at that server instead.
 pub(crate) fn sign_in(app: &AppHandle, server: String) {
     let shared = app.state::<Arc<Shared>>().inner().clone();
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
-        let opened = match authorize_url(&shared, &server).await {
+        let opened = match shared.control.sign_in(&server).await {
             Ok(url) => mcpool_core::opener::open_url(&url).map_err(anyhow::Error::from),
-            Err(e) => Err(e),
+            Err(e) => Err(anyhow::Error::from(e)),
         };
         if let Err(e) = opened {
             tracing::warn!("cannot start signing in to {server}: {e:#}");
             open_dashboard(&app, Some(server));
         }
     });
-}
-
-async fn authorize_url(shared: &Shared, server: &str) -> anyhow::Result<String> {
-    let body = server_action(shared, server, "login").await?;
-    body["authorize_url"]
-        .as_str()
-        .map(str::to_string)
-        .context("the instance did not start the sign-in")
-}
-
-/// `POST /api/servers/{server}/{verb}` on our own endpoint: its answer, or
-/// the sentence of its error.
-async fn server_action(shared: &Shared, server: &str, verb: &str) -> anyhow::Result<serde_json::Value> {
-    let name: String = url::form_urlencoded::byte_serialize(server.as_bytes()).collect();
-    let response = reqwest::Client::new()
-        .post(format!("http://{}/api/servers/{name}/{verb}", shared.local_addr))
-        .bearer_auth(&shared.token)
-        .send()
-        .await?;
-    let status = response.status();
-    let body: serde_json::Value = response.json().await.unwrap_or_default();
-    if !status.is_success() {
-        anyhow::bail!("{}", body["error"].as_str().unwrap_or(status.as_str()));
-    }
-    Ok(body)
 }
 
 /// Stops every server (and child process) in order, then ends the app with
@@ -473,23 +448,12 @@ async fn quit_on_signal(app: AppHandle, shared: Arc<Shared>) {
     quit(app, shared).await;
 }
 
-/// A one-time sign-in link for the window, asked of our own endpoint exactly
-/// as `mcpool ui` asks: the window then holds a dashboard session cookie.
-/// The dashboard reads `#server=NAME` and shows that server's card.
-async fn dashboard_link(shared: &Shared, server: Option<&str>) -> anyhow::Result<tauri::Url> {
+/// A one-time sign-in link for the window, as `mcpool ui` gets one: the
+/// window then holds a dashboard session cookie. The dashboard reads
+/// `#server=NAME` and shows that server's card.
+fn dashboard_link(shared: &Shared, server: Option<&str>) -> anyhow::Result<tauri::Url> {
     let base = format!("http://{}", shared.local_addr);
-    let body: serde_json::Value = reqwest::Client::new()
-        .post(format!("{base}/api/ui/link"))
-        .bearer_auth(&shared.token)
-        .send()
-        .await?
-        .error_for_status()?
-        .json()
-        .await?;
-    let path = body["path"]
-        .as_str()
-        .filter(|p| p.starts_with("/ui/"))
-        .context("unexpected answer from /api/ui/link")?;
+    let path = shared.dashboard.issue_link_path();
     let mut url: tauri::Url = format!("{base}{path}").parse()?;
     if let Some(name) = server {
         let fragment: String = url::form_urlencoded::Serializer::new(String::new())

@@ -7,6 +7,7 @@ pub mod backoff;
 pub mod cache;
 pub mod calls;
 pub mod config;
+pub mod control;
 pub mod editing;
 pub mod endpoint;
 pub mod errors;

@@ -50,6 +50,12 @@ impl BrowserAuth {
         code
     }
 
+    /// A new one-time sign-in path, `/ui/login?code=…`: what `POST
+    /// /api/ui/link` answers and the tray's window opens.
+    pub fn issue_link_path(&self) -> String {
+        format!("/ui/login?code={}", self.issue_code())
+    }
+
     /// Spends `code`: a new session id if it was issued, unused and fresh.
     pub fn redeem(&self, code: &str) -> Option<String> {
         let mut inner = lock(&self.inner);

@@ -37,7 +37,7 @@ pub(super) async fn guard(State(state): State<AppState>, mut request: Request, n
         Auth::Bearer
     } else if ui::is_public(&path) {
         Auth::Public
-    } else if ui::is_browser_path(&path) && state.browser.has_session(request.headers()) {
+    } else if ui::is_browser_path(&path) && state.options.dashboard.has_session(request.headers()) {
         if let Err(why) = ui::check_session_request(&request, state.options.any_host) {
             return ui::forbidden(why);
         }

@@ -5,11 +5,6 @@
 //! `oneshot`.
 
 pub mod api;
-pub mod api_activity;
-pub mod api_logs;
-pub mod api_registry;
-pub mod api_servers;
-pub mod api_tools;
 pub mod browser;
 pub mod builtin;
 pub mod connect;
@@ -34,6 +29,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_config::Dirs;
+use crate::control::Control;
 use crate::hub::Scope;
 use crate::pool::Pool;
 use crate::sync::lock;
@@ -58,6 +54,9 @@ pub struct EndpointOptions {
     pub max_request_bytes: usize,
     /// Cancelled at shutdown: closes every agent session.
     pub shutdown: CancellationToken,
+    /// The dashboard's one-time links and sessions, shared with whoever
+    /// else issues links in this process (the tray's window).
+    pub dashboard: Arc<browser::BrowserAuth>,
 }
 
 /// How many agent sessions may be open, how long one may stay idle, and
@@ -83,11 +82,12 @@ impl Default for SessionOptions {
 #[derive(Clone)]
 pub struct AppState {
     pub pool: Pool,
+    /// The pool's operations, which the API's handlers translate to.
+    pub control: Control,
     options: EndpointOptions,
     aggregated: Arc<McpEndpoint>,
     per_server: Arc<Mutex<HashMap<String, McpEndpoint>>>,
     per_profile: Arc<Mutex<HashMap<String, McpEndpoint>>>,
-    browser: Arc<browser::BrowserAuth>,
     sessions: Arc<SessionBook>,
     session_file: Option<Arc<SessionFile>>,
     metrics: Arc<Metrics>,
@@ -163,26 +163,28 @@ pub fn router(pool: Pool, options: EndpointOptions) -> Router {
 /// [`router`] with a session limit and a session file of the caller's.
 pub fn router_with_sessions(pool: Pool, options: EndpointOptions, sessions: SessionOptions) -> Router {
     let metrics = Metrics::watch(&pool);
-    router_with_metrics(pool, options, sessions, metrics)
+    router_with_metrics(Control::new(pool), options, sessions, metrics)
 }
 
-/// [`router_with_sessions`] whose `GET /metrics` answers `metrics` (which
+/// [`router_with_sessions`] for the pool of `control` (which the caller
+/// shares, as the tray does), whose `GET /metrics` answers `metrics` (which
 /// a `--metrics-listen` listener shares).
 pub fn router_with_metrics(
-    pool: Pool,
+    control: Control,
     options: EndpointOptions,
     sessions: SessionOptions,
     metrics: Arc<Metrics>,
 ) -> Router {
+    let pool = control.pool().clone();
     let book = Arc::new(SessionBook::new(sessions.max, sessions.idle, options.shutdown.clone()));
     let aggregated = mcp_service(&pool, Scope::All, &options, &book, sessions.file.as_ref());
     let state = AppState {
         pool,
+        control,
         options,
         aggregated: Arc::new(aggregated),
         per_server: Arc::default(),
         per_profile: Arc::default(),
-        browser: Arc::default(),
         sessions: book,
         session_file: sessions.file,
         metrics,
@@ -295,6 +297,7 @@ mod tests {
                 any_host: false,
                 max_request_bytes: request_check::DEFAULT_MAX_REQUEST_BYTES,
                 shutdown: CancellationToken::new(),
+                dashboard: Arc::default(),
             },
         )
     }

@@ -104,7 +104,7 @@ struct LoginQuery {
 }
 
 async fn login(State(state): State<AppState>, headers: HeaderMap, Query(q): Query<LoginQuery>) -> Response {
-    let Some(session) = q.code.as_deref().and_then(|c| state.browser.redeem(c)) else {
+    let Some(session) = q.code.as_deref().and_then(|c| state.options.dashboard.redeem(c)) else {
         return signin_page(StatusCode::UNAUTHORIZED);
     };
     let name = browser::cookie_name(headers.get(header::HOST).and_then(|h| h.to_str().ok()));
@@ -132,7 +132,7 @@ async fn link(State(state): State<AppState>, Extension(auth): Extension<Auth>, h
     if auth != Auth::Bearer {
         return forbidden("a dashboard link needs the bearer token (run `mcpool ui`)");
     }
-    let path = format!("/ui/login?code={}", state.browser.issue_code());
+    let path = state.options.dashboard.issue_link_path();
     let host = headers
         .get(header::HOST)
         .and_then(|h| h.to_str().ok())

@@ -25,6 +25,7 @@ fn new_app() -> Router {
             any_host: false,
             max_request_bytes: crate::endpoint::request_check::DEFAULT_MAX_REQUEST_BYTES,
             shutdown: CancellationToken::new(),
+            dashboard: Arc::default(),
         },
     )
 }

@@ -15,6 +15,8 @@ use tokio_util::sync::CancellationToken;
 use crate::agent_config::Dirs;
 use crate::cache::{self, ToolCache};
 use crate::config;
+use crate::control::Control;
+use crate::endpoint::browser::BrowserAuth;
 use crate::endpoint::session_store::{self, SessionFile};
 use crate::endpoint::{self, EndpointOptions, SessionOptions};
 use crate::os::paths;
@@ -214,6 +216,10 @@ pub enum ServiceError {
 /// [`shutdown`](Service::shutdown).
 pub struct Service {
     pub pool: Pool,
+    /// The pool's operations, as the dashboard's API performs them.
+    pub control: Control,
+    /// Issues the dashboard's one-time sign-in links.
+    pub dashboard: Arc<BrowserAuth>,
     /// Where the endpoint really listens (the port is known after binding).
     pub local_addr: SocketAddr,
     pub config_path: PathBuf,
@@ -291,8 +297,10 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         shutdown.clone(),
     ));
     let metrics = crate::telemetry::Metrics::watch(&pool);
+    let control = Control::new(pool.clone());
+    let dashboard = Arc::<BrowserAuth>::default();
     let app = endpoint::router_with_metrics(
-        pool.clone(),
+        control.clone(),
         EndpointOptions {
             token: options.token.clone(),
             token_fixed: options.token_fixed,
@@ -300,6 +308,7 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
             any_host: options.allow_non_loopback,
             max_request_bytes: options.max_request_bytes,
             shutdown: shutdown.clone(),
+            dashboard: dashboard.clone(),
         },
         SessionOptions {
             max: options.max_sessions,
@@ -337,6 +346,8 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
     });
     Ok(Service {
         pool,
+        control,
+        dashboard,
         local_addr,
         config_path,
         token: options.token,

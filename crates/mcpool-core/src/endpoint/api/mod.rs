@@ -1,5 +1,13 @@
-//! The control API: server snapshots, explicit actions, and a stream of
-//! status changes for the tray and the dashboard.
+//! The dashboard's API under `/api`: server snapshots, the pool's
+//! operations (each one a call into [`crate::control`], translated from HTTP
+//! and back), and a stream of status changes. No logic of its own lives
+//! here: what an operation does is the control room's.
+
+mod activity;
+mod logs;
+mod registry;
+mod servers;
+mod tools;
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -15,6 +23,8 @@ use serde_json::json;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::AppState;
+use crate::control::{ControlError, ToolAction};
+use crate::supervisor::ServerSnapshot;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -29,11 +39,11 @@ pub fn routes() -> Router<AppState> {
         .route("/api/config", get(config))
         .route("/api/sessions", get(sessions))
         .route("/api/calls", get(calls))
-        .merge(super::api_tools::routes())
-        .merge(super::api_activity::routes())
-        .merge(super::api_registry::routes())
-        .merge(super::api_servers::routes())
-        .merge(super::api_logs::routes())
+        .merge(tools::routes())
+        .merge(activity::routes())
+        .merge(registry::routes())
+        .merge(servers::routes())
+        .merge(logs::routes())
 }
 
 /// The last tool calls agents made, newest first: names and timings only.
@@ -84,109 +94,79 @@ async fn list(State(state): State<AppState>) -> Response {
     Json(state.pool.snapshot()).into_response()
 }
 
-fn unknown(name: &str) -> Response {
-    (
-        StatusCode::NOT_FOUND,
-        Json(json!({"error": format!("mcpool has no server named '{name}'")})),
-    )
-        .into_response()
-}
-
-async fn reconnect(State(state): State<AppState>, Path(name): Path<String>) -> Response {
-    let Some(sup) = state.pool.server(&name) else {
-        return unknown(&name);
-    };
-    match sup.reconnect().await {
-        Ok(()) => Json(json!({"ok": true, "server": sup.snapshot()})).into_response(),
-        Err(u) => (
-            StatusCode::BAD_GATEWAY,
-            Json(json!({"ok": false, "error": u.sentence, "server": sup.snapshot()})),
-        )
-            .into_response(),
+/// The HTTP status of an operation's failure.
+fn status_of(e: &ControlError) -> StatusCode {
+    match e {
+        ControlError::UnknownServer(_) | ControlError::UnknownTool { .. } => StatusCode::NOT_FOUND,
+        ControlError::Unreachable { .. } | ControlError::SignIn(_) => StatusCode::BAD_GATEWAY,
+        ControlError::SignOut(_) => StatusCode::BAD_REQUEST,
+        ControlError::Edit(e) => servers::status_of(e),
     }
 }
 
+/// A server operation's answer: `{"ok": true, "server": …}`, or its error
+/// (with the server as it stands when the server could not be reached).
+fn answer(done: Result<ServerSnapshot, ControlError>) -> Response {
+    match done {
+        Ok(server) => Json(json!({"ok": true, "server": server})).into_response(),
+        Err(ControlError::UnknownServer(name)) => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": ControlError::UnknownServer(name).to_string()})),
+        )
+            .into_response(),
+        Err(e @ ControlError::Unreachable { .. }) => {
+            let status = status_of(&e);
+            let ControlError::Unreachable { sentence, server } = e else {
+                unreachable!()
+            };
+            (status, Json(json!({"ok": false, "error": sentence, "server": server}))).into_response()
+        }
+        Err(e) => (status_of(&e), Json(json!({"ok": false, "error": e.to_string()}))).into_response(),
+    }
+}
+
+async fn reconnect(State(state): State<AppState>, Path(name): Path<String>) -> Response {
+    answer(state.control.reconnect(&name).await)
+}
+
 async fn disconnect(State(state): State<AppState>, Path(name): Path<String>) -> Response {
-    let Some(sup) = state.pool.server(&name) else {
-        return unknown(&name);
-    };
-    sup.disconnect();
-    Json(json!({"ok": true, "server": sup.snapshot()})).into_response()
+    answer(state.control.disconnect(&name))
+}
+
+async fn enable(State(state): State<AppState>, Path(name): Path<String>) -> Response {
+    answer(state.control.enable(&name).await)
 }
 
 /// Starts signing a remote server in: answers the URL to open in the
-/// browser; the instance owns the redirect listener and the tokens.
+/// browser.
 async fn login(State(state): State<AppState>, Path(name): Path<String>) -> Response {
-    let Some(sup) = state.pool.server(&name) else {
-        return unknown(&name);
-    };
-    match sup.login().await {
+    match state.control.sign_in(&name).await {
         Ok(url) => Json(json!({"authorize_url": url})).into_response(),
-        Err(sentence) => (StatusCode::BAD_GATEWAY, Json(json!({"error": sentence}))).into_response(),
+        Err(e) => (status_of(&e), Json(json!({"error": e.to_string()}))).into_response(),
     }
 }
 
 /// Forgets a server's tokens.
 async fn logout(State(state): State<AppState>, Path(name): Path<String>) -> Response {
-    let Some(sup) = state.pool.server(&name) else {
-        return unknown(&name);
-    };
-    match sup.logout().await {
-        Ok(()) => Json(json!({"ok": true, "server": sup.snapshot()})).into_response(),
-        Err(sentence) => (StatusCode::BAD_REQUEST, Json(json!({"ok": false, "error": sentence}))).into_response(),
-    }
+    answer(state.control.sign_out(&name).await)
 }
 
-/// A tool's switch (`enable`, `disable`: written into the config file's
-/// `disabledTools`, then applied at once) or its approval (`approve`: the
-/// definition listed now becomes the approved one).
+/// A tool's switch (`enable`, `disable`) or its approval (`approve`).
 async fn tool_action(
     State(state): State<AppState>,
     Path((name, tool, action)): Path<(String, String, String)>,
 ) -> Response {
-    let Some(sup) = state.pool.server(&name) else {
-        return unknown(&name);
-    };
-    let failed =
-        |status: StatusCode, error: String| (status, Json(json!({"ok": false, "error": error}))).into_response();
-    match action.as_str() {
-        "approve" => {
-            if !state.pool.approve_tool(&name, &tool) {
-                return failed(
-                    StatusCode::NOT_FOUND,
-                    format!("server '{name}' lists no tool named '{tool}'"),
-                );
-            }
-        }
-        "enable" | "disable" => {
-            let Some(path) = state.pool.config_state().borrow().path.clone() else {
-                return failed(StatusCode::CONFLICT, "mcpool has no config file to write to".into());
-            };
-            let enabled = action == "enable";
-            let (t, p) = (tool.clone(), path.clone());
-            let written = tokio::task::spawn_blocking(move || {
-                crate::toolctl::write::set_tool_enabled(&p, &name, &t, enabled).map(|_| crate::config::load(&p))
-            })
-            .await;
-            match written {
-                Ok(Ok(loaded)) => state.pool.config_loaded(&path, loaded.as_ref()),
-                Ok(Err(e)) => return failed(StatusCode::CONFLICT, e.to_string()),
-                Err(e) => return failed(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
-            }
-        }
-        other => {
-            return failed(
-                StatusCode::NOT_FOUND,
-                format!("unknown tool action '{other}' (expected enable, disable or approve)"),
-            )
-        }
+    if state.pool.server(&name).is_none() {
+        return answer(Err(ControlError::UnknownServer(name)));
     }
-    Json(json!({"ok": true, "server": sup.snapshot()})).into_response()
-}
-
-async fn enable(State(state): State<AppState>, Path(name): Path<String>) -> Response {
-    // Enabling is a reconnect of a disabled server: it starts at once.
-    reconnect(State(state), Path(name)).await
+    let Some(action) = ToolAction::parse(&action) else {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"ok": false, "error": format!("unknown tool action '{action}' (expected enable, disable or approve)")})),
+        )
+            .into_response();
+    };
+    answer(state.control.tool(&name, &tool, action).await)
 }
 
 async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {

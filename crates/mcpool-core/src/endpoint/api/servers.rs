@@ -1,12 +1,8 @@
-//! The control API's server list changes (the `editing` room over HTTP):
+//! The API's server list changes ([`crate::control::Edits`] over HTTP):
 //! `POST /api/servers` (add), `PUT /api/servers/{name}` (change),
 //! `DELETE /api/servers/{name}`, `GET /api/servers/{name}/entry` (the
 //! entry as the file has it, for an edit form) and `POST
 //! /api/servers/test` (one connection with what was typed, nothing kept).
-//! Every write edits the config file, which the pool then loads at once.
-
-use std::path::PathBuf;
-use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -19,7 +15,6 @@ use serde_json::{json, Value};
 
 use super::AppState;
 use crate::editing::{self, EditError, ServerChange};
-use crate::secrets::SecretStore;
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -53,45 +48,12 @@ fn answer<T>(result: Result<T, EditError>, ok: impl FnOnce(T) -> Value) -> Respo
     }
 }
 
-/// The file writes go to, or why there is none.
-fn config_path(state: &AppState) -> Result<PathBuf, EditError> {
-    state
-        .pool
-        .config_state()
-        .borrow()
-        .path
-        .clone()
-        .ok_or_else(|| EditError::Conflict("mcpool has no config file to write to".into()))
-}
-
 fn parse_body(body: &Bytes) -> Result<ServerChange, EditError> {
     let value: Value = serde_json::from_slice(body).map_err(|e| EditError::Field {
         field: None,
         message: format!("the request body is not JSON: {e}"),
     })?;
     ServerChange::from_body(&value)
-}
-
-/// Runs a blocking edit (file and keyring) off the runtime, then loads the
-/// file so the pool follows at once instead of at its next poll.
-pub(super) async fn write<T: Send + 'static>(
-    state: &AppState,
-    edit: impl FnOnce(&std::path::Path, &dyn SecretStore) -> Result<T, EditError> + Send + 'static,
-) -> Result<T, EditError> {
-    let path = config_path(state)?;
-    let store: Arc<dyn SecretStore> = state.pool.secrets();
-    let p = path.clone();
-    let (result, loaded) = tokio::task::spawn_blocking(move || {
-        let result = edit(&p, store.as_ref());
-        let loaded = result.is_ok().then(|| crate::config::load(&p));
-        (result, loaded)
-    })
-    .await
-    .map_err(|e| EditError::Failed(format!("the edit did not finish: {e}")))?;
-    if let Some(loaded) = loaded {
-        state.pool.config_loaded(&path, loaded.as_ref());
-    }
-    result
 }
 
 pub(super) fn written(w: editing::Written) -> Value {
@@ -108,10 +70,7 @@ async fn add(State(state): State<AppState>, body: Bytes) -> Response {
         Ok(c) => c,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
-    answer(
-        write(&state, move |path, store| editing::add(path, change, store)).await,
-        written,
-    )
+    answer(state.control.edits().add(change).await, written)
 }
 
 async fn change(State(state): State<AppState>, Path(name): Path<String>, body: Bytes) -> Response {
@@ -119,13 +78,7 @@ async fn change(State(state): State<AppState>, Path(name): Path<String>, body: B
         Ok(c) => c,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
-    answer(
-        write(&state, move |path, store| {
-            editing::replace_server(path, &name, change, store)
-        })
-        .await,
-        written,
-    )
+    answer(state.control.edits().replace(&name, change).await, written)
 }
 
 #[derive(Debug, Deserialize)]
@@ -136,47 +89,28 @@ struct RemoveQuery {
 
 async fn remove(State(state): State<AppState>, Path(name): Path<String>, Query(q): Query<RemoveQuery>) -> Response {
     let with_secrets = q.secrets.as_deref() == Some("remove");
-    answer(
-        write(&state, move |path, store| {
-            editing::remove(path, &name, with_secrets, store)
+    answer(state.control.edits().remove(&name, with_secrets).await, |r| {
+        json!({
+            "ok": true,
+            "backup": r.backup.map(|b| b.display().to_string()),
+            "removed_secrets": r.removed_secrets,
         })
-        .await,
-        |r| {
-            json!({
-                "ok": true,
-                "backup": r.backup.map(|b| b.display().to_string()),
-                "removed_secrets": r.removed_secrets,
-            })
-        },
-    )
+    })
 }
 
 async fn entry(State(state): State<AppState>, Path(name): Path<String>) -> Response {
-    let path = match config_path(&state) {
-        Ok(p) => p,
-        Err(e) => return error(status_of(&e), &e),
-    };
-    let store = state.pool.secrets();
-    let viewed = tokio::task::spawn_blocking(move || editing::entry_view(&path, &name, store.as_ref()))
-        .await
-        .unwrap_or_else(|e| Err(EditError::Failed(e.to_string())));
-    answer(viewed, |v| serde_json::to_value(v).unwrap_or_default())
+    answer(state.control.edits().entry(&name).await, |v| {
+        serde_json::to_value(v).unwrap_or_default()
+    })
 }
 
 /// One connection with exactly what was typed; nothing is written or kept.
 async fn test(State(state): State<AppState>, body: Bytes) -> Response {
-    let mut change = match parse_body(&body) {
+    let change = match parse_body(&body) {
         Ok(c) => c,
         Err(e) => return error(StatusCode::BAD_REQUEST, &e),
     };
-    if change.name.is_empty() {
-        change.name = "untitled".into();
-    }
-    let path = config_path(&state).unwrap_or_else(|_| PathBuf::from("config.json"));
-    let spec = match change.spec(&path) {
-        Ok(s) => s,
-        Err(e) => return error(status_of(&e), &e),
-    };
-    let probe = state.pool.probe(spec, &change.secret_values()).await;
-    Json(probe).into_response()
+    answer(state.control.edits().test(change).await, |probe| {
+        serde_json::to_value(probe).unwrap_or_default()
+    })
 }

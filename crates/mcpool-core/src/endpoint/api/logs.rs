@@ -90,10 +90,10 @@ async fn stream(State(state): State<AppState>, Path(name): Path<String>) -> Resp
         return unknown(&name);
     }
     let Some(logs) = state.pool.server_logs() else {
-        return Sse::new(super::api::async_stream(|_| async {})).into_response();
+        return Sse::new(super::async_stream(|_| async {})).into_response();
     };
     let mut rx = logs.subscribe();
-    let stream = super::api::async_stream(move |tx| async move {
+    let stream = super::async_stream(move |tx| async move {
         loop {
             let received = tokio::select! {
                 r = rx.recv() => r,
