@@ -48,7 +48,10 @@ async fn without_a_config_file_nothing_is_written() {
         ..Default::default()
     };
     let e = control.edits().add(change).await.unwrap_err();
-    assert!(matches!(&e, EditError::Conflict(s) if s.contains("no config file")), "{e:?}");
+    assert!(
+        matches!(&e, EditError::Conflict(s) if s.contains("no config file")),
+        "{e:?}"
+    );
 }
 
 #[tokio::test]
@@ -63,7 +66,10 @@ async fn an_add_is_written_and_loaded_at_once() {
     assert_eq!(written.name, "one");
     let file: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(file["mcpServers"]["one"]["command"], "mcpool-no-such-program");
-    assert!(control.pool().server("one").is_some(), "the pool follows without a poll");
+    assert!(
+        control.pool().server("one").is_some(),
+        "the pool follows without a poll"
+    );
 
     let view = control.edits().entry("one").await.unwrap();
     assert_eq!(view.name, "one");

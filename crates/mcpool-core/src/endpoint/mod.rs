@@ -6,40 +6,27 @@
 
 pub mod api;
 pub mod browser;
-pub mod builtin;
 pub mod connect;
 mod guard;
-pub mod json_reply;
-pub mod request_check;
-pub mod session;
-pub mod session_store;
-pub mod sessions;
+pub mod mcp;
 pub mod ui;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use axum::extract::{Path, Request, State};
-use axum::http::{header, StatusCode};
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use axum::routing::any;
+use axum::extract::State;
+use axum::middleware;
+use axum::response::Response;
 use axum::Router;
-use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent_config::Dirs;
 use crate::control::Control;
-use crate::hub::Scope;
 use crate::pool::Pool;
-use crate::sync::lock;
 use crate::telemetry::Metrics;
 use guard::guard;
-use session::AgentSession;
-use session_store::{ScopedStore, SessionFile};
-use sessions::{PoolSessionManager, SessionBook};
-
-type McpService = StreamableHttpService<AgentSession, PoolSessionManager>;
+use mcp::session_store::SessionFile;
+use mcp::sessions::{self, SessionBook};
+use mcp::McpEndpoints;
 
 #[derive(Clone)]
 pub struct EndpointOptions {
@@ -85,11 +72,8 @@ pub struct AppState {
     /// The pool's operations, which the API's handlers translate to.
     pub control: Control,
     options: EndpointOptions,
-    aggregated: Arc<McpEndpoint>,
-    per_server: Arc<Mutex<HashMap<String, McpEndpoint>>>,
-    per_profile: Arc<Mutex<HashMap<String, McpEndpoint>>>,
-    sessions: Arc<SessionBook>,
-    session_file: Option<Arc<SessionFile>>,
+    /// The MCP paths' rmcp services and the agent sessions they hold.
+    mcp: Arc<McpEndpoints>,
     metrics: Arc<Metrics>,
 }
 
@@ -101,59 +85,6 @@ pub enum Auth {
     Session,
     /// A path that needs neither (the sign-in link, static files).
     Public,
-}
-
-/// One MCP path's rmcp service and its sessions.
-#[derive(Clone)]
-struct McpEndpoint {
-    service: McpService,
-    sessions: Arc<PoolSessionManager>,
-}
-
-impl McpEndpoint {
-    async fn serve(&self, request: Request, options: &EndpointOptions) -> Response {
-        request_check::serve(request, options.max_request_bytes, &self.service, &self.sessions).await
-    }
-}
-
-fn mcp_service(
-    pool: &Pool,
-    scope: Scope,
-    options: &EndpointOptions,
-    book: &Arc<SessionBook>,
-    file: Option<&Arc<SessionFile>>,
-) -> McpEndpoint {
-    // No priming events: without an event store there is nothing to resume,
-    // and each one costs a write per request.
-    // A 2026-07-28 request answered by its response alone gets it as JSON
-    // (rmcp keeps the stream when anything comes first); session replies
-    // go through `json_reply` in `session_end`.
-    let mut config = StreamableHttpServerConfig::default()
-        .with_sse_retry(None)
-        .with_json_response(true)
-        .with_max_request_body_bytes(options.max_request_bytes)
-        .with_cancellation_token(options.shutdown.child_token());
-    if options.any_host {
-        config = config.disable_allowed_hosts();
-    }
-    // A session opened on one endpoint is restored only on that endpoint.
-    let endpoint = match &scope {
-        Scope::All => "/mcp".to_string(),
-        Scope::One(name) => format!("/servers/{name}/mcp"),
-        Scope::Profile(name) => format!("/profiles/{name}/mcp"),
-    };
-    let store = file.map(|f| ScopedStore::new(f.clone(), endpoint));
-    if let Some(store) = &store {
-        config.session_store = Some(Arc::new(store.clone()));
-    }
-    let pool = pool.clone();
-    let sessions = PoolSessionManager::new(book.clone(), store);
-    let service = StreamableHttpService::new(
-        move || Ok(AgentSession::new(pool.clone(), scope.clone())),
-        sessions.clone(),
-        config,
-    );
-    McpEndpoint { service, sessions }
 }
 
 pub fn router(pool: Pool, options: EndpointOptions) -> Router {
@@ -177,54 +108,22 @@ pub fn router_with_metrics(
 ) -> Router {
     let pool = control.pool().clone();
     let book = Arc::new(SessionBook::new(sessions.max, sessions.idle, options.shutdown.clone()));
-    let aggregated = mcp_service(&pool, Scope::All, &options, &book, sessions.file.as_ref());
+    let mcp = McpEndpoints::new(&pool, &options, book, sessions.file);
     let state = AppState {
         pool,
         control,
         options,
-        aggregated: Arc::new(aggregated),
-        per_server: Arc::default(),
-        per_profile: Arc::default(),
-        sessions: book,
-        session_file: sessions.file,
+        mcp: Arc::new(mcp),
         metrics,
     };
     Router::new()
-        .nest_service("/mcp", any(aggregated_mcp).with_state(state.clone()))
-        .route("/servers/{name}/mcp", any(per_server_mcp))
-        .route("/profiles/{name}/mcp", any(per_profile_mcp))
+        .merge(mcp::routes(&state))
         .route("/metrics", axum::routing::get(metrics_text))
         .merge(api::routes())
         .merge(ui::routes())
         .with_state(state.clone())
-        .layer(middleware::from_fn(session_end))
+        .layer(middleware::from_fn(mcp::session_end))
         .layer(middleware::from_fn_with_state(state, guard))
-}
-
-/// Where rmcp's status codes differ from what clients expect: ending a
-/// session (`DELETE` with `Mcp-Session-Id`) answers 204, not 202, which
-/// clients such as the Python SDK report as a failed termination (bodies
-/// rmcp refuses are `request_check`'s). A request's SSE reply that holds
-/// only its response is sent as JSON (`json_reply`).
-async fn session_end(request: Request, next: Next) -> Response {
-    // Nested services see their path without the prefix; the original
-    // is kept in an extension.
-    let path = request
-        .extensions()
-        .get::<axum::extract::OriginalUri>()
-        .map_or_else(|| request.uri().path(), |o| o.path());
-    let mcp_path =
-        path == "/mcp" || ((path.starts_with("/servers/") || path.starts_with("/profiles/")) && path.ends_with("/mcp"));
-    let json_reply = mcp_path && json_reply::may_answer_json(request.method(), request.headers().get(header::ACCEPT));
-    let delete = request.method() == axum::http::Method::DELETE;
-    let mut response = next.run(request).await;
-    if delete && response.status() == StatusCode::ACCEPTED {
-        *response.status_mut() = StatusCode::NO_CONTENT;
-    }
-    if json_reply {
-        return json_reply::json_when_whole(response).await;
-    }
-    response
 }
 
 /// `GET /metrics`: the Prometheus metrics, behind the token like `/api`.
@@ -233,58 +132,11 @@ async fn metrics_text(State(state): State<AppState>, headers: axum::http::Header
     crate::telemetry::scrape::answer(&state.metrics, accept)
 }
 
-async fn aggregated_mcp(State(state): State<AppState>, request: Request) -> Response {
-    state.aggregated.serve(request, &state.options).await
-}
-
-async fn per_server_mcp(State(state): State<AppState>, Path(name): Path<String>, request: Request) -> Response {
-    if state.pool.server(&name).is_none() {
-        return (StatusCode::NOT_FOUND, format!("mcpool has no server named '{name}'\n")).into_response();
-    }
-    let service = {
-        let mut map = lock(&state.per_server);
-        map.entry(name.clone())
-            .or_insert_with(|| {
-                mcp_service(
-                    &state.pool,
-                    Scope::One(name.clone()),
-                    &state.options,
-                    &state.sessions,
-                    state.session_file.as_ref(),
-                )
-            })
-            .clone()
-    };
-    service.serve(request, &state.options).await
-}
-
-/// A profile's endpoint: the URL picks the profile, so a stateless agent
-/// gets the same subset on every request.
-async fn per_profile_mcp(State(state): State<AppState>, Path(name): Path<String>, request: Request) -> Response {
-    if state.pool.tool_control().profile(&name).is_none() {
-        return (StatusCode::NOT_FOUND, format!("mcpool has no profile named '{name}'\n")).into_response();
-    }
-    let service = {
-        let mut map = lock(&state.per_profile);
-        map.entry(name.clone())
-            .or_insert_with(|| {
-                mcp_service(
-                    &state.pool,
-                    Scope::Profile(name.clone()),
-                    &state.options,
-                    &state.sessions,
-                    state.session_file.as_ref(),
-                )
-            })
-            .clone()
-    };
-    service.serve(request, &state.options).await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use axum::body::Body;
+    use axum::http::StatusCode;
     use tower::ServiceExt;
 
     fn app(token: &str) -> Router {
@@ -295,7 +147,7 @@ mod tests {
                 token_fixed: false,
                 client_dirs: Arc::new(Dirs::from_env()),
                 any_host: false,
-                max_request_bytes: request_check::DEFAULT_MAX_REQUEST_BYTES,
+                max_request_bytes: mcp::request_check::DEFAULT_MAX_REQUEST_BYTES,
                 shutdown: CancellationToken::new(),
                 dashboard: Arc::default(),
             },

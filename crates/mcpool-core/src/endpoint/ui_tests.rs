@@ -23,7 +23,7 @@ fn new_app() -> Router {
             token_fixed: false,
             client_dirs: Arc::new(Dirs::from_env()),
             any_host: false,
-            max_request_bytes: crate::endpoint::request_check::DEFAULT_MAX_REQUEST_BYTES,
+            max_request_bytes: crate::endpoint::mcp::request_check::DEFAULT_MAX_REQUEST_BYTES,
             shutdown: CancellationToken::new(),
             dashboard: Arc::default(),
         },

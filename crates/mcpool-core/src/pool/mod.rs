@@ -90,7 +90,7 @@ pub struct PoolOptions {
     pub approvals_file: Option<std::path::PathBuf>,
     /// Tools that are not any server's, listed first in the aggregated view
     /// under their own names (the endpoint's `mcpool__status` and
-    /// `mcpool__reconnect`, [`crate::endpoint::builtin::tools`]).
+    /// `mcpool__reconnect`, [`crate::endpoint::mcp::builtin::tools`]).
     pub builtin_tools: Vec<Tool>,
     /// Where the tool call counts of `pinMostUsed` are kept; `None`: in
     /// memory.
@@ -104,6 +104,11 @@ pub struct PoolOptions {
     /// (supervisor/session_upstream.rs) closes after as long unused.
     pub session_idle: Duration,
 }
+
+/// How long an agent session may stay idle when nothing else is set
+/// (`MCPOOL_SESSION_IDLE_SECS`); a server's session connection closes after
+/// as long unused.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(1800);
 
 /// Default keepalive: rare enough that an idle machine does almost no work.
 pub const DEFAULT_KEEPALIVE: Duration = Duration::from_secs(300);
@@ -123,7 +128,7 @@ impl Default for PoolOptions {
             usage_file: None,
             activity: crate::activity::Activity::off(),
             server_logs: None,
-            session_idle: crate::endpoint::sessions::DEFAULT_SESSION_IDLE,
+            session_idle: DEFAULT_SESSION_IDLE,
         }
     }
 }

@@ -17,7 +17,7 @@ use crate::cache::{self, ToolCache};
 use crate::config;
 use crate::control::Control;
 use crate::endpoint::browser::BrowserAuth;
-use crate::endpoint::session_store::{self, SessionFile};
+use crate::endpoint::mcp::session_store::{self, SessionFile};
 use crate::endpoint::{self, EndpointOptions, SessionOptions};
 use crate::os::paths;
 use crate::pool::{Pool, PoolOptions};
@@ -49,16 +49,16 @@ pub struct ServeArgs {
     pub cache_dir: Option<PathBuf>,
     /// Agent sessions open at once on the HTTP endpoint; past it the longest
     /// idle is closed.
-    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_MAX_SESSIONS", default_value_t = crate::endpoint::sessions::DEFAULT_MAX_SESSIONS as u32, value_parser = clap::value_parser!(u32).range(1..)))]
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_MAX_SESSIONS", default_value_t = crate::endpoint::mcp::sessions::DEFAULT_MAX_SESSIONS as u32, value_parser = clap::value_parser!(u32).range(1..)))]
     pub max_sessions: u32,
     /// Seconds an agent session may stay idle (no request open and none
     /// sent) before it ends; an open request keeps it alive however long it
     /// takes.
-    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_SESSION_IDLE_SECS", value_name = "SECS", default_value_t = crate::endpoint::sessions::DEFAULT_SESSION_IDLE.as_secs(), value_parser = clap::value_parser!(u64).range(1..)))]
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_SESSION_IDLE_SECS", value_name = "SECS", default_value_t = crate::pool::DEFAULT_SESSION_IDLE.as_secs(), value_parser = clap::value_parser!(u64).range(1..)))]
     pub session_idle_secs: u64,
     /// Largest request body the endpoint takes, in bytes; a larger one gets
     /// HTTP 413 with a JSON-RPC error.
-    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_MAX_REQUEST_BYTES", value_name = "BYTES", default_value_t = crate::endpoint::request_check::DEFAULT_MAX_REQUEST_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..)))]
+    #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_MAX_REQUEST_BYTES", value_name = "BYTES", default_value_t = crate::endpoint::mcp::request_check::DEFAULT_MAX_REQUEST_BYTES as u64, value_parser = clap::value_parser!(u64).range(1..)))]
     pub max_request_bytes: u64,
     /// Seconds between keep-alive pings of idle remote connections (0: none).
     #[cfg_attr(feature = "cli", arg(long, env = "MCPOOL_KEEPALIVE_SECS", value_name = "SECS"))]
@@ -442,9 +442,9 @@ async fn pool_options(
         cache: Some((ToolCache::new(&cache_dir), fingerprinter)),
         profile,
         keepalive,
-        builtin_tools: crate::endpoint::builtin::tools(),
+        builtin_tools: crate::endpoint::mcp::builtin::tools(),
         activity,
-        session_idle: crate::endpoint::sessions::DEFAULT_SESSION_IDLE,
+        session_idle: crate::pool::DEFAULT_SESSION_IDLE,
     })
 }
 

@@ -42,7 +42,7 @@ fn context(cache: Option<&Path>) -> Arc<Context> {
         asleep: std::sync::atomic::AtomicBool::new(false),
         tools: Arc::new(ToolControl::new(Approvals::default())),
         logs: None,
-        session_idle: crate::endpoint::sessions::DEFAULT_SESSION_IDLE,
+        session_idle: crate::pool::DEFAULT_SESSION_IDLE,
     })
 }
 

@@ -56,11 +56,11 @@ async fn calls(State(state): State<AppState>) -> Response {
 /// (every one of them open: an ended session leaves nothing behind).
 async fn sessions(State(state): State<AppState>) -> Response {
     Json(json!({
-        "open": state.sessions.open_count(),
-        "limit": state.sessions.max(),
-        "closed_for_limit": state.sessions.closed_for_limit(),
+        "open": state.mcp.book.open_count(),
+        "limit": state.mcp.book.max(),
+        "closed_for_limit": state.mcp.book.closed_for_limit(),
         "hub_agents": state.pool.hub().agent_count(),
-        "saved": state.session_file.as_ref().map(|f| f.len()),
+        "saved": state.mcp.file.as_ref().map(|f| f.len()),
     }))
     .into_response()
 }

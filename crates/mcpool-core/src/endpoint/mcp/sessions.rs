@@ -36,9 +36,7 @@ use crate::sync::lock;
 
 /// Open sessions allowed when nothing else is set (`MCPOOL_MAX_SESSIONS`).
 pub const DEFAULT_MAX_SESSIONS: usize = 256;
-/// How long a session may stay idle when nothing else is set
-/// (`MCPOOL_SESSION_IDLE_SECS`).
-pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(1800);
+pub use crate::pool::DEFAULT_SESSION_IDLE;
 /// The sweep for idle sessions runs this often at most (an eighth of the
 /// idle time when that is shorter), so a session outlives its idle time by
 /// at most this much.

@@ -19,7 +19,7 @@ use super::record;
 use super::{into_mcp, mark_complete, no_profile, not_in_profile, refused, unexpected, AgentSession};
 use crate::activity::Kind;
 use crate::calls::{Outcome, Recording};
-use crate::endpoint::builtin::{self, BUILTIN_SERVER};
+use crate::endpoint::mcp::builtin::{self, BUILTIN_SERVER};
 use crate::hub::Scope;
 use crate::lifecycle::Status;
 use crate::search::meta;
