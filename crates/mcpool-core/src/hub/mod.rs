@@ -42,26 +42,6 @@ pub struct Hub {
     routed: tokio::sync::Notify,
     /// Held while one progress notification is checked and sent.
     progress_order: tokio::sync::Mutex<()>,
-    /// The last tool calls agents made, names and timings only.
-    recent_calls: crate::calls::CallLog,
-    /// Every request and server event, on disk (and to the metrics).
-    activity: crate::activity::Activity,
-    /// The tools searches found for 2026-07-28 agents, which have no
-    /// session to keep them: by endpoint and client (`clientInfo`).
-    stateless_found: Mutex<StatelessFound>,
-    /// Tool lists offered from the disk cache (`mcpool_tool_cache_hits_total`).
-    cache_hits: std::sync::atomic::AtomicU64,
-}
-
-/// [`Hub::stateless_found`]'s sets, the most recent [`StatelessFound::KEPT`].
-#[derive(Default)]
-struct StatelessFound {
-    sets: HashMap<String, crate::search::listing::FoundTools>,
-    order: std::collections::VecDeque<String>,
-}
-
-impl StatelessFound {
-    const KEPT: usize = 256;
 }
 
 /// How long an upstream's progress waits for its call's route while a call
@@ -107,30 +87,6 @@ impl Hub {
                 tasks.server.remove(&oldest);
             }
         }
-    }
-
-    /// Adds `names` to the found tools of the 2026-07-28 client `key`;
-    /// answers whether its set changed.
-    pub fn add_stateless_found(&self, key: &str, names: &[&str]) -> bool {
-        let mut all = crate::sync::lock(&self.stateless_found);
-        if !all.sets.contains_key(key) {
-            all.order.push_back(key.to_string());
-            while all.order.len() > StatelessFound::KEPT {
-                if let Some(oldest) = all.order.pop_front() {
-                    all.sets.remove(&oldest);
-                }
-            }
-        }
-        all.sets.entry(key.to_string()).or_default().add(names.iter().copied())
-    }
-
-    /// The found tools of the 2026-07-28 client `key`.
-    pub fn stateless_found(&self, key: &str) -> crate::search::listing::FoundTools {
-        crate::sync::lock(&self.stateless_found)
-            .sets
-            .get(key)
-            .cloned()
-            .unwrap_or_default()
     }
 
     /// The server that made `task_id`, if an agent was handed it.
@@ -200,32 +156,6 @@ impl Hub {
         let mut table = self.table();
         table.prune(|peer| peer.is_transport_closed());
         table
-    }
-
-    pub fn recent_calls(&self) -> &crate::calls::CallLog {
-        &self.recent_calls
-    }
-
-    /// A hub whose requests and events go to `activity`.
-    pub fn with_activity(activity: crate::activity::Activity) -> Hub {
-        Hub {
-            activity,
-            ..Hub::default()
-        }
-    }
-
-    pub fn activity(&self) -> &crate::activity::Activity {
-        &self.activity
-    }
-
-    /// Notes a tool list offered from the disk cache.
-    pub fn cache_hit(&self) {
-        self.cache_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// How many tool lists were offered from the disk cache.
-    pub fn cache_hits(&self) -> u64 {
-        self.cache_hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn register(self: &Arc<Self>, scope: Scope, peer: Peer<RoleServer>) -> Registration {

@@ -42,7 +42,7 @@ impl PoolInner {
         let current = (snap.status, snap.error.clone());
         let changed = lock(&self.last_status).insert(server.to_string(), current.clone()) != Some(current);
         if changed {
-            self.hub.activity().record(crate::activity::Entry::server_event(
+            self.ctx.activity.record(crate::activity::Entry::server_event(
                 server,
                 "status",
                 snap.status.as_str(),

@@ -48,6 +48,8 @@ pub struct Pool {
 
 struct PoolInner {
     hub: Arc<Hub>,
+    /// The last tool calls agents made, names and timings only.
+    recent_calls: crate::calls::CallLog,
     /// Listed first in the aggregated view, under names no server's tool
     /// may take (the endpoint's own tools).
     builtin_tools: Vec<Tool>,
@@ -146,7 +148,9 @@ impl Pool {
         let usage = options.usage_file.map(crate::usage::Usage::open).unwrap_or_default();
         let ctx = Arc::new(Context {
             oauth,
-            hub: Arc::new(Hub::with_activity(options.activity)),
+            hub: Arc::new(Hub::default()),
+            activity: options.activity,
+            cache_hits: Default::default(),
             backoff: options.backoff,
             secrets: options.secrets,
             cache: options.cache,
@@ -164,6 +168,7 @@ impl Pool {
             let weak_observer: Weak<dyn Observer> = weak.clone();
             PoolInner {
                 hub: ctx.hub.clone(),
+                recent_calls: Default::default(),
                 builtin_tools: options.builtin_tools,
                 views: Mutex::new(Views::default()),
                 ctx: ctx.clone(),
@@ -185,6 +190,21 @@ impl Pool {
 
     pub fn hub(&self) -> &Arc<Hub> {
         &self.inner.hub
+    }
+
+    /// Every request and server event, on disk (and to the metrics).
+    pub fn activity(&self) -> &crate::activity::Activity {
+        &self.inner.ctx.activity
+    }
+
+    /// The last tool calls agents made, names and timings only.
+    pub fn recent_calls(&self) -> &crate::calls::CallLog {
+        &self.inner.recent_calls
+    }
+
+    /// How many tool lists were offered from the disk cache.
+    pub fn cache_hits(&self) -> u64 {
+        self.inner.ctx.cache_hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn subscribe(&self) -> broadcast::Receiver<StatusEvent> {
@@ -209,7 +229,7 @@ impl Pool {
             return false;
         };
         self.inner.ctx.tools.approvals.approve(server, &current);
-        self.inner.hub.activity().record(crate::activity::Entry::server_event(
+        self.inner.ctx.activity.record(crate::activity::Entry::server_event(
             server,
             "approval",
             "approved",
@@ -311,7 +331,7 @@ impl Pool {
         for problem in &config.problems {
             tracing::warn!("{problem}");
         }
-        self.inner.hub.activity().set_retention(config.activity);
+        self.inner.ctx.activity.set_retention(config.activity);
         let mut started = Vec::new();
         let mut stopped = Vec::new();
         {
@@ -333,8 +353,8 @@ impl Pool {
                                 "removed"
                             };
                             self.inner
-                                .hub
-                                .activity()
+                                .ctx
+                                .activity
                                 .record(crate::activity::Entry::server_event(&name, "config", what, None));
                             stopped.push(old);
                         }
@@ -345,8 +365,8 @@ impl Pool {
                 if !servers.contains_key(name) {
                     if !stopped.iter().any(|s| s.name() == name) {
                         self.inner
-                            .hub
-                            .activity()
+                            .ctx
+                            .activity
                             .record(crate::activity::Entry::server_event(name, "config", "added", None));
                     }
                     let sup = Supervisor::new(spec.clone(), self.inner.ctx.clone(), self.inner.observer.clone());

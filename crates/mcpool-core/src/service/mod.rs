@@ -380,7 +380,7 @@ impl Service {
         let pool = self.pool.clone();
         let _ = tokio::task::spawn_blocking(move || {
             pool.flush_usage();
-            pool.hub().activity().flush(DRAIN);
+            pool.activity().flush(DRAIN);
             if let Some(logs) = pool.server_logs() {
                 logs.flush(DRAIN);
             }

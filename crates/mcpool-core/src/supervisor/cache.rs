@@ -81,7 +81,7 @@ impl Supervisor {
             offered
         };
         if offered {
-            self.hub.cache_hit();
+            self.ctx.cache_hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             self.notify_lists();
         }
     }

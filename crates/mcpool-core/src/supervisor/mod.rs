@@ -24,6 +24,10 @@ use crate::upstream::{self, UpstreamHandler};
 /// What every supervisor of a pool shares.
 pub struct Context {
     pub hub: Arc<Hub>,
+    /// Every request and server event, on disk (and to the metrics).
+    pub activity: crate::activity::Activity,
+    /// Tool lists offered from the disk cache (`mcpool_tool_cache_hits_total`).
+    pub cache_hits: std::sync::atomic::AtomicU64,
     pub backoff: crate::backoff::Backoff,
     /// Where `${keyring:NAME}` values come from.
     pub secrets: Arc<dyn SecretStore>,
@@ -374,8 +378,8 @@ impl Supervisor {
             inner.attempts.cancel = Some(cancel.clone());
             self.apply(&mut inner, Event::AttemptStarted);
             let cause = inner.next_cause.take().unwrap_or("demand");
-            self.hub
-                .activity()
+            self.ctx
+                .activity
                 .record(crate::activity::Entry::server_event(&self.name, "connect", cause, None));
             (cancel, inner.spec.clone())
         };

@@ -52,7 +52,7 @@ impl Supervisor {
         let this = Arc::downgrade(self);
         let on_success = async move {
             if let Some(sup) = this.upgrade() {
-                sup.hub.activity().record(crate::activity::Entry::server_event(
+                sup.ctx.activity.record(crate::activity::Entry::server_event(
                     &sup.name,
                     "signin",
                     "signed_in",
@@ -71,7 +71,7 @@ impl Supervisor {
         let url = flow::begin(&signin, begin)
             .await
             .map_err(|e| format!("Signing in to '{}' failed: {}.", self.name, e.trim_end_matches('.')))?;
-        self.hub.activity().record(crate::activity::Entry::server_event(
+        self.ctx.activity.record(crate::activity::Entry::server_event(
             &self.name, "signin", "started", None,
         ));
         self.notify_status();
@@ -88,7 +88,7 @@ impl Supervisor {
         signin.load().await;
         signin.forget().await;
         tracing::info!(server = %self.name, "signed out");
-        self.hub.activity().record(crate::activity::Entry::server_event(
+        self.ctx.activity.record(crate::activity::Entry::server_event(
             &self.name,
             "signin",
             "signed_out",

@@ -32,6 +32,8 @@ fn context(cache: Option<&Path>) -> Arc<Context> {
     let secrets: Arc<dyn SecretStore> = Arc::new(MemoryStore::default());
     Arc::new(Context {
         hub: Arc::new(Hub::default()),
+        activity: crate::activity::Activity::off(),
+        cache_hits: Default::default(),
         // Long enough that no test outlives a backoff.
         backoff: crate::backoff::Backoff::new(Duration::from_secs(60), Duration::from_secs(60)).expect("backoff"),
         oauth: Arc::new(OAuth::new(secrets.clone())),

@@ -149,7 +149,7 @@ impl Metrics {
             tools: ToolSeries::new(MAX_TOOL_SERIES),
             scrape: Mutex::new(()),
         });
-        pool.hub().activity().add_watcher(metrics.clone());
+        pool.activity().add_watcher(metrics.clone());
         metrics
     }
 
@@ -169,7 +169,7 @@ impl Metrics {
         }
         let sessions = self.pool.hub().agent_count();
         self.sessions.set(i64::try_from(sessions).unwrap_or(i64::MAX));
-        let hits = self.pool.hub().cache_hits();
+        let hits = self.pool.cache_hits();
         self.cache_hits
             .inner()
             .store(hits, std::sync::atomic::Ordering::Relaxed);
@@ -289,7 +289,7 @@ mod tests {
     async fn calls_and_reconnects_are_counted_and_rendered() {
         let pool = Pool::default();
         let metrics = Metrics::watch(&pool);
-        let activity = pool.hub().activity();
+        let activity = pool.activity();
         activity.record(entry(Kind::Tool, "files", "read", "ok", 3));
         activity.record(entry(Kind::Tool, "files", "read", "tool_error", 700));
         activity.record(entry(Kind::Server, "files", "connect", "start", 0));

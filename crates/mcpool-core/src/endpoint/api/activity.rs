@@ -58,7 +58,7 @@ async fn entries(State(state): State<AppState>, Query(params): Query<BTreeMap<St
         Ok(f) => f,
         Err(e) => return bad(&e.field, &e.message),
     };
-    let activity = state.pool.hub().activity().clone();
+    let activity = state.pool.activity().clone();
     let problem = activity.problem();
     let enabled = activity.is_on();
     match read(activity, move |a| a.query(&filter)).await {
@@ -96,7 +96,7 @@ async fn series(State(state): State<AppState>, Query(params): Query<BTreeMap<Str
     };
     let server = params.get("server").filter(|s| !s.is_empty()).cloned();
     let tool = params.get("tool").filter(|s| !s.is_empty()).cloned();
-    let activity = state.pool.hub().activity().clone();
+    let activity = state.pool.activity().clone();
     match read(activity, move |a| a.series(server.as_deref(), tool.as_deref(), minutes)).await {
         Ok(s) => Json(s).into_response(),
         Err(sentence) => unreadable(sentence),
@@ -112,7 +112,7 @@ async fn overview(State(state): State<AppState>, Query(params): Query<BTreeMap<S
         (Err(e), _) | (_, Err(e)) => return bad(&e.field, &e.message),
     };
     let names: Vec<String> = state.pool.servers().iter().map(|s| s.name().to_string()).collect();
-    let activity = state.pool.hub().activity().clone();
+    let activity = state.pool.activity().clone();
     let read_all = move |a: &Activity| Ok((a.each(minutes, false)?, a.bands(None, hours)?));
     match read(activity, read_all).await {
         Ok((series, bands)) => {
@@ -141,7 +141,7 @@ async fn tools(State(state): State<AppState>, Query(params): Query<BTreeMap<Stri
         Ok(m) => m,
         Err(e) => return bad(&e.field, &e.message),
     };
-    let activity = state.pool.hub().activity().clone();
+    let activity = state.pool.activity().clone();
     match read(activity, move |a| a.each(minutes, true)).await {
         Ok(mut tools) => {
             tools.sort_by(|a, b| {

@@ -48,7 +48,7 @@ pub fn routes() -> Router<AppState> {
 
 /// The last tool calls agents made, newest first: names and timings only.
 async fn calls(State(state): State<AppState>) -> Response {
-    Json(state.pool.hub().recent_calls().recent()).into_response()
+    Json(state.pool.recent_calls().recent()).into_response()
 }
 
 /// Agent sessions on the HTTP endpoint: how many are open, the limit, how
@@ -56,11 +56,11 @@ async fn calls(State(state): State<AppState>) -> Response {
 /// (every one of them open: an ended session leaves nothing behind).
 async fn sessions(State(state): State<AppState>) -> Response {
     Json(json!({
-        "open": state.mcp.book.open_count(),
-        "limit": state.mcp.book.max(),
-        "closed_for_limit": state.mcp.book.closed_for_limit(),
+        "open": state.mcp.shared.book.open_count(),
+        "limit": state.mcp.shared.book.max(),
+        "closed_for_limit": state.mcp.shared.book.closed_for_limit(),
         "hub_agents": state.pool.hub().agent_count(),
-        "saved": state.mcp.file.as_ref().map(|f| f.len()),
+        "saved": state.mcp.shared.file.as_ref().map(|f| f.len()),
     }))
     .into_response()
 }
@@ -172,7 +172,7 @@ async fn tool_action(
 async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
     let mut rx = state.pool.subscribe();
     let mut held = state.pool.subscribe_held();
-    let mut calls = state.pool.hub().recent_calls().subscribe();
+    let mut calls = state.pool.recent_calls().subscribe();
     let mut config = state.pool.config_state();
     config.mark_unchanged();
     let stream = async_stream(move |tx| async move {

@@ -7,6 +7,7 @@
 //! what clients expect; `builtin` is the aggregated endpoint's own tools.
 
 pub mod builtin;
+mod found;
 pub mod json_reply;
 pub mod request_check;
 pub mod session;
@@ -40,8 +41,15 @@ pub(super) struct McpEndpoints {
     aggregated: McpEndpoint,
     per_server: Mutex<HashMap<String, McpEndpoint>>,
     per_profile: Mutex<HashMap<String, McpEndpoint>>,
+    pub(super) shared: Shared,
+}
+
+/// What every MCP path shares: the agent sessions (open, and saved), and
+/// the tools found by agents that have no session.
+pub(super) struct Shared {
     pub(super) book: Arc<SessionBook>,
     pub(super) file: Option<Arc<SessionFile>>,
+    found: Arc<found::FoundBook>,
 }
 
 impl McpEndpoints {
@@ -51,12 +59,16 @@ impl McpEndpoints {
         book: Arc<SessionBook>,
         file: Option<Arc<SessionFile>>,
     ) -> McpEndpoints {
-        McpEndpoints {
-            aggregated: mcp_service(pool, Scope::All, options, &book, file.as_ref()),
-            per_server: Mutex::default(),
-            per_profile: Mutex::default(),
+        let shared = Shared {
             book,
             file,
+            found: Arc::default(),
+        };
+        McpEndpoints {
+            aggregated: mcp_service(pool, Scope::All, options, &shared),
+            per_server: Mutex::default(),
+            per_profile: Mutex::default(),
+            shared,
         }
     }
 
@@ -69,7 +81,7 @@ impl McpEndpoints {
         };
         lock(map)
             .entry(name)
-            .or_insert_with(|| mcp_service(&state.pool, scope, &state.options, &self.book, self.file.as_ref()))
+            .or_insert_with(|| mcp_service(&state.pool, scope, &state.options, &self.shared))
             .clone()
     }
 }
@@ -95,13 +107,7 @@ impl McpEndpoint {
     }
 }
 
-fn mcp_service(
-    pool: &Pool,
-    scope: Scope,
-    options: &EndpointOptions,
-    book: &Arc<SessionBook>,
-    file: Option<&Arc<SessionFile>>,
-) -> McpEndpoint {
+fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions, shared: &Shared) -> McpEndpoint {
     // No priming events: without an event store there is nothing to resume,
     // and each one costs a write per request.
     // A 2026-07-28 request answered by its response alone gets it as JSON
@@ -121,14 +127,15 @@ fn mcp_service(
         Scope::One(name) => format!("/servers/{name}/mcp"),
         Scope::Profile(name) => format!("/profiles/{name}/mcp"),
     };
-    let store = file.map(|f| ScopedStore::new(f.clone(), endpoint));
+    let store = shared.file.as_ref().map(|f| ScopedStore::new(f.clone(), endpoint));
     if let Some(store) = &store {
         config.session_store = Some(Arc::new(store.clone()));
     }
     let pool = pool.clone();
-    let sessions = PoolSessionManager::new(book.clone(), store);
+    let found = shared.found.clone();
+    let sessions = PoolSessionManager::new(shared.book.clone(), store);
     let service = StreamableHttpService::new(
-        move || Ok(AgentSession::new(pool.clone(), scope.clone())),
+        move || Ok(AgentSession::new(pool.clone(), scope.clone(), found.clone())),
         sessions.clone(),
         config,
     );

@@ -32,8 +32,7 @@ impl AgentSession {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let hub = self.pool.hub().clone();
-        let mut recording = Recording::start(hub.recent_calls());
+        let mut recording = Recording::start(self.pool.recent_calls());
         let mut pending = record::Pending::now(&context);
         let session = pending.agent.session.as_deref();
         let span = RequestSpan::start("tools/call", Some(&request.name), session, &context.meta, pending.at);
@@ -52,7 +51,12 @@ impl AgentSession {
         } else {
             request
         };
-        let arguments = hub.activity().is_on().then(|| request.arguments.clone()).flatten();
+        let arguments = self
+            .pool
+            .activity()
+            .is_on()
+            .then(|| request.arguments.clone())
+            .flatten();
         let (result, outcome) = self
             .call_tool_routed(request, context, &mut recording, span.as_ref())
             .await;

@@ -35,7 +35,7 @@ impl AgentSession {
 
     fn found_contains(&self, ctx: &RequestContext<RoleServer>) -> impl Fn(&str) -> bool {
         let found = match self.stateless_key(ctx) {
-            Some(key) => self.pool.hub().stateless_found(&key),
+            Some(key) => self.stateless_found.get(&key),
             None => crate::sync::lock(&self.found).clone(),
         };
         move |name| found.contains(name)
@@ -102,7 +102,7 @@ impl AgentSession {
             .collect();
         match self.stateless_key(ctx) {
             Some(key) => {
-                if self.pool.hub().add_stateless_found(&key, &names) {
+                if self.stateless_found.add(&key, &names) {
                     let scope = self.scope.clone();
                     self.pool.hub().notify_list_changed(ListKind::Tools, |s| *s == scope);
                 }

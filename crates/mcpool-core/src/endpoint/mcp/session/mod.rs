@@ -57,15 +57,18 @@ pub struct AgentSession {
     /// The tools this session's searches found, which its `search` listing
     /// adds (behaviour.md rule 19).
     found: Arc<std::sync::Mutex<crate::search::listing::FoundTools>>,
+    /// What 2026-07-28 agents (no session) found, shared by every endpoint.
+    stateless_found: Arc<super::found::FoundBook>,
 }
 
 impl AgentSession {
-    pub fn new(pool: Pool, scope: Scope) -> Self {
+    pub fn new(pool: Pool, scope: Scope, stateless_found: Arc<super::found::FoundBook>) -> Self {
         AgentSession {
             pool,
             scope,
             agent: Arc::new(OnceLock::new()),
             found: Default::default(),
+            stateless_found,
         }
     }
 

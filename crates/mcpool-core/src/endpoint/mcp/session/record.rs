@@ -160,7 +160,7 @@ impl AgentSession {
         outcome: crate::calls::Outcome,
     ) {
         use crate::calls::Outcome;
-        let activity = self.pool.hub().activity();
+        let activity = self.pool.activity();
         let log_arguments = self.pool.server(server).is_some_and(|s| s.log_arguments());
         use rmcp::model::CallToolResponse as R;
         let text = match result {
@@ -233,7 +233,7 @@ impl AgentSession {
         if let Some(span) = span {
             span.end(word);
         }
-        let activity = self.pool.hub().activity();
+        let activity = self.pool.activity();
         let log_arguments = sup.log_arguments();
         let args = || {
             arguments
