@@ -12,7 +12,6 @@
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
-use mcpool_core::import::strip_jsonc;
 use mcpool_core::secrets::{Keyring, SecretStore};
 use mcpool_tests::browser::BrowserScript;
 use mcpool_tests::secrets::*;
@@ -112,7 +111,7 @@ async fn browse_the_registry_and_add_a_server_in_a_real_browser() -> anyhow::Res
             if line == "STEP added" {
                 let text = std::fs::read_to_string(pool.config_path())?;
                 assert_clean("the config file", text.as_bytes(), &[&token]);
-                let config: Value = serde_json::from_str(&strip_jsonc(&text))?;
+                let config: Value = mcpool_core::jsonc::value(&text)?;
                 let entry = &config["mcpServers"]["echo-remote"];
                 ensure!(entry["url"] == json!(url), "{text}");
                 let header = entry["headers"]["Authorization"].as_str().unwrap_or_default();

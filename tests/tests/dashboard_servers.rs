@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{ensure, Context};
-use mcpool_core::import::strip_jsonc;
 use mcpool_core::secrets::{Keyring, SecretStore};
 use mcpool_tests::browser::BrowserScript;
 use mcpool_tests::secrets::*;
@@ -36,7 +35,7 @@ fn config_text(a: &Value) -> anyhow::Result<String> {
 
 fn config(pool: &Mcpool) -> anyhow::Result<(String, Value)> {
     let text = std::fs::read_to_string(pool.config_path())?;
-    let value = serde_json::from_str(&strip_jsonc(&text)).with_context(|| format!("the config file:\n{text}"))?;
+    let value = mcpool_core::jsonc::value(&text).with_context(|| format!("the config file:\n{text}"))?;
     Ok((text, value))
 }
 

@@ -13,7 +13,7 @@ pub mod endpoint;
 pub mod errors;
 pub mod hub;
 pub mod import;
-pub mod json_dups;
+pub mod jsonc;
 pub mod lifecycle;
 pub mod log;
 pub mod loopback;

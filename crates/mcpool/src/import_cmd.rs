@@ -35,7 +35,7 @@ fn read_json(path: &Path) -> anyhow::Result<Value> {
     if text.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
-    serde_json::from_str(&import::strip_jsonc(&text)).with_context(|| format!("{} is not valid JSON", path.display()))
+    mcpool_core::jsonc::value(&text).with_context(|| format!("{} is not valid JSON", path.display()))
 }
 
 pub async fn run(args: ImportArgs) -> anyhow::Result<ExitCode> {

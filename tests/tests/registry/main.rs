@@ -232,7 +232,7 @@ async fn api_search_the_add_form_and_offline_with_the_last_results() -> anyhow::
     assert_eq!(r.status(), 200, "{}", r.text().await?);
     let text = std::fs::read_to_string(mcpool.config_path())?;
     assert!(!text.contains(&key), "{text}");
-    let written: Value = serde_json::from_str(&mcpool_core::import::strip_jsonc(&text))?;
+    let written: Value = mcpool_core::jsonc::value(&text)?;
     assert_eq!(written["mcpServers"]["brave"]["command"], "npx", "{text}");
     let name = keyring_name(&written["mcpServers"]["brave"]["env"]["BRAVE_API_KEY"]);
     let keyring = mcpool_core::secrets::Keyring::for_profile(&profile_for(mcpool.dir.path()));
@@ -287,7 +287,7 @@ async fn add_writes_the_entry_and_puts_secrets_in_the_keyring() -> anyhow::Resul
     assert!(stderr(&o).contains("added 'brave-search'"), "{}", stderr(&o));
     let text = std::fs::read_to_string(&config)?;
     assert!(!text.contains(&key), "the secret is not in the config: {text}");
-    let written: Value = serde_json::from_str(&mcpool_core::import::strip_jsonc(&text))?;
+    let written: Value = mcpool_core::jsonc::value(&text)?;
     let entry = &written["mcpServers"]["brave-search"];
     assert_eq!(entry["command"], "npx");
     assert_eq!(
@@ -335,7 +335,7 @@ async fn add_writes_the_entry_and_puts_secrets_in_the_keyring() -> anyhow::Resul
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&config)?;
     assert!(!text.contains(&key));
-    let written: Value = serde_json::from_str(&mcpool_core::import::strip_jsonc(&text))?;
+    let written: Value = mcpool_core::jsonc::value(&text)?;
     let hybrid = &written["mcpServers"]["hybrid"];
     assert_eq!(hybrid["type"], "http");
     assert_eq!(hybrid["url"], "https://mcp.anonymous.modelcontextprotocol.io/http");

@@ -29,7 +29,7 @@ fn jsonc_keeps_comments_and_order() {
         e.text
     );
     assert!(e.text.contains("// trailing"), "{}", e.text);
-    let v: Value = serde_json::from_str(&crate::import::strip_jsonc(&e.text)).unwrap();
+    let v: Value = crate::jsonc::value(&e.text).unwrap();
     assert_eq!(v["mcpServers"]["mcpool"]["headers"]["Authorization"], "Bearer T0K");
     assert_eq!(v["mcpServers"]["fs"]["command"], "npx");
     // Again: nothing to do.

@@ -168,22 +168,22 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
         return Ok(Config::default());
     }
     // Comments and trailing commas are allowed (JSONC, as VS Code writes
-    // it); the stripped text keeps every line break, so positions hold.
-    let text = &crate::import::strip_jsonc(text);
-    let root: Value = serde_json::from_str(text).map_err(|e| {
+    // it).
+    let parsed = crate::jsonc::parse(text).map_err(|e| {
         problem(
             path,
             None,
             None,
-            format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column()),
+            format!("invalid JSON at line {}, column {}: {}", e.line, e.column, e.message),
         )
     })?;
+    let root = parsed.value;
     let Value::Object(root) = root else {
         return Err(problem(path, None, None, "expected a JSON object at the top".into()));
     };
     let mut config = Config::default();
-    for key in crate::json_dups::duplicate_keys(text) {
-        config.problems.push(repeated_key(path, &key));
+    for key in &parsed.repeated {
+        config.problems.push(repeated_key(path, key));
     }
     match root.get("oauthClientMetadataUrl") {
         None | Some(Value::Null) => {}

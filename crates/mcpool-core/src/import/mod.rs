@@ -2,7 +2,6 @@
 //! Desktop, Claude Code, Cursor, VS Code, opencode), plan what to add, move
 //! literal secrets into the keyring, and never touch the source files.
 
-mod jsonc;
 pub(crate) mod secrets;
 #[cfg(test)]
 mod tests;
@@ -12,7 +11,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-pub use jsonc::strip_jsonc;
 pub use secrets::{extract_secrets, Extracted, MovedSecret, NeededSecret};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

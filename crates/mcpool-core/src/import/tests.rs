@@ -4,14 +4,14 @@ use super::*;
 
 #[test]
 fn opencode_and_secrets() {
-    let root: Value = serde_json::from_str(&strip_jsonc(
+    let root: Value = crate::jsonc::value(
         r#"{ // comment
           "mcp": {
             "gh": {"type": "remote", "url": "https://api.example.test/mcp?api_key=abc123def&x=1", "headers": {"Authorization": "Bearer ghp_abcdefghijklmnopqrstuvwxyz0123"}},
             "fs": {"type": "local", "command": ["npx", "-y", "fs-server"], "environment": {"GITHUB_TOKEN": "tok_1234567890abcdef1234", "DEBUG": "1"}, "enabled": false},
           },
         }"#,
-    ))
+    )
     .unwrap();
     let found = candidates(Client::OpenCode, &root);
     assert_eq!(found.len(), 2);

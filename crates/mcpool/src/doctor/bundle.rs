@@ -49,10 +49,13 @@ pub struct Inputs<'a> {
 /// The bundle as JSON.
 pub fn build(inputs: &Inputs) -> Value {
     let config = match std::fs::read_to_string(inputs.config_path) {
-        Ok(text) => match serde_json::from_str::<Value>(&mcpool_core::import::strip_jsonc(&text)) {
-            Ok(value) => json!({"path": inputs.config_path, "content": redact_config(value), "error": null}),
+        Ok(text) => match mcpool_core::jsonc::value(&text) {
+            Ok(value) if !text.trim().is_empty() => {
+                json!({"path": inputs.config_path, "content": redact_config(value), "error": null})
+            }
+            Ok(_) => json!({"path": inputs.config_path, "content": null, "error": "the file is empty; left out"}),
             Err(e) => json!({"path": inputs.config_path, "content": null,
-                             "error": format!("not valid JSON (line {}, column {}); left out", e.line(), e.column())}),
+                             "error": format!("not valid JSON (line {}, column {}); left out", e.line, e.column)}),
         },
         Err(e) => json!({"path": inputs.config_path, "content": null, "error": e.to_string()}),
     };
