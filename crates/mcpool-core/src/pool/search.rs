@@ -280,18 +280,12 @@ impl Pool {
         if let Some(mode) = mode {
             listing.mode = mode;
         }
-        let full_tokens = full_tokens + listing_tokens(&meta);
-        let full_count = full.len() + meta.len();
-        let sent = listing.decide(full_tokens);
-        let tools = match (sent, found) {
-            (_, None) => Vec::new(),
-            (crate::search::Sent::All, Some(_)) => meta.into_iter().chain(full.iter().cloned()).collect(),
-            (crate::search::Sent::Search, Some(found)) => {
-                let mut pinned = listing.pinned.clone();
-                pinned.extend(self.most_used(listing.pin_most_used));
-                crate::search::listing::search_listing(meta, full, |n| pinned.contains(n) || found(n))
-            }
-        };
+        let crate::search::listing::Plan {
+            tools,
+            sent,
+            full_count,
+            full_tokens,
+        } = crate::search::listing::plan(&listing, meta, full, full_tokens, |n| self.most_used(n), found);
         Some(Listed {
             tools,
             sent,

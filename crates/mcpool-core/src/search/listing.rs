@@ -111,6 +111,49 @@ pub fn search_listing(meta: Vec<Tool>, full: &[Tool], keep: impl Fn(&str) -> boo
     tools
 }
 
+/// What one endpoint's `tools/list` sends ([`plan`]).
+pub struct Plan {
+    pub tools: Vec<Tool>,
+    pub sent: Sent,
+    /// What `all` would send: its tools and estimated tokens.
+    pub full_count: usize,
+    pub full_tokens: usize,
+}
+
+/// Decides, in this one place, what an endpoint's `tools/list` sends: from
+/// the settings in force, the meta-tools, every tool the endpoint may list
+/// (`full`, costing `full_tokens` without the meta-tools), the most used
+/// tools (asked for only when a `search` listing pins them), and `found`,
+/// the tools the asking agent's searches found (`None`: decide, build
+/// nothing).
+pub fn plan(
+    listing: &Listing,
+    meta: Vec<Tool>,
+    full: &[Tool],
+    full_tokens: usize,
+    most_used: impl FnOnce(usize) -> Vec<String>,
+    found: Option<&dyn Fn(&str) -> bool>,
+) -> Plan {
+    let full_tokens = full_tokens + crate::search::compact::listing_tokens(&meta);
+    let full_count = full.len() + meta.len();
+    let sent = listing.decide(full_tokens);
+    let tools = match (sent, found) {
+        (_, None) => Vec::new(),
+        (Sent::All, Some(_)) => meta.into_iter().chain(full.iter().cloned()).collect(),
+        (Sent::Search, Some(found)) => {
+            let mut pinned = listing.pinned.clone();
+            pinned.extend(most_used(listing.pin_most_used));
+            search_listing(meta, full, |n| pinned.contains(n) || found(n))
+        }
+    };
+    Plan {
+        tools,
+        sent,
+        full_count,
+        full_tokens,
+    }
+}
+
 /// One problem with a listing key: (field, message).
 pub type Problem = (String, String);
 
@@ -229,6 +272,59 @@ mod tests {
         assert_eq!(
             (d.mode, d.budget, d.pin_most_used),
             (ListingMode::Auto, DEFAULT_BUDGET, 0)
+        );
+    }
+
+    fn tool(name: &str) -> Tool {
+        Tool::new(name.to_string(), "d", std::sync::Arc::new(serde_json::Map::new()))
+    }
+
+    fn names(tools: &[Tool]) -> Vec<&str> {
+        tools.iter().map(|t| t.name.as_ref()).collect()
+    }
+
+    #[test]
+    fn a_plan_sends_meta_pinned_most_used_and_found_in_search_mode() {
+        let full = [tool("a__one"), tool("a__two"), tool("b__three"), tool("b__four")];
+        let mut listing = ListingSettings::default().over(&ListingSettings::default());
+        listing.mode = ListingMode::Search;
+        listing.pinned = BTreeSet::from(["a__two".to_string()]);
+        listing.pin_most_used = 1;
+        let found = |n: &str| n == "b__four";
+        let p = plan(
+            &listing,
+            vec![tool("mcpool__search_tools")],
+            &full,
+            100,
+            |n| {
+                assert_eq!(n, 1);
+                vec!["b__three".to_string()]
+            },
+            Some(&found),
+        );
+        assert_eq!(p.sent, Sent::Search);
+        assert_eq!(
+            names(&p.tools),
+            ["mcpool__search_tools", "a__two", "b__three", "b__four"]
+        );
+        assert_eq!(p.full_count, 5);
+        assert!(p.full_tokens > 100, "the meta-tools count too");
+
+        listing.mode = ListingMode::Auto;
+        let p = plan(
+            &listing,
+            vec![tool("m")],
+            &full,
+            10,
+            |_| panic!("all needs no pins"),
+            Some(&found),
+        );
+        assert_eq!((p.sent, p.tools.len()), (Sent::All, 5));
+        let decided = plan(&listing, vec![tool("m")], &full, listing.budget, |_| Vec::new(), None);
+        assert_eq!(
+            (decided.sent, decided.tools.len()),
+            (Sent::Search, 0),
+            "the meta-tools tip the budget"
         );
     }
 
