@@ -103,7 +103,11 @@ struct McpEndpoint {
 
 impl McpEndpoint {
     async fn serve(&self, request: Request, options: &EndpointOptions) -> Response {
-        request_check::serve(request, options.max_request_bytes, &self.service, &self.sessions).await
+        let response = request_check::serve(request, options.max_request_bytes, &self.service, &self.sessions).await;
+        // What a burst of requests freed goes back to the system once
+        // the agents are quiet.
+        crate::os::heap::note_work(1);
+        response
     }
 }
 

@@ -11,10 +11,9 @@
 //! (and answered that call's stream with nothing). The book sweeps instead,
 //! and a session with a request in flight is never idle.
 //!
-//! An ended session leaves nothing behind, but glibc's allocator keeps the
-//! freed memory of its per-thread arenas: once many sessions have ended, the
-//! book asks it to give that memory back to the system (`malloc_trim`),
-//! shortly after the burst, from a task of its own.
+//! An ended session leaves nothing behind; the memory it freed goes back to
+//! the system once the burst is over (ended sessions count as work for
+//! [`crate::os::heap`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -44,10 +43,6 @@ const SWEEP_AT_MOST_EVERY: Duration = Duration::from_secs(30);
 /// At most one log line per this long about closed sessions; the others are
 /// counted into the next one.
 const LOG_EVERY: Duration = Duration::from_secs(60);
-/// Give freed memory back once this many sessions ended, this long after
-/// the first of them (so a burst is trimmed once, after it).
-const TRIM_AFTER: u64 = 64;
-const TRIM_DELAY: Duration = Duration::from_secs(2);
 
 /// Every open agent session of the endpoint, for the limit.
 pub struct SessionBook {
@@ -64,9 +59,6 @@ struct BookState {
     closed_for_limit: u64,
     unlogged: u64,
     last_log: Option<Instant>,
-    ended_since_trim: u64,
-    /// The pending trim; aborted with the book.
-    trim: Option<AbortOnDropHandle<()>>,
     /// The idle sweep, started with the first session; aborted with the book.
     sweep: Option<AbortOnDropHandle<()>>,
 }
@@ -142,7 +134,7 @@ impl SessionBook {
         }
         if !closing.is_empty() {
             state.closed_for_limit += closing.len() as u64;
-            state.ended(closing.len() as u64);
+            crate::os::heap::note_work(closing.len() as u64);
             state.unlogged += closing.len() as u64;
             let due = state.last_log.is_none_or(|t| now.duration_since(t) >= LOG_EVERY);
             if due {
@@ -189,7 +181,7 @@ impl SessionBook {
             }
         }
         if !closing.is_empty() {
-            state.ended(closing.len() as u64);
+            crate::os::heap::note_work(closing.len() as u64);
             tracing::info!(
                 "closed {} agent session(s) idle for {} s (MCPOOL_SESSION_IDLE_SECS); their agents get 404 and initialize again",
                 closing.len(),
@@ -203,35 +195,9 @@ impl SessionBook {
     fn remove(&self, id: &SessionId) {
         let mut state = lock(&self.state);
         if state.open.remove(id).is_some() {
-            state.ended(1);
+            crate::os::heap::note_work(1);
         }
     }
-}
-
-impl BookState {
-    /// Counts ended sessions; once enough have, schedules a trim.
-    fn ended(&mut self, n: u64) {
-        self.ended_since_trim += n;
-        let idle = self.trim.as_ref().is_none_or(|t| t.is_finished());
-        if self.ended_since_trim >= TRIM_AFTER && idle {
-            // Sessions that end before it runs are covered by it.
-            self.ended_since_trim = 0;
-            self.trim = Some(AbortOnDropHandle::new(tokio::spawn(async {
-                tokio::time::sleep(TRIM_DELAY).await;
-                trim_heap().await;
-            })));
-        }
-    }
-}
-
-/// Returns the free memory of every malloc arena to the system.
-async fn trim_heap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    let _ = tokio::task::spawn_blocking(|| {
-        // SAFETY: malloc_trim only releases free pages; it takes no pointers.
-        unsafe { libc::malloc_trim(0) }
-    })
-    .await;
 }
 
 /// Closes idle sessions every `every`, as long as the book exists.
