@@ -344,6 +344,14 @@ impl Bench {
             ),
             &pool,
         )?;
+        // What it holds at rest: freed memory goes back to the system once
+        // the agents are quiet (2 s, `os/heap.rs`).
+        let rest = self.cli.idle_secs.max(3);
+        tokio::time::sleep(Duration::from_secs(rest)).await;
+        self.rss_table(
+            &format!("The same `mcpool serve` {rest} s later, at rest (no agent connected)."),
+            &pool,
+        )?;
         let memory = std::mem::take(&mut self.out);
         pool.stop().await?;
 

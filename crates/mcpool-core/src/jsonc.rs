@@ -27,7 +27,10 @@ pub struct Parsed {
     pub repeated: Vec<Vec<String>>,
 }
 
-fn options() -> ParseOptions {
+/// JSONC as the clients and mcpool write it: comments and trailing commas,
+/// nothing looser (a missing comma is an error, not a guess). The same for
+/// reading here and for editing a client's file (`agent_config/json.rs`).
+pub fn options() -> ParseOptions {
     ParseOptions {
         allow_comments: true,
         allow_trailing_commas: true,

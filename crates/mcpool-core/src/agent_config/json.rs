@@ -5,27 +5,11 @@
 use std::path::Path;
 
 use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp, CstRootNode};
-use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
-use super::{entry, Change, Client, Connection, Edited, Found, Served, WriteError};
+use crate::jsonc::options;
 
-/// JSONC as the clients write it: comments and trailing commas, nothing
-/// looser (a missing comma is an error, not a guess).
-fn options() -> ParseOptions {
-    ParseOptions {
-        allow_comments: true,
-        allow_trailing_commas: true,
-        allow_loose_object_property_names: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    }
-}
+use super::{entry, Change, Client, Connection, Edited, Found, Served, WriteError};
 
 /// The key of the client's server map.
 fn servers_key(client: Client) -> &'static str {
