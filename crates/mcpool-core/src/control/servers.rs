@@ -55,15 +55,15 @@ impl Control {
             .into_iter()
             .filter(|s| s.status() == crate::lifecycle::Status::Failed)
             .collect();
-        for server in &failed {
-            let server = server.clone();
+        let count = failed.len();
+        for server in failed {
             tokio::spawn(async move {
                 if let Err(e) = server.reconnect().await {
                     tracing::info!("reconnect {}: {}", server.name(), e.sentence);
                 }
             });
         }
-        failed.len()
+        count
     }
 
     /// Closes `name`'s connection and holds it closed until a reconnect.

@@ -107,22 +107,17 @@ fn status_of(e: &ControlError) -> StatusCode {
 /// A server operation's answer: `{"ok": true, "server": …}`, or its error
 /// (with the server as it stands when the server could not be reached).
 fn answer(done: Result<ServerSnapshot, ControlError>) -> Response {
-    match done {
-        Ok(server) => Json(json!({"ok": true, "server": server})).into_response(),
-        Err(ControlError::UnknownServer(name)) => (
-            StatusCode::NOT_FOUND,
-            Json(json!({"error": ControlError::UnknownServer(name).to_string()})),
-        )
-            .into_response(),
-        Err(e @ ControlError::Unreachable { .. }) => {
-            let status = status_of(&e);
-            let ControlError::Unreachable { sentence, server } = e else {
-                unreachable!()
-            };
-            (status, Json(json!({"ok": false, "error": sentence, "server": server}))).into_response()
-        }
-        Err(e) => (status_of(&e), Json(json!({"ok": false, "error": e.to_string()}))).into_response(),
-    }
+    let e = match done {
+        Ok(server) => return Json(json!({"ok": true, "server": server})).into_response(),
+        Err(e) => e,
+    };
+    let status = status_of(&e);
+    let body = match e {
+        ControlError::UnknownServer(_) => json!({"error": e.to_string()}),
+        ControlError::Unreachable { sentence, server } => json!({"ok": false, "error": sentence, "server": server}),
+        e => json!({"ok": false, "error": e.to_string()}),
+    };
+    (status, Json(body)).into_response()
 }
 
 async fn reconnect(State(state): State<AppState>, Path(name): Path<String>) -> Response {
