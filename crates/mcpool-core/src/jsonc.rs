@@ -7,6 +7,7 @@
 //! numbers) is refused, as a JSON parser would.
 
 use jsonc_parser::ast;
+use jsonc_parser::cst::{CstInputValue, CstObjectProp};
 use jsonc_parser::{CollectOptions, ParseOptions};
 use serde_json::{Map, Number, Value};
 
@@ -99,6 +100,55 @@ fn convert(value: ast::Value<'_>, path: &mut Vec<String>, repeated: &mut Vec<Vec
             }
             Value::Object(map)
         }
+    }
+}
+
+/// Removes an entry with the comment lines right above it (they describe
+/// it); a comment that ends the line of the entry before stays with that one.
+pub fn remove_entry(prop: CstObjectProp) {
+    let mut comments = Vec::new();
+    let mut node = prop.previous_sibling();
+    while let Some(n) = node {
+        if n.is_whitespace() || n.is_newline() {
+            node = n.previous_sibling();
+            continue;
+        }
+        let Some(comment) = n.as_comment() else { break };
+        let own_line = n
+            .previous_siblings()
+            .find(|p| !p.is_whitespace())
+            .is_none_or(|p| p.is_newline());
+        if !own_line {
+            break;
+        }
+        node = n.previous_sibling();
+        comments.push(comment);
+    }
+    for comment in comments {
+        // A line comment goes with its indentation and the line break before
+        // it by itself; a block comment is told to.
+        if !comment.is_line_comment() {
+            while let Some(ws) = comment.previous_sibling().filter(|p| p.is_whitespace()) {
+                ws.remove();
+            }
+            if let Some(newline) = comment.previous_sibling().filter(|p| p.is_newline()) {
+                newline.remove();
+            }
+        }
+        comment.remove();
+    }
+    prop.remove();
+}
+
+/// A JSON value as the CST editor inserts it.
+pub fn to_input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(items) => CstInputValue::Array(items.iter().map(to_input).collect()),
+        Value::Object(map) => CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), to_input(v))).collect()),
     }
 }
 

@@ -469,6 +469,37 @@ pub fn resolve_value(value: &str, store: &dyn SecretStore) -> Result<String, Res
     Ok(out)
 }
 
+/// `raw` in the characters of a keyring name.
+pub fn clean_name(raw: &str) -> String {
+    let cleaned: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let trimmed = cleaned.trim_start_matches('_').to_string();
+    if valid_name(&trimmed) {
+        trimmed
+    } else {
+        format!("s{trimmed}")
+    }
+}
+
+/// The keyring entry for a server's secret field (`notes.env.TOKEN`), in
+/// the characters a keyring name may hold.
+pub fn secret_name(server: &str, field: &str) -> String {
+    clean_name(&format!("{server}.{field}"))
+}
+
+/// `${keyring:NAME}`: how the config refers to a keyring entry.
+pub fn reference(name: &str) -> String {
+    format!("${{keyring:{name}}}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

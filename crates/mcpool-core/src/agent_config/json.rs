@@ -7,7 +7,7 @@ use std::path::Path;
 use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp, CstRootNode};
 use serde_json::Value;
 
-use crate::jsonc::options;
+use crate::jsonc::{options, remove_entry, to_input};
 
 use super::{entry, Change, Client, Connection, Edited, Found, Served, WriteError};
 
@@ -148,43 +148,6 @@ fn replace(
     Ok(())
 }
 
-/// Removes an entry with the comment lines right above it (they describe
-/// it); a comment that ends the line of the entry before stays with that one.
-pub(crate) fn remove_entry(prop: CstObjectProp) {
-    let mut comments = Vec::new();
-    let mut node = prop.previous_sibling();
-    while let Some(n) = node {
-        if n.is_whitespace() || n.is_newline() {
-            node = n.previous_sibling();
-            continue;
-        }
-        let Some(comment) = n.as_comment() else { break };
-        let own_line = n
-            .previous_siblings()
-            .find(|p| !p.is_whitespace())
-            .is_none_or(|p| p.is_newline());
-        if !own_line {
-            break;
-        }
-        node = n.previous_sibling();
-        comments.push(comment);
-    }
-    for comment in comments {
-        // A line comment goes with its indentation and the line break before
-        // it by itself; a block comment is told to.
-        if !comment.is_line_comment() {
-            while let Some(ws) = comment.previous_sibling().filter(|p| p.is_whitespace()) {
-                ws.remove();
-            }
-            if let Some(newline) = comment.previous_sibling().filter(|p| p.is_newline()) {
-                newline.remove();
-            }
-        }
-        comment.remove();
-    }
-    prop.remove();
-}
-
 /// The server an entry names, in the client's shape; `None` for mcpool's
 /// own entry and for entries that are not servers.
 fn found(client: Client, prop: &CstObjectProp, excluded: &[String]) -> Option<Found> {
@@ -221,15 +184,4 @@ fn found(client: Client, prop: &CstObjectProp, excluded: &[String]) -> Option<Fo
         _ => false,
     } || obj.get("disabled") == Some(&Value::Bool(true));
     Some(Found { name, server, disabled })
-}
-
-pub(crate) fn to_input(v: &Value) -> CstInputValue {
-    match v {
-        Value::Null => CstInputValue::Null,
-        Value::Bool(b) => CstInputValue::Bool(*b),
-        Value::Number(n) => CstInputValue::Number(n.to_string()),
-        Value::String(s) => CstInputValue::String(s.clone()),
-        Value::Array(items) => CstInputValue::Array(items.iter().map(to_input).collect()),
-        Value::Object(map) => CstInputValue::Object(map.iter().map(|(k, v)| (k.clone(), to_input(v))).collect()),
-    }
 }

@@ -1,261 +1,316 @@
-//! One server entry of the config file: a local command or a remote URL,
-//! each field checked, with problems that name the server and the field.
+//! One server entry of the config file as a type: [`Entry`] is what the
+//! file holds, read with serde (through `serde_path_to_error`, so that a
+//! problem names its field's path) and written by editing, the registry and
+//! import; [`Entry::spec`] is what it means, a local command or a remote
+//! URL, each field checked, with problems that name the server and field.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::fields;
 use super::{
     problem, ConfigProblem, OAuthSpec, ServerSpec, TransportSpec, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_TIMEOUT, MAX_MAX_MESSAGE_BYTES, MIN_MAX_MESSAGE_BYTES,
+    DEFAULT_TIMEOUT,
 };
 
-pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, ConfigProblem> {
-    let err = |field: Option<&str>, message: String| problem(path, Some(name), field, message);
-    if name.is_empty() {
-        return Err(err(None, "a server name must not be empty".into()));
+/// A server entry as the file holds it. Absent and `null` fields are
+/// `None`; fields of other rooms (`enabledTools`, `disabledTools`) and keys
+/// mcpool does not know are not part of it and are left alone in the file.
+/// Fields are written in this order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// `type`: `stdio`/`local`, `http`/`streamableHttp`/`remote`, `sse`.
+    #[serde(
+        rename = "type",
+        default,
+        deserialize_with = "fields::text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub kind: Option<String>,
+    #[serde(default, deserialize_with = "fields::text", skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, deserialize_with = "fields::args", skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<String>>,
+    #[serde(
+        default,
+        deserialize_with = "fields::strings",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub env: Option<IndexMap<String, String>>,
+    #[serde(default, deserialize_with = "fields::text", skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, deserialize_with = "fields::text", skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "fields::strings",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub headers: Option<IndexMap<String, String>>,
+    /// `transport`: the older spelling of `type` for remote servers.
+    #[serde(default, deserialize_with = "fields::text", skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub oauth: Option<OAuthEntry>,
+    #[serde(default, deserialize_with = "fields::flag", skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<bool>,
+    /// Milliseconds.
+    #[serde(
+        default,
+        deserialize_with = "fields::millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub timeout: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "fields::message_bytes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_message_bytes: Option<u64>,
+    /// Milliseconds; `0` for no limit.
+    #[serde(
+        default,
+        deserialize_with = "fields::call_millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub call_timeout: Option<u64>,
+    #[serde(default, deserialize_with = "fields::flag", skip_serializing_if = "Option::is_none")]
+    pub log_arguments: Option<bool>,
+}
+
+/// A remote entry's `oauth` object as the file holds it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OAuthEntry {
+    #[serde(
+        default,
+        deserialize_with = "fields::filled_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_id: Option<String>,
+    /// May be `${keyring:NAME}`.
+    #[serde(
+        default,
+        deserialize_with = "fields::filled_text",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_secret: Option<String>,
+    #[serde(
+        default,
+        deserialize_with = "fields::scopes",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub scopes: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "fields::port", skip_serializing_if = "Option::is_none")]
+    pub redirect_port: Option<u16>,
+}
+
+/// A field's path and the sentence of what is wrong with it.
+pub type FieldError = (Option<String>, String);
+
+impl Entry {
+    /// Reads an entry; the error names the field's path (`args[2]`,
+    /// `env.TOKEN`) where there is one.
+    pub fn read(value: &Value) -> Result<Entry, FieldError> {
+        if !value.is_object() {
+            return Err((None, "expected an object".into()));
+        }
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let path = field_path(e.path());
+            let message = e.into_inner().to_string();
+            match unknown_oauth_field(&path, &message) {
+                Some(field) => (
+                    Some(field),
+                    "unknown field (expected clientId, clientSecret, scopes or redirectPort)".into(),
+                ),
+                None => (path, message),
+            }
+        })
     }
-    let Value::Object(obj) = entry else {
-        return Err(err(None, "expected an object".into()));
-    };
-    let disabled = match obj.get("disabled") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(err(Some("disabled"), "expected true or false".into())),
-    };
-    let timeout = match obj.get("timeout") {
-        None | Some(Value::Null) => DEFAULT_TIMEOUT,
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(ms) if ms > 0 => Duration::from_millis(ms),
-            _ => {
-                return Err(err(
-                    Some("timeout"),
-                    "expected a positive number of milliseconds".into(),
-                ))
-            }
-        },
-        Some(_) => return Err(err(Some("timeout"), "expected a number of milliseconds".into())),
-    };
-    let max_message_bytes = match obj.get("maxMessageBytes") {
-        None | Some(Value::Null) => DEFAULT_MAX_MESSAGE_BYTES,
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(b) if (MIN_MAX_MESSAGE_BYTES..=MAX_MAX_MESSAGE_BYTES).contains(&b) => b as usize,
-            _ => {
-                return Err(err(
-                    Some("maxMessageBytes"),
-                    format!("expected a number of bytes from {MIN_MAX_MESSAGE_BYTES} to {MAX_MAX_MESSAGE_BYTES}"),
-                ))
-            }
-        },
-        Some(_) => return Err(err(Some("maxMessageBytes"), "expected a number of bytes".into())),
-    };
-    let call_timeout = match obj.get("callTimeout") {
-        None | Some(Value::Null) => Some(DEFAULT_CALL_TIMEOUT),
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(0) => None,
-            Some(ms) => Some(Duration::from_millis(ms)),
-            None => {
-                return Err(err(
-                    Some("callTimeout"),
-                    "expected a number of milliseconds (0 for no limit)".into(),
-                ))
-            }
-        },
-        Some(_) => {
-            return Err(err(
-                Some("callTimeout"),
-                "expected a number of milliseconds (0 for no limit)".into(),
-            ))
-        }
-    };
-    let log_arguments = match obj.get("logArguments") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err(err(Some("logArguments"), "expected true or false".into())),
-    };
-    let declared = string_field(obj, "type").map_err(|m| err(Some("type"), m))?;
-    let transport_field = string_field(obj, "transport").map_err(|m| err(Some("transport"), m))?;
-    let command = string_field(obj, "command").map_err(|m| err(Some("command"), m))?;
-    let url = string_field(obj, "url").map_err(|m| err(Some("url"), m))?;
 
-    let kind = match (declared.as_deref(), transport_field.as_deref()) {
-        (Some(t), _) => match t {
-            "stdio" | "local" => "stdio",
-            "http" | "streamableHttp" | "streamable-http" | "remote" => "http",
-            "sse" => "sse",
-            other => {
-                return Err(err(
-                    Some("type"),
-                    format!("unknown type '{other}' (expected stdio, http or sse)"),
-                ))
-            }
-        },
-        (None, Some(t)) => match t {
-            "http" | "streamable-http" | "streamableHttp" => "http",
-            "sse" => "sse",
-            "stdio" => "stdio",
-            other => {
-                return Err(err(
-                    Some("transport"),
-                    format!("unknown transport '{other}' (expected http or sse)"),
-                ))
-            }
-        },
-        (None, None) if command.is_some() => "stdio",
-        (None, None) if url.is_some() => "http",
-        (None, None) => {
-            return Err(err(
-                None,
-                "needs either 'command' (a local server) or 'url' (a remote server)".into(),
-            ))
+    /// The entry as a JSON object, its fields in the order of the type.
+    pub fn to_map(&self) -> Map<String, Value> {
+        match serde_json::to_value(self) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
         }
-    };
+    }
 
-    let mut oauth = None;
-    let transport = if kind == "stdio" {
-        if obj.get("oauth").is_some_and(|v| !v.is_null()) {
-            return Err(err(Some("oauth"), "only a remote server (with 'url') signs in".into()));
+    /// What the entry means for the server `name` of the file `path`.
+    pub fn spec(self, path: &Path, name: &str) -> Result<ServerSpec, ConfigProblem> {
+        let err = |field: Option<&str>, message: String| problem(path, Some(name), field, message);
+        if name.is_empty() {
+            return Err(err(None, "a server name must not be empty".into()));
         }
-        let Some(command) = command.filter(|c| !c.trim().is_empty()) else {
-            return Err(err(Some("command"), "a local server needs a command".into()));
-        };
-        if url.is_some() {
-            return Err(err(
-                Some("url"),
-                "a local server (with 'command') cannot also have a 'url'".into(),
-            ));
-        }
-        let args = match obj.get("args") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match v {
-                    Value::String(s) => Ok(s.clone()),
-                    Value::Number(n) => Ok(n.to_string()),
-                    _ => Err(err(Some(&format!("args[{i}]")), "expected a string".into())),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(err(Some("args"), "expected an array of strings".into())),
-        };
-        let env = string_map(obj, "env").map_err(|(f, m)| err(Some(&f), m))?;
-        let cwd = string_field(obj, "cwd")
-            .map_err(|m| err(Some("cwd"), m))?
-            .map(|c| resolve_cwd(path, &c));
-        TransportSpec::Stdio {
-            command,
-            args,
-            env,
-            cwd,
-        }
-    } else {
-        let Some(url) = url else {
-            return Err(err(Some("url"), "a remote server needs a url".into()));
-        };
-        let parsed = url::Url::parse(&url).map_err(|e| err(Some("url"), format!("invalid URL: {e}")))?;
-        if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(err(
-                Some("url"),
-                format!("unsupported scheme '{}' (expected http or https)", parsed.scheme()),
-            ));
-        }
-        if command.is_some() {
-            return Err(err(
-                Some("command"),
-                "a remote server (with 'url') cannot also have a 'command'".into(),
-            ));
-        }
-        let headers = string_map(obj, "headers").map_err(|(f, m)| err(Some(&f), m))?;
-        oauth = parse_oauth(obj).map_err(|(f, m)| err(Some(&f), m))?;
-        for name in headers.keys() {
-            if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        let kind = self.transport_kind().map_err(|(field, m)| err(field.as_deref(), m))?;
+        let mut oauth = None;
+        let transport = if kind == "stdio" {
+            if self.oauth.is_some() {
+                return Err(err(Some("oauth"), "only a remote server (with 'url') signs in".into()));
+            }
+            let Some(command) = self.command.filter(|c| !c.trim().is_empty()) else {
+                return Err(err(Some("command"), "a local server needs a command".into()));
+            };
+            if self.url.is_some() {
                 return Err(err(
-                    Some(&format!("headers.{name}")),
-                    "not a valid HTTP header name".into(),
+                    Some("url"),
+                    "a local server (with 'command') cannot also have a 'url'".into(),
                 ));
             }
-        }
-        if kind == "sse" {
-            TransportSpec::Sse { url, headers }
+            TransportSpec::Stdio {
+                command,
+                args: self.args.unwrap_or_default(),
+                env: self.env.unwrap_or_default().into_iter().collect(),
+                cwd: self.cwd.map(|c| resolve_cwd(path, &c)),
+            }
         } else {
-            TransportSpec::Http { url, headers }
+            let Some(url) = self.url else {
+                return Err(err(Some("url"), "a remote server needs a url".into()));
+            };
+            let parsed = url::Url::parse(&url).map_err(|e| err(Some("url"), format!("invalid URL: {e}")))?;
+            if !matches!(parsed.scheme(), "http" | "https") {
+                return Err(err(
+                    Some("url"),
+                    format!("unsupported scheme '{}' (expected http or https)", parsed.scheme()),
+                ));
+            }
+            if self.command.is_some() {
+                return Err(err(
+                    Some("command"),
+                    "a remote server (with 'url') cannot also have a 'command'".into(),
+                ));
+            }
+            let headers: BTreeMap<String, String> = self.headers.unwrap_or_default().into_iter().collect();
+            oauth = self
+                .oauth
+                .map(OAuthEntry::spec)
+                .transpose()
+                .map_err(|(f, m)| err(Some(f), m))?;
+            for name in headers.keys() {
+                if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+                    return Err(err(
+                        Some(&format!("headers.{name}")),
+                        "not a valid HTTP header name".into(),
+                    ));
+                }
+            }
+            if kind == "sse" {
+                TransportSpec::Sse { url, headers }
+            } else {
+                TransportSpec::Http { url, headers }
+            }
+        };
+        Ok(ServerSpec {
+            name: name.to_string(),
+            disabled: self.disabled.unwrap_or(false),
+            timeout: self.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+            max_message_bytes: self.max_message_bytes.map_or(DEFAULT_MAX_MESSAGE_BYTES, |b| b as usize),
+            call_timeout: match self.call_timeout {
+                None => Some(DEFAULT_CALL_TIMEOUT),
+                Some(0) => None,
+                Some(ms) => Some(Duration::from_millis(ms)),
+            },
+            log_arguments: self.log_arguments.unwrap_or(false),
+            transport,
+            oauth,
+        })
+    }
+
+    /// `stdio`, `http` or `sse`, from `type`, else `transport`, else
+    /// whether the entry has a command or a URL.
+    fn transport_kind(&self) -> Result<&'static str, FieldError> {
+        let field = |f: &str, m: String| Err((Some(f.to_string()), m));
+        match (self.kind.as_deref(), self.transport.as_deref()) {
+            (Some(t), _) => match t {
+                "stdio" | "local" => Ok("stdio"),
+                "http" | "streamableHttp" | "streamable-http" | "remote" => Ok("http"),
+                "sse" => Ok("sse"),
+                other => field("type", format!("unknown type '{other}' (expected stdio, http or sse)")),
+            },
+            (None, Some(t)) => match t {
+                "http" | "streamable-http" | "streamableHttp" => Ok("http"),
+                "sse" => Ok("sse"),
+                "stdio" => Ok("stdio"),
+                other => field(
+                    "transport",
+                    format!("unknown transport '{other}' (expected http or sse)"),
+                ),
+            },
+            (None, None) if self.command.is_some() => Ok("stdio"),
+            (None, None) if self.url.is_some() => Ok("http"),
+            (None, None) => Err((
+                None,
+                "needs either 'command' (a local server) or 'url' (a remote server)".into(),
+            )),
         }
-    };
-    Ok(ServerSpec {
-        name: name.to_string(),
-        disabled,
-        timeout,
-        max_message_bytes,
-        call_timeout,
-        log_arguments,
-        transport,
-        oauth,
-    })
+    }
+}
+
+impl OAuthEntry {
+    fn spec(self) -> Result<OAuthSpec, (&'static str, String)> {
+        if self.client_secret.is_some() && self.client_id.is_none() {
+            return Err(("oauth.clientSecret", "a client secret needs oauth.clientId".into()));
+        }
+        Ok(OAuthSpec {
+            client_id: self.client_id,
+            client_secret: self.client_secret,
+            scopes: self.scopes,
+            redirect_port: self.redirect_port,
+        })
+    }
+}
+
+pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, ConfigProblem> {
+    if name.is_empty() {
+        return Err(problem(
+            path,
+            Some(name),
+            None,
+            "a server name must not be empty".into(),
+        ));
+    }
+    let entry = Entry::read(entry).map_err(|(field, message)| problem(path, Some(name), field.as_deref(), message))?;
+    entry.spec(path, name)
+}
+
+/// `args[2]`, `env.TOKEN`, `oauth.scopes[0]`; `None` for the entry itself.
+fn field_path(path: &serde_path_to_error::Path) -> Option<String> {
+    use serde_path_to_error::Segment;
+    let mut out = String::new();
+    for segment in path.iter() {
+        match segment {
+            Segment::Seq { index } => out.push_str(&format!("[{index}]")),
+            Segment::Map { key } => {
+                if !out.is_empty() {
+                    out.push('.');
+                }
+                out.push_str(key);
+            }
+            Segment::Enum { .. } | Segment::Unknown => {}
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// serde's "unknown field `x`, expected …" inside `oauth`, as `oauth.x`.
+fn unknown_oauth_field(path: &Option<String>, message: &str) -> Option<String> {
+    let rest = message.strip_prefix("unknown field `")?;
+    let name = &rest[..rest.find('`')?];
+    match path.as_deref() {
+        Some("oauth") => Some(format!("oauth.{name}")),
+        Some(p) if p.starts_with("oauth.") => Some(format!("oauth.{name}")),
+        _ => None,
+    }
 }
 
 pub(super) fn is_metadata_url(value: &str) -> bool {
     url::Url::parse(value).is_ok_and(|u| u.scheme() == "https" && u.path() != "/" && u.host_str().is_some())
-}
-
-/// The `oauth` object of a remote entry; errors name the field.
-fn parse_oauth(obj: &Map<String, Value>) -> Result<Option<OAuthSpec>, (String, String)> {
-    let field = |k: &str| format!("oauth.{k}");
-    let oauth = match obj.get("oauth") {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::Object(o)) => o,
-        Some(_) => return Err(("oauth".into(), "expected an object".into())),
-    };
-    for key in oauth.keys() {
-        if !matches!(key.as_str(), "clientId" | "clientSecret" | "scopes" | "redirectPort") {
-            return Err((
-                field(key),
-                "unknown field (expected clientId, clientSecret, scopes or redirectPort)".into(),
-            ));
-        }
-    }
-    let text = |k: &str| match oauth.get(k) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.clone())),
-        Some(_) => Err((field(k), "expected a non-empty string".into())),
-    };
-    let client_id = text("clientId")?;
-    let client_secret = text("clientSecret")?;
-    if client_secret.is_some() && client_id.is_none() {
-        return Err((field("clientSecret"), "a client secret needs oauth.clientId".into()));
-    }
-    let scopes = match oauth.get("scopes") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(items)) => Some(
-            items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| match v {
-                    Value::String(s) if !s.is_empty() && !s.contains(char::is_whitespace) => Ok(s.clone()),
-                    _ => Err((
-                        format!("oauth.scopes[{i}]"),
-                        "expected a scope (a string without spaces)".into(),
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        ),
-        Some(_) => return Err((field("scopes"), "expected an array of strings".into())),
-    };
-    let redirect_port = match oauth.get("redirectPort") {
-        None | Some(Value::Null) => None,
-        Some(Value::Number(n)) => match n.as_u64() {
-            Some(p @ 1..=65535) => Some(p as u16),
-            _ => return Err((field("redirectPort"), "expected a port number (1-65535)".into())),
-        },
-        Some(_) => return Err((field("redirectPort"), "expected a port number".into())),
-    };
-    Ok(Some(OAuthSpec {
-        client_id,
-        client_secret,
-        scopes,
-        redirect_port,
-    }))
 }
 
 /// A relative `cwd` is taken relative to the config file's folder, and `~`
@@ -320,28 +375,4 @@ fn expand_percent(text: &str, env: &dyn Fn(&str) -> Option<String>) -> String {
     }
     out.push_str(rest);
     out
-}
-
-fn string_field(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err("expected a string".into()),
-    }
-}
-
-fn string_map(obj: &Map<String, Value>, key: &str) -> Result<BTreeMap<String, String>, (String, String)> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(BTreeMap::new()),
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), s.clone())),
-                Value::Number(n) => Ok((k.clone(), n.to_string())),
-                Value::Bool(b) => Ok((k.clone(), b.to_string())),
-                _ => Err((format!("{key}.{k}"), "expected a string".into())),
-            })
-            .collect(),
-        Some(_) => Err((key.to_string(), "expected an object of strings".into())),
-    }
 }

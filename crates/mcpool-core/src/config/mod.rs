@@ -6,6 +6,7 @@
 //! others: it is reported as a [`ConfigProblem`] and left out.
 
 mod entry;
+mod fields;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,6 +16,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use entry::{is_metadata_url, parse_entry};
+pub use entry::{Entry, FieldError, OAuthEntry};
 
 /// Startup timeout when an entry gives none (behaviour.md §2).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);

@@ -279,3 +279,58 @@ fn cwd_expands_the_home_folder_and_on_windows_percent_variables() {
     assert_eq!(expand_cwd("100% %PROJ%", Some(home), &env, true), "100% p1");
     assert_eq!(expand_cwd("a%%b", Some(home), &env, true), "a%%b");
 }
+
+#[test]
+fn an_items_problem_names_its_index_or_key() {
+    let c = parse_str(
+        r#"{"mcpServers": {
+            "badarg": {"command": "srv", "args": ["ok", 2, {"no": 1}]},
+            "badheader": {"url": "https://example.test/mcp", "headers": {"X-Ok": "1", "X-Bad": null}},
+            "badflag": {"command": "srv", "disabled": "yes"}
+        }}"#,
+    );
+    let texts: Vec<String> = c.problems.iter().map(ToString::to_string).collect();
+    expect_test::expect![[r#"
+        [
+            "/cfg/config.json: server 'badarg': field 'args[2]': expected a string",
+            "/cfg/config.json: server 'badheader': field 'headers.X-Bad': expected a string",
+            "/cfg/config.json: server 'badflag': field 'disabled': expected true or false",
+        ]
+    "#]]
+    .assert_debug_eq(&texts);
+}
+
+#[test]
+fn an_entry_written_from_its_type_reads_back_the_same() {
+    let value = serde_json::json!({
+        "type": "http", "url": "https://example.test/mcp",
+        "headers": {"Z-Last": "1", "A-First": "${keyring:t}"},
+        "oauth": {"clientId": "c", "scopes": ["read", "write"]},
+        "timeout": 5000, "callTimeout": 0, "logArguments": true
+    });
+    let entry = Entry::read(&value).expect("reads");
+    let map = entry.to_map();
+    assert_eq!(
+        map.keys().collect::<Vec<_>>(),
+        [
+            "type",
+            "url",
+            "headers",
+            "oauth",
+            "timeout",
+            "callTimeout",
+            "logArguments"
+        ],
+        "the type's order, absent fields left out"
+    );
+    let headers: Vec<_> = map["headers"].as_object().expect("object").keys().collect();
+    assert_eq!(
+        headers,
+        ["Z-Last", "A-First"],
+        "headers keep the order they were written in"
+    );
+    assert_eq!(Entry::read(&serde_json::Value::Object(map)).expect("reads back"), entry);
+    let spec = entry.spec(Path::new("/cfg/config.json"), "remote").expect("a spec");
+    assert_eq!(spec.call_timeout, None, "0 is no limit");
+    assert!(spec.log_arguments);
+}

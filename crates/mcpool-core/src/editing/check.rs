@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::{EditError, ServerChange};
-use crate::config::ConfigProblem;
+use crate::config::{ConfigProblem, Entry};
 
 /// The longest server name a new entry may have (tool names are prefixed
 /// with it and must stay within 64 characters).
@@ -73,30 +73,28 @@ pub(super) fn entry(path: &Path, change: &ServerChange, entry: &Map<String, Valu
     if let Some(problem) = config.problems.into_iter().find(|p| !p.warning) {
         return Err(EditError::from_problem(problem));
     }
-    let remote = entry.get("url").is_some_and(|u| !u.is_null());
-    if let Some(Value::Object(env)) = entry.get("env") {
-        for key in env.keys() {
-            if key.is_empty() || key.contains('=') || key.contains('\0') {
-                return Err(field_error(
-                    path,
-                    name,
-                    &format!("env.{key}"),
-                    "an environment variable name must not be empty or hold '='",
-                ));
-            }
+    // The config's parser took it, so it reads as a typed entry.
+    let typed = Entry::read(&Value::Object(entry.clone()))
+        .map_err(|(field, message)| field_error(path, name, field.as_deref().unwrap_or("entry"), message))?;
+    let remote = typed.url.is_some();
+    for key in typed.env.iter().flat_map(|env| env.keys()) {
+        if key.is_empty() || key.contains('=') || key.contains('\0') {
+            return Err(field_error(
+                path,
+                name,
+                &format!("env.{key}"),
+                "an environment variable name must not be empty or hold '='",
+            ));
         }
     }
-    if let Some(Value::Object(headers)) = entry.get("headers") {
-        for (key, value) in headers {
-            let literal = value.as_str().unwrap_or_default();
-            if crate::secrets::references(literal).is_empty() && http::HeaderValue::from_str(literal).is_err() {
-                return Err(field_error(
-                    path,
-                    name,
-                    &format!("headers.{key}"),
-                    "a header value must be printable text on one line",
-                ));
-            }
+    for (key, literal) in typed.headers.iter().flatten() {
+        if crate::secrets::references(literal).is_empty() && http::HeaderValue::from_str(literal).is_err() {
+            return Err(field_error(
+                path,
+                name,
+                &format!("headers.{key}"),
+                "a header value must be printable text on one line",
+            ));
         }
     }
     for key in change.secret_env.keys() {
@@ -144,10 +142,7 @@ pub(super) fn entry(path: &Path, change: &ServerChange, entry: &Map<String, Valu
         }
     }
     if change.secret_oauth_client_secret.is_some() {
-        let has_client = entry
-            .get("oauth")
-            .and_then(|o| o.get("clientId"))
-            .is_some_and(|c| c.as_str().is_some_and(|c| !c.trim().is_empty()));
+        let has_client = typed.oauth.as_ref().is_some_and(|o| o.client_id.is_some());
         if !remote || !has_client {
             return Err(field_error(
                 path,

@@ -22,8 +22,7 @@ use std::sync::Mutex;
 use serde_json::{json, Map, Value};
 
 use crate::config::ConfigProblem;
-use crate::import::secrets::{reference, secret_name};
-use crate::secrets::SecretStore;
+use crate::secrets::{reference, secret_name, SecretStore};
 
 /// One add or change: the entry as the config holds it, and the secret
 /// values that go to the keyring instead of the file.

@@ -9,7 +9,7 @@ use jsonc_parser::ParseOptions;
 use serde_json::{Map, Value};
 
 use super::EditError;
-use crate::agent_config::json::{remove_entry, to_input};
+use crate::jsonc::{remove_entry, to_input};
 
 /// The sections that hold servers, in the order they are looked at.
 const SECTIONS: [&str; 2] = ["mcpServers", "servers"];

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::secrets::{sensitive_name as secret_word, valid_name};
+use crate::secrets::{clean_name, reference, secret_name, sensitive_name as secret_word};
 
 const PLAIN_HEADERS: &[&str] = &[
     "accept",
@@ -59,33 +59,6 @@ pub struct NeededSecret {
 pub struct Extracted {
     pub moved: Vec<MovedSecret>,
     pub needed: Vec<NeededSecret>,
-}
-
-fn clean_name(raw: &str) -> String {
-    let cleaned: String = raw
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let trimmed = cleaned.trim_start_matches('_').to_string();
-    if valid_name(&trimmed) {
-        trimmed
-    } else {
-        format!("s{trimmed}")
-    }
-}
-
-pub(crate) fn secret_name(server: &str, field: &str) -> String {
-    clean_name(&format!("{server}.{field}"))
-}
-
-pub(crate) fn reference(name: &str) -> String {
-    format!("${{keyring:{name}}}")
 }
 
 /// Replaces every `${input:ID}` in `value` with a keyring reference named

@@ -3,7 +3,7 @@
 //! those files (ARCHITECTURE.md names which platform fills which).
 
 pub mod files;
-pub mod heap;
+pub mod memory;
 pub mod paths;
 pub mod power;
 pub mod process;

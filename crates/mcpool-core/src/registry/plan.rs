@@ -6,8 +6,11 @@
 
 use std::collections::BTreeMap;
 
+use indexmap::IndexMap;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
+
+use crate::config::Entry;
 
 use super::build::{Builder, Field, Seg, Shape, Template};
 use super::server_json::{Package, Remote, ServerJson};
@@ -262,21 +265,22 @@ fn fill(t: &Template, value: &dyn Fn(&str) -> Option<String>) -> Option<String> 
 /// The entry for `shape`; with `display`, secret fields stay in the entry
 /// (as their `{NAME}` placeholders) instead of moving to the secret maps.
 fn render(shape: &Shape, value: &dyn Fn(&str) -> Option<String>, display: bool) -> Filled {
-    let mut filled = Filled::default();
+    let mut secret_env = BTreeMap::new();
+    let mut secret_headers = BTreeMap::new();
     let fields = |list: &[Field], secrets: &mut BTreeMap<String, String>| {
-        let mut map = Map::new();
+        let mut map = IndexMap::new();
         for f in list {
             if let Some(v) = fill(&f.value, value) {
                 if f.secret && !display {
                     secrets.insert(f.name.clone(), v);
                 } else {
-                    map.insert(f.name.clone(), json!(v));
+                    map.insert(f.name.clone(), v);
                 }
             }
         }
-        map
+        (!map.is_empty()).then_some(map)
     };
-    match shape {
+    let entry = match shape {
         Shape::Local { command, args, env } => {
             let mut list = Vec::new();
             for group in args {
@@ -291,25 +295,25 @@ fn render(shape: &Shape, value: &dyn Fn(&str) -> Option<String>, display: bool) 
                 let parts: Option<Vec<String>> = group.args.iter().map(|t| fill(t, value)).collect();
                 list.extend(parts.into_iter().flatten());
             }
-            let env = fields(env, &mut filled.secret_env);
-            filled.entry.insert("command".into(), json!(command));
-            filled.entry.insert("args".into(), json!(list));
-            if !env.is_empty() {
-                filled.entry.insert("env".into(), Value::Object(env));
+            Entry {
+                command: Some(command.clone()),
+                args: Some(list),
+                env: fields(env, &mut secret_env),
+                ..Entry::default()
             }
         }
-        Shape::Remote { kind, url, headers } => {
-            let headers = fields(headers, &mut filled.secret_headers);
-            filled.entry.insert("type".into(), json!(kind));
-            filled
-                .entry
-                .insert("url".into(), json!(fill(url, value).unwrap_or_default()));
-            if !headers.is_empty() {
-                filled.entry.insert("headers".into(), Value::Object(headers));
-            }
-        }
+        Shape::Remote { kind, url, headers } => Entry {
+            kind: Some(kind.to_string()),
+            url: Some(fill(url, value).unwrap_or_default()),
+            headers: fields(headers, &mut secret_headers),
+            ..Entry::default()
+        },
+    };
+    Filled {
+        entry: entry.to_map(),
+        secret_env,
+        secret_headers,
     }
-    filled
 }
 
 /// How a choice reads in a list: `npm @scope/pkg 1.2.3`, `sse https://…`.

@@ -344,6 +344,9 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
             .with_graceful_shutdown(async move { server_shutdown.cancelled().await })
             .await
     });
+    // Start-up is a burst of work too: what only it needed (its heap, the
+    // code of parsing and loading) is given back once it is quiet.
+    crate::os::memory::note_work(crate::os::memory::TRIM_AFTER);
     Ok(Service {
         pool,
         control,

@@ -106,7 +106,7 @@ impl McpEndpoint {
         let response = request_check::serve(request, options.max_request_bytes, &self.service, &self.sessions).await;
         // What a burst of requests freed goes back to the system once
         // the agents are quiet.
-        crate::os::heap::note_work(1);
+        crate::os::memory::note_work(1);
         response
     }
 }

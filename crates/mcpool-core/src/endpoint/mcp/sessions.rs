@@ -134,7 +134,7 @@ impl SessionBook {
         }
         if !closing.is_empty() {
             state.closed_for_limit += closing.len() as u64;
-            crate::os::heap::note_work(closing.len() as u64);
+            crate::os::memory::note_work(closing.len() as u64);
             state.unlogged += closing.len() as u64;
             let due = state.last_log.is_none_or(|t| now.duration_since(t) >= LOG_EVERY);
             if due {
@@ -181,7 +181,7 @@ impl SessionBook {
             }
         }
         if !closing.is_empty() {
-            crate::os::heap::note_work(closing.len() as u64);
+            crate::os::memory::note_work(closing.len() as u64);
             tracing::info!(
                 "closed {} agent session(s) idle for {} s (MCPOOL_SESSION_IDLE_SECS); their agents get 404 and initialize again",
                 closing.len(),
@@ -195,7 +195,7 @@ impl SessionBook {
     fn remove(&self, id: &SessionId) {
         let mut state = lock(&self.state);
         if state.open.remove(id).is_some() {
-            crate::os::heap::note_work(1);
+            crate::os::memory::note_work(1);
         }
     }
 }

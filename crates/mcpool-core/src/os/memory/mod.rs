@@ -1,10 +1,16 @@
-//! Giving freed heap memory back to the system. glibc's allocator keeps
-//! what its per-thread arenas freed for reuse, so after a burst of work
-//! (agents' sessions and calls) the process holds megabytes while idle.
-//! [`note_work`] counts work as it is done; once [`TRIM_AFTER`] units were
-//! done and none came for [`QUIET`], the heap is trimmed (`malloc_trim`)
-//! once, off the runtime. A busy pool is never trimmed in the middle of its
-//! work. Where the allocator is not glibc's, trimming does nothing.
+//! Giving memory back to the system once a burst of work is over.
+//!
+//! Two kinds of pages stay resident after a burst (start-up, agents'
+//! sessions and calls) although an idle pool needs few of them: the heap
+//! that glibc's per-thread arenas freed and keep for reuse, and the
+//! program's own code and read-only data, which the kernel maps 64 KiB
+//! around each page used, so that nearly the whole binary is counted in the
+//! process's memory after start-up. [`note_work`] counts work as it is done;
+//! once [`TRIM_AFTER`] units were done and none came for [`QUIET`], both are
+//! given back once, off the runtime: the heap trimmed, the code pages
+//! unmapped (they stay in the page cache, and what is used again is mapped
+//! again on its next use). A busy pool is never trimmed in the middle of
+//! its work. The platform's part is `linux.rs`; elsewhere it does nothing.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -74,17 +80,17 @@ async fn trim_when_quiet() {
             None => break,
         }
     }
-    let _ = tokio::task::spawn_blocking(trim).await;
+    let _ = tokio::task::spawn_blocking(give_back).await;
 }
 
-/// Returns the free memory of every malloc arena to the system.
-fn trim() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free pages; it takes no pointers.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux::give_back;
+
+/// Nothing to give back where no backend is written.
+#[cfg(not(target_os = "linux"))]
+fn give_back() {}
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,225 @@
+//! How each field of a server entry is read: serde `deserialize_with`
+//! functions whose errors are the sentences a user reads ("expected true or
+//! false"), while `serde_path_to_error` keeps the path of the field
+//! (`args[2]`, `env.TOKEN`, `oauth.scopes[0]`). `null` reads as absent.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use indexmap::IndexMap;
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{MAX_MAX_MESSAGE_BYTES, MIN_MAX_MESSAGE_BYTES};
+
+/// A value read whole, then checked by `check`; `null` is `None`.
+fn checked<'de, D, T>(d: D, check: impl FnOnce(Value) -> Result<T, String>) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    match Value::deserialize(d)? {
+        Value::Null => Ok(None),
+        value => check(value).map(Some).map_err(de::Error::custom),
+    }
+}
+
+pub(super) fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    checked(d, |v| match v {
+        Value::String(s) => Ok(s),
+        _ => Err("expected a string".into()),
+    })
+}
+
+/// A non-empty string (`oauth.clientId`, `oauth.clientSecret`).
+pub(super) fn filled_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    checked(d, |v| match v {
+        Value::String(s) if !s.trim().is_empty() => Ok(s),
+        _ => Err("expected a non-empty string".into()),
+    })
+}
+
+pub(super) fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    checked(d, |v| match v {
+        Value::Bool(b) => Ok(b),
+        _ => Err("expected true or false".into()),
+    })
+}
+
+/// `timeout`: a positive number of milliseconds.
+pub(super) fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    checked(d, |v| match v {
+        Value::Number(n) => n
+            .as_u64()
+            .filter(|ms| *ms > 0)
+            .ok_or_else(|| "expected a positive number of milliseconds".into()),
+        _ => Err("expected a number of milliseconds".into()),
+    })
+}
+
+/// `callTimeout`: milliseconds, `0` for no limit.
+pub(super) fn call_millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    checked(d, |v| {
+        v.as_u64()
+            .ok_or_else(|| "expected a number of milliseconds (0 for no limit)".into())
+    })
+}
+
+/// `maxMessageBytes`, within its bounds.
+pub(super) fn message_bytes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    checked(d, |v| match v {
+        Value::Number(n) => n
+            .as_u64()
+            .filter(|b| (MIN_MAX_MESSAGE_BYTES..=MAX_MAX_MESSAGE_BYTES).contains(b))
+            .ok_or_else(|| {
+                format!("expected a number of bytes from {MIN_MAX_MESSAGE_BYTES} to {MAX_MAX_MESSAGE_BYTES}")
+            }),
+        _ => Err("expected a number of bytes".into()),
+    })
+}
+
+/// `oauth.redirectPort`.
+pub(super) fn port<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u16>, D::Error> {
+    checked(d, |v| match v {
+        Value::Number(n) => n
+            .as_u64()
+            .and_then(|p| u16::try_from(p).ok())
+            .filter(|p| *p > 0)
+            .ok_or_else(|| "expected a port number (1-65535)".into()),
+        _ => Err("expected a port number".into()),
+    })
+}
+
+/// One item of `args`: a string, or a number written as one.
+struct Arg(String);
+
+impl<'de> Deserialize<'de> for Arg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => Ok(Arg(s)),
+            Value::Number(n) => Ok(Arg(n.to_string())),
+            _ => Err(de::Error::custom("expected a string")),
+        }
+    }
+}
+
+/// One value of `env` or `headers`: a string, or a number or boolean
+/// written as one.
+struct Scalar(String);
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => Ok(Scalar(s)),
+            Value::Number(n) => Ok(Scalar(n.to_string())),
+            Value::Bool(b) => Ok(Scalar(b.to_string())),
+            _ => Err(de::Error::custom("expected a string")),
+        }
+    }
+}
+
+/// One of `oauth.scopes`: a string without spaces.
+struct Scope(String);
+
+impl<'de> Deserialize<'de> for Scope {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) if !s.is_empty() && !s.contains(char::is_whitespace) => Ok(Scope(s)),
+            _ => Err(de::Error::custom("expected a scope (a string without spaces)")),
+        }
+    }
+}
+
+pub(super) fn args<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    let list = d.deserialize_any(List::<Arg>(PhantomData))?;
+    Ok(list.map(|items| items.into_iter().map(|Arg(s)| s).collect()))
+}
+
+pub(super) fn scopes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    let list = d.deserialize_any(List::<Scope>(PhantomData))?;
+    Ok(list.map(|items| items.into_iter().map(|Scope(s)| s).collect()))
+}
+
+/// `env` and `headers`: an object of strings.
+pub(super) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Option<IndexMap<String, String>>, D::Error> {
+    d.deserialize_any(Strings)
+}
+
+/// Every kind of value a container does not take is refused with `$msg`.
+macro_rules! refuse_others {
+    ($msg:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Err(E::custom($msg))
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Err(E::custom($msg))
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Err(E::custom($msg))
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Err(E::custom($msg))
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Err(E::custom($msg))
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    };
+}
+
+/// An array whose items are read one by one, so an item's error has its
+/// index in the path.
+struct List<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for List<T> {
+    type Value = Option<Vec<T>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of strings")
+    }
+
+    refuse_others!("expected an array of strings");
+
+    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("expected an array of strings"))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Some(items))
+    }
+}
+
+/// An object whose values are read one by one, so a value's error has its
+/// key in the path.
+struct Strings;
+
+impl<'de> Visitor<'de> for Strings {
+    type Value = Option<IndexMap<String, String>>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object of strings")
+    }
+
+    refuse_others!("expected an object of strings");
+
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom("expected an object of strings"))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out = IndexMap::new();
+        while let Some((key, Scalar(value))) = map.next_entry::<String, Scalar>()? {
+            out.insert(key, value);
+        }
+        Ok(Some(out))
+    }
+}
