@@ -13,8 +13,9 @@ mod servers;
 pub use edits::Edits;
 pub use registry::{RegistryAdded, RegistryFailure, RegistrySearch};
 pub use servers::ToolAction;
+/// What an edit takes and gives, as the adapters and the tray see it.
+pub use crate::editing::{EditError, EntryView, Removed, ServerChange, Written};
 
-use crate::editing::EditError;
 use crate::pool::Pool;
 use crate::supervisor::ServerSnapshot;
 

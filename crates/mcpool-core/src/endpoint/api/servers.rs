@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::AppState;
-use crate::editing::{self, EditError, ServerChange};
+use crate::control::{EditError, ServerChange, Written};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -56,7 +56,7 @@ fn parse_body(body: &Bytes) -> Result<ServerChange, EditError> {
     ServerChange::from_body(&value)
 }
 
-pub(super) fn written(w: editing::Written) -> Value {
+pub(super) fn written(w: Written) -> Value {
     json!({
         "ok": true,
         "name": w.name,
