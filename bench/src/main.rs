@@ -345,7 +345,7 @@ impl Bench {
             &pool,
         )?;
         // What it holds at rest: freed memory goes back to the system once
-        // the agents are quiet (2 s, `os/heap.rs`).
+        // the agents are quiet (2 s, `os/memory/`).
         let rest = self.cli.idle_secs.max(3);
         tokio::time::sleep(Duration::from_secs(rest)).await;
         self.rss_table(
