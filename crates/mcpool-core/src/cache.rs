@@ -306,6 +306,7 @@ mod tests {
                 cwd: None,
             },
             oauth: None,
+            sandbox: Default::default(),
         }
     }
 

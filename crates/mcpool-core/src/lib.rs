@@ -23,6 +23,7 @@ pub mod opener;
 pub mod os;
 pub mod pool;
 pub mod registry;
+pub mod sandbox;
 pub mod search;
 pub mod secrets;
 pub mod server_logs;

@@ -537,6 +537,7 @@ mod tests {
             call_timeout: Some(crate::config::DEFAULT_CALL_TIMEOUT),
             log_arguments: false,
             oauth: None,
+            sandbox: Default::default(),
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?key=${keyring:K}".into(),
                 headers: [("Authorization".to_string(), "Bearer ${keyring:K}".to_string())].into(),
@@ -580,6 +581,7 @@ mod tests {
             call_timeout: Some(crate::config::DEFAULT_CALL_TIMEOUT),
             log_arguments: false,
             oauth: None,
+            sandbox: Default::default(),
             transport: crate::config::TransportSpec::Http {
                 url: "https://h.example/mcp?k=${keyring:L}".into(),
                 headers: Default::default(),

@@ -12,11 +12,12 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::fields;
+use super::fields::{self, SandboxEntry};
 use super::{
     problem, ConfigProblem, OAuthSpec, ServerSpec, TransportSpec, DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_TIMEOUT,
 };
+use crate::sandbox::{Mode, Sandbox};
 
 /// A server entry as the file holds it. Absent and `null` fields are
 /// `None`; fields of other rooms (`enabledTools`, `disabledTools`) and keys
@@ -82,6 +83,14 @@ pub struct Entry {
     pub call_timeout: Option<u64>,
     #[serde(default, deserialize_with = "fields::flag", skip_serializing_if = "Option::is_none")]
     pub log_arguments: Option<bool>,
+    /// `sandbox`: what a local server may read, write and reach.
+    #[serde(
+        default,
+        deserialize_with = "fields::sandbox",
+        serialize_with = "fields::write_sandbox",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub sandbox: Option<SandboxEntry>,
 }
 
 /// A remote entry's `oauth` object as the file holds it.
@@ -142,15 +151,21 @@ impl Entry {
         }
     }
 
-    /// What the entry means for the server `name` of the file `path`.
-    pub fn spec(self, path: &Path, name: &str) -> Result<ServerSpec, ConfigProblem> {
+    /// What the entry means for the server `name` of the file `path`; a
+    /// local server without a `sandbox` of its own gets `default`.
+    pub fn spec(self, path: &Path, name: &str, default: &Sandbox) -> Result<ServerSpec, ConfigProblem> {
         let err = |field: Option<&str>, message: String| problem(path, Some(name), field, message);
         if name.is_empty() {
             return Err(err(None, "a server name must not be empty".into()));
         }
         let kind = self.transport_kind().map_err(|(field, m)| err(field.as_deref(), m))?;
         let mut oauth = None;
+        let mut sandbox = Sandbox::default();
         let transport = if kind == "stdio" {
+            sandbox = match &self.sandbox {
+                Some(entry) => resolve_sandbox(entry, path, default.mode).map_err(|(f, m)| err(Some(&f), m))?,
+                None => default.clone(),
+            };
             if self.oauth.is_some() {
                 return Err(err(Some("oauth"), "only a remote server (with 'url') signs in".into()));
             }
@@ -186,6 +201,12 @@ impl Entry {
                     "a remote server (with 'url') cannot also have a 'command'".into(),
                 ));
             }
+            if self.sandbox.is_some() {
+                return Err(err(
+                    Some("sandbox"),
+                    "only a local server (with 'command') runs in a sandbox".into(),
+                ));
+            }
             let headers: BTreeMap<String, String> = self.headers.unwrap_or_default().into_iter().collect();
             oauth = self
                 .oauth
@@ -219,6 +240,7 @@ impl Entry {
             log_arguments: self.log_arguments.unwrap_or(false),
             transport,
             oauth,
+            sandbox,
         })
     }
 
@@ -266,7 +288,12 @@ impl OAuthEntry {
     }
 }
 
-pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<ServerSpec, ConfigProblem> {
+pub(super) fn parse_entry(
+    path: &Path,
+    name: &str,
+    entry: &Value,
+    default: &Sandbox,
+) -> Result<ServerSpec, ConfigProblem> {
     if name.is_empty() {
         return Err(problem(
             path,
@@ -276,7 +303,59 @@ pub(super) fn parse_entry(path: &Path, name: &str, entry: &Value) -> Result<Serv
         ));
     }
     let entry = Entry::read(entry).map_err(|(field, message)| problem(path, Some(name), field.as_deref(), message))?;
-    entry.spec(path, name)
+    entry.spec(path, name, default)
+}
+
+/// The config's top-level `sandbox`: the default of local entries that
+/// give none.
+pub(super) fn default_sandbox(path: &Path, value: Option<&Value>) -> Result<Sandbox, FieldError> {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
+        return Ok(Sandbox::default());
+    };
+    let top = serde_json::json!({ "sandbox": value });
+    let entry = serde_path_to_error::deserialize(&top)
+        .map(|fields::Top { sandbox }| sandbox)
+        .map_err(|e| (field_path(e.path()), e.into_inner().to_string()))?;
+    match entry {
+        Some(entry) => resolve_sandbox(&entry, path, Mode::Off).map_err(|(f, m)| (Some(f), m)),
+        None => Ok(Sandbox::default()),
+    }
+}
+
+/// A sandbox as written, its grants made absolute (`~` the home folder,
+/// relative to the config's folder) and checked to exist. Without a
+/// `mode`, the default's, or `standard` when the default is `off` (grants
+/// mean a sandbox).
+fn resolve_sandbox(entry: &SandboxEntry, path: &Path, default: Mode) -> Result<Sandbox, (String, String)> {
+    let mode = match entry.mode.as_deref().and_then(Mode::parse) {
+        Some(mode) => mode,
+        None if default == Mode::Off => Mode::Standard,
+        None => default,
+    };
+    let grants = |list: &Option<Vec<String>>, field: &str| -> Result<Vec<PathBuf>, (String, String)> {
+        let mut out = Vec::new();
+        for (i, text) in list.iter().flatten().enumerate() {
+            let resolved = resolve_cwd(path, text);
+            if !resolved.exists() {
+                return Err((
+                    format!("sandbox.{field}[{i}]"),
+                    format!(
+                        "{} does not exist (a grant names a file or folder that is there)",
+                        resolved.display()
+                    ),
+                ));
+            }
+            out.push(resolved);
+        }
+        Ok(out)
+    };
+    Ok(Sandbox {
+        mode,
+        allow_read: grants(&entry.allow_read, "allowRead")?,
+        allow_write: grants(&entry.allow_write, "allowWrite")?,
+        network: entry.network,
+        allow_unsandboxed: entry.allow_unsandboxed.unwrap_or(false),
+    })
 }
 
 /// `args[2]`, `env.TOKEN`, `oauth.scopes[0]`; `None` for the entry itself.

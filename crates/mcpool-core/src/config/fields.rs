@@ -223,3 +223,116 @@ impl<'de> Visitor<'de> for Strings {
         Ok(Some(out))
     }
 }
+
+/// An entry's `sandbox` as written: a mode (`"standard"`), or an object
+/// with the mode and grants.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SandboxEntry {
+    #[serde(default, deserialize_with = "mode", skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, deserialize_with = "args", skip_serializing_if = "Option::is_none")]
+    pub allow_read: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "args", skip_serializing_if = "Option::is_none")]
+    pub allow_write: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+    pub network: Option<bool>,
+    #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+    pub allow_unsandboxed: Option<bool>,
+}
+
+impl SandboxEntry {
+    /// Only a mode: written as the mode's word.
+    fn is_mode_only(&self) -> bool {
+        self.allow_read.is_none()
+            && self.allow_write.is_none()
+            && self.network.is_none()
+            && self.allow_unsandboxed.is_none()
+    }
+}
+
+fn mode<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    checked(d, |v| match v {
+        Value::String(s) if crate::sandbox::Mode::parse(&s).is_some() => Ok(s),
+        _ => Err("expected off, standard or strict".into()),
+    })
+}
+
+/// `sandbox`: a mode's word or an object.
+pub(super) fn sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SandboxEntry>, D::Error> {
+    d.deserialize_any(SandboxVisitor)
+}
+
+struct SandboxVisitor;
+
+impl<'de> Visitor<'de> for SandboxVisitor {
+    type Value = Option<SandboxEntry>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("off, standard, strict or an object with \"mode\"")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Self::Value, E> {
+        match crate::sandbox::Mode::parse(text) {
+            Some(_) => Ok(Some(SandboxEntry {
+                mode: Some(text.to_string()),
+                ..SandboxEntry::default()
+            })),
+            None => Err(E::custom(
+                "expected off, standard or strict, or an object with \"mode\"",
+            )),
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        SandboxEntry::deserialize(de::value::MapAccessDeserializer::new(map)).map(Some)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Err(E::custom(
+            "expected off, standard or strict, or an object with \"mode\"",
+        ))
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Err(E::custom(
+            "expected off, standard or strict, or an object with \"mode\"",
+        ))
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Err(E::custom(
+            "expected off, standard or strict, or an object with \"mode\"",
+        ))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Err(E::custom(
+            "expected off, standard or strict, or an object with \"mode\"",
+        ))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+        Err(de::Error::custom(
+            "expected off, standard or strict, or an object with \"mode\"",
+        ))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+/// Written back as the mode's word when it is only a mode.
+pub(super) fn write_sandbox<S: serde::Serializer>(entry: &Option<SandboxEntry>, s: S) -> Result<S::Ok, S::Error> {
+    use serde::Serialize;
+    match entry {
+        Some(e) if e.is_mode_only() => e.mode.serialize(s),
+        other => other.serialize(s),
+    }
+}
+
+/// The config's top level, for its `sandbox` alone.
+#[derive(Deserialize)]
+pub(super) struct Top {
+    #[serde(default, deserialize_with = "sandbox")]
+    pub sandbox: Option<SandboxEntry>,
+}

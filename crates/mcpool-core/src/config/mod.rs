@@ -54,6 +54,8 @@ pub struct ServerSpec {
     /// Sign-in settings (remote servers only); `None` when the entry has no
     /// `oauth` object. A remote server signs in when it asks for it either way.
     pub oauth: Option<OAuthSpec>,
+    /// What a local server may read, write and reach (`off` for a remote one).
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl ServerSpec {
@@ -205,6 +207,20 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
         Ok(retention) => config.activity = retention,
         Err((field, message)) => config.problems.push(problem(path, None, Some(&field), message)),
     }
+    let default_sandbox = entry::default_sandbox(path, root.get("sandbox")).unwrap_or_else(|(field, message)| {
+        // Never less confined than asked: until it is fixed, local
+        // servers without a sandbox of their own run `strict`.
+        config.problems.push(problem(
+            path,
+            None,
+            field.as_deref(),
+            format!("{message}; local servers without a sandbox of their own run 'strict' until it is fixed"),
+        ));
+        crate::sandbox::Sandbox {
+            mode: crate::sandbox::Mode::Strict,
+            ..Default::default()
+        }
+    });
     for key in ["mcpServers", "servers"] {
         let Some(section) = root.get(key) else { continue };
         let Value::Object(entries) = section else {
@@ -225,7 +241,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigProblem> {
             }
             let filter = crate::toolctl::parse_filter(entry)
                 .map_err(|(field, message)| problem(path, Some(name), Some(&field), message));
-            match parse_entry(path, name, entry).and_then(|spec| Ok((spec, filter?))) {
+            match parse_entry(path, name, entry, &default_sandbox).and_then(|spec| Ok((spec, filter?))) {
                 Ok((spec, filter)) => {
                     config.servers.insert(name.clone(), spec);
                     if !filter.is_empty() {

@@ -330,7 +330,13 @@ fn an_entry_written_from_its_type_reads_back_the_same() {
         "headers keep the order they were written in"
     );
     assert_eq!(Entry::read(&serde_json::Value::Object(map)).expect("reads back"), entry);
-    let spec = entry.spec(Path::new("/cfg/config.json"), "remote").expect("a spec");
+    let spec = entry
+        .spec(
+            Path::new("/cfg/config.json"),
+            "remote",
+            &crate::sandbox::Sandbox::default(),
+        )
+        .expect("a spec");
     assert_eq!(spec.call_timeout, None, "0 is no limit");
     assert!(spec.log_arguments);
 }

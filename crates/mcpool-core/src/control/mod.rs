@@ -10,11 +10,11 @@ mod edits;
 mod registry;
 mod servers;
 
+/// What an edit takes and gives, as the adapters and the tray see it.
+pub use crate::editing::{EditError, EntryView, Removed, ServerChange, Written};
 pub use edits::Edits;
 pub use registry::{RegistryAdded, RegistryFailure, RegistrySearch};
 pub use servers::ToolAction;
-/// What an edit takes and gives, as the adapters and the tray see it.
-pub use crate::editing::{EditError, EntryView, Removed, ServerChange, Written};
 
 use crate::pool::Pool;
 use crate::supervisor::ServerSnapshot;

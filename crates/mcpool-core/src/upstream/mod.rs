@@ -165,7 +165,7 @@ async fn local(
     log: Option<crate::server_logs::ServerLog>,
 ) -> Result<Established, ConnectError> {
     let ledger = handler.ledger.clone();
-    let spawned = stdio::spawn(&spec.transport, log)?;
+    let spawned = stdio::spawn(spec, log)?;
     let mut group = spawned.tree;
     // Our limit is enforced before rmcp's reader, whose own limit sits
     // above it: a reply over it fails its call instead of vanishing.

@@ -5,9 +5,10 @@
 
 use tokio::process::{ChildStdin, ChildStdout};
 
-use crate::config::TransportSpec;
+use crate::config::{ServerSpec, TransportSpec};
 use crate::errors::ConnectError;
 use crate::os::process::{self, ProcessTree};
+use crate::sandbox;
 use crate::stderr_tail::StderrTail;
 
 pub struct Spawned {
@@ -17,21 +18,34 @@ pub struct Spawned {
     pub stderr: StderrTail,
 }
 
-/// Spawns the child; its stderr lines go to the tail and to `log`.
-pub fn spawn(spec: &TransportSpec, log: Option<crate::server_logs::ServerLog>) -> Result<Spawned, ConnectError> {
+/// Spawns the child, in its sandbox when it has one; its stderr lines go
+/// to the tail and to `log`.
+pub fn spawn(spec: &ServerSpec, log: Option<crate::server_logs::ServerLog>) -> Result<Spawned, ConnectError> {
     let TransportSpec::Stdio {
         command,
         args,
         env,
         cwd,
-    } = spec
+    } = &spec.transport
     else {
         return Err(ConnectError::Other("not a local server".into()));
     };
-    let started = process::spawn(command, args, env, cwd.as_deref()).map_err(|source| ConnectError::Spawn {
-        command: command.clone(),
-        source,
-    })?;
+    let launch = sandbox::launch(&spec.name, &spec.sandbox, command, args, env, cwd.as_deref())
+        .map_err(|e| ConnectError::Other(e.to_string()))?;
+    let mut env = env.clone();
+    let mut confine = process::Confine::default();
+    if let Some(launch) = launch {
+        for (k, v) in launch.env {
+            env.entry(k).or_insert(v);
+        }
+        confine.base_env = launch.base_env;
+        confine.sandbox = Some(launch.confinement);
+    }
+    let started =
+        process::spawn(command, args, &env, cwd.as_deref(), confine).map_err(|source| ConnectError::Spawn {
+            command: command.clone(),
+            source,
+        })?;
     let stderr = StderrTail::with_log(log);
     tokio::spawn(stderr.clone().drain(started.stderr));
     Ok(Spawned {

@@ -70,18 +70,40 @@ pub struct Started {
     pub stderr: ChildStderr,
 }
 
+/// How a child is confined: the environment it starts from instead of
+/// mcpool's own, and what it does to itself between fork and exec.
+#[derive(Default)]
+pub struct Confine {
+    /// `Some`: the child starts from these variables alone (`env` is added).
+    pub base_env: Option<Vec<(String, String)>>,
+    /// Applied in the child before exec (a sandbox).
+    pub sandbox: Option<std::sync::Arc<crate::sandbox::Confinement>>,
+}
+
 /// Starts `command` with `args`, `env` added to mcpool's own environment
-/// and `cwd`, as a tree of its own with piped stdin, stdout and stderr.
-/// The command is found as the OS finds it ([`find`] on Windows; `execvp`'s
-/// search on Unix, which is what Unix shells do).
+/// (or to `confine`'s) and `cwd`, as a tree of its own with piped stdin,
+/// stdout and stderr. The command is found as the OS finds it ([`find`] on
+/// Windows; `execvp`'s search on Unix, which is what Unix shells do).
 pub fn spawn(
     command: &str,
     args: &[String],
     env: &BTreeMap<String, String>,
     cwd: Option<&Path>,
+    confine: Confine,
 ) -> io::Result<Started> {
     let program = sys::program(command, env);
     let mut cmd = Command::new(program);
+    if let Some(base) = confine.base_env {
+        cmd.env_clear().envs(base);
+    }
+    #[cfg(unix)]
+    if let Some(sandbox) = confine.sandbox.filter(|s| s.is_active()) {
+        // SAFETY: the closure makes only system calls (prctl, Landlock) on
+        // a descriptor opened before the fork; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || sandbox.apply_in_child());
+        }
+    }
     cmd.args(args)
         .envs(env)
         .stdin(Stdio::piped())

@@ -20,7 +20,7 @@ fn shell(script: &str) -> (String, Vec<String>) {
 
 fn start(script: &str) -> Started {
     let (command, args) = shell(script);
-    spawn(&command, &args, &BTreeMap::new(), None).unwrap()
+    spawn(&command, &args, &BTreeMap::new(), None, Confine::default()).unwrap()
 }
 
 #[tokio::test]
@@ -43,7 +43,7 @@ async fn env_and_working_directory_reach_the_child() {
         "echo \"$MCPOOL_PROCESS_TEST\"; pwd"
     };
     let (command, args) = shell(script);
-    let mut started = spawn(&command, &args, &env, Some(&dir)).unwrap();
+    let mut started = spawn(&command, &args, &env, Some(&dir), Confine::default()).unwrap();
     let mut out = String::new();
     started.stdout.read_to_string(&mut out).await.unwrap();
     let lines: Vec<&str> = out.lines().map(str::trim).collect();
@@ -75,9 +75,15 @@ async fn stop_ends_a_child_that_ignores_its_stdin() {
 
 #[tokio::test]
 async fn a_missing_command_is_an_error_not_a_tree() {
-    let err = spawn("mcpool-no-such-command", &[], &BTreeMap::new(), None)
-        .err()
-        .unwrap();
+    let err = spawn(
+        "mcpool-no-such-command",
+        &[],
+        &BTreeMap::new(),
+        None,
+        Confine::default(),
+    )
+    .err()
+    .unwrap();
     assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
 }
 

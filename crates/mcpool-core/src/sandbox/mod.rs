@@ -1,0 +1,269 @@
+//! What a local server may read, write and reach: the entry's `sandbox`
+//! (or the config's default) as a [`Sandbox`], the paths and network a
+//! mode gives for one command ([`policy`], pure), and the kernel's
+//! enforcement in the child between fork and exec (`linux.rs`: Landlock
+//! and `no_new_privs`; on other systems nothing yet, said as
+//! `not available`). mcpool itself is never restricted.
+
+pub mod policy;
+#[cfg(test)]
+mod tests;
+
+#[cfg(target_os = "linux")]
+mod linux;
+#[cfg(target_os = "linux")]
+use linux as sys;
+#[cfg(not(target_os = "linux"))]
+mod other;
+#[cfg(not(target_os = "linux"))]
+use other as sys;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+pub use policy::{Inputs, Plan};
+
+/// How much a local server is confined.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// As it ran before sandboxes: the user's whole home and network.
+    #[default]
+    Off,
+    /// The system, its own program and working directory read; its own data
+    /// folder, a private temp folder and the package caches written; network on.
+    Standard,
+    /// `standard` with no TCP connect or bind and only the environment the
+    /// entry names (beside `PATH`, `LANG` and the runtime's own).
+    Strict,
+}
+
+impl Mode {
+    pub fn parse(text: &str) -> Option<Mode> {
+        match text {
+            "off" => Some(Mode::Off),
+            "standard" => Some(Mode::Standard),
+            "strict" => Some(Mode::Strict),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Standard => "standard",
+            Mode::Strict => "strict",
+        }
+    }
+}
+
+/// One server's sandbox as the config gives it, its grants resolved to
+/// absolute paths that exist.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sandbox {
+    pub mode: Mode,
+    /// Folders and files it may read (and run).
+    pub allow_read: Vec<PathBuf>,
+    /// Folders and files it may read and write.
+    pub allow_write: Vec<PathBuf>,
+    /// `network`: overrides the mode's (on for `standard`, off for `strict`).
+    pub network: Option<bool>,
+    /// `allowUnsandboxed`: a `strict` server may start where the kernel
+    /// cannot confine it (otherwise it is refused).
+    pub allow_unsandboxed: bool,
+}
+
+impl Sandbox {
+    /// Whether the server may use TCP.
+    pub fn network(&self) -> bool {
+        self.network.unwrap_or(self.mode != Mode::Strict)
+    }
+}
+
+/// How far this system enforces a sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum State {
+    /// The mode is `off`.
+    #[serde(rename = "off")]
+    Off,
+    #[serde(rename = "enforced")]
+    Enforced,
+    /// Some of it: `missing` says what this kernel cannot restrict.
+    #[serde(rename = "partly enforced")]
+    PartlyEnforced,
+    /// Nothing of it on this system (no Landlock, or not Linux).
+    #[serde(rename = "not available")]
+    NotAvailable,
+}
+
+/// A grant as `/api/servers` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Grant {
+    pub path: String,
+    /// `read` or `write` (a write grant can be read too).
+    pub access: &'static str,
+}
+
+/// What `/api/servers` and `mcpool doctor` say of a server's sandbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status {
+    pub mode: Mode,
+    pub state: State,
+    pub grants: Vec<Grant>,
+    /// What the kernel cannot restrict, as short phrases; empty when enforced.
+    pub missing: Vec<String>,
+}
+
+/// What the kernel gives for `sandbox`.
+pub fn status(sandbox: &Sandbox) -> Status {
+    let (state, missing) = if sandbox.mode == Mode::Off {
+        (State::Off, Vec::new())
+    } else {
+        let missing = sys::missing(sandbox.network());
+        match missing {
+            None => (State::NotAvailable, vec![sys::UNAVAILABLE.to_string()]),
+            Some(m) if m.is_empty() => (State::Enforced, m),
+            Some(m) => (State::PartlyEnforced, m),
+        }
+    };
+    let grants = sandbox
+        .allow_write
+        .iter()
+        .map(|p| (p, "write"))
+        .chain(sandbox.allow_read.iter().map(|p| (p, "read")))
+        .map(|(p, access)| Grant {
+            path: p.display().to_string(),
+            access,
+        })
+        .collect();
+    Status {
+        mode: sandbox.mode,
+        state,
+        grants,
+        missing,
+    }
+}
+
+/// Why a sandboxed server was not started.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "the sandbox 'strict' cannot be enforced on this system ({0}); set \"allowUnsandboxed\": true in its sandbox to start it anyway"
+    )]
+    Refused(String),
+    #[error("the sandbox could not be prepared: {0}")]
+    Prepare(String),
+}
+
+/// A sandbox ready to be applied in a child: the kernel's rules prepared
+/// in mcpool (the only place that may allocate), applied between fork and
+/// exec by [`Confinement::apply_in_child`].
+pub struct Confinement {
+    inner: Option<sys::Prepared>,
+}
+
+impl Confinement {
+    /// Prepares `plan` for a child; `None` inside when the kernel gives
+    /// nothing and the mode allows running unconfined.
+    pub fn prepare(sandbox: &Sandbox, plan: &Plan) -> Result<Confinement, SandboxError> {
+        let status = status(sandbox);
+        if status.state == State::NotAvailable {
+            if sandbox.mode == Mode::Strict && !sandbox.allow_unsandboxed {
+                return Err(SandboxError::Refused(status.missing.join(", ")));
+            }
+            return Ok(Confinement { inner: None });
+        }
+        let prepared = sys::prepare(plan).map_err(SandboxError::Prepare)?;
+        Ok(Confinement { inner: Some(prepared) })
+    }
+
+    /// Restricts the calling process for good. Runs in the child after
+    /// fork: only system calls, no allocation.
+    pub fn apply_in_child(&self) -> std::io::Result<()> {
+        match &self.inner {
+            Some(prepared) => sys::apply(prepared),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether anything is applied at all.
+    pub fn is_active(&self) -> bool {
+        self.inner.is_some()
+    }
+}
+
+/// What a sandboxed start adds: the confinement, the variables set for the
+/// server, and (under `strict`) the only inherited ones.
+pub struct Launch {
+    pub confinement: std::sync::Arc<Confinement>,
+    pub env: Vec<(String, String)>,
+    pub base_env: Option<Vec<(String, String)>>,
+}
+
+/// Prepares the start of the local server `name`: `None` when its mode is
+/// `off`. Makes its own folder under mcpool's data folder (created for the
+/// user alone) and reads mcpool's `PATH` to find its program.
+pub fn launch(
+    name: &str,
+    sandbox: &Sandbox,
+    command: &str,
+    args: &[String],
+    env: &std::collections::BTreeMap<String, String>,
+    cwd: Option<&std::path::Path>,
+) -> Result<Option<Launch>, SandboxError> {
+    if sandbox.mode == Mode::Off {
+        return Ok(None);
+    }
+    let path = env
+        .get("PATH")
+        .map(std::ffi::OsString::from)
+        .or_else(|| std::env::var_os("PATH"));
+    let program = crate::os::process::find(command, path.as_deref()).unwrap_or_else(|| PathBuf::from(command));
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let own = own_folder(name);
+    for folder in Plan::own_folders(&own) {
+        crate::os::files::create_private_dir(&folder)
+            .map_err(|e| SandboxError::Prepare(format!("cannot make {}: {e}", folder.display())))?;
+    }
+    let home = dirs::home_dir();
+    let plan = policy::plan(
+        sandbox,
+        &Inputs {
+            program: &program,
+            args,
+            cwd: cwd.unwrap_or(&here),
+            home: home.as_deref(),
+            own: &own,
+            canonical: &|p| std::fs::canonicalize(p).ok(),
+            is_file: &|p| p.is_file(),
+        },
+    );
+    let confinement = Confinement::prepare(sandbox, &plan)?;
+    let base_env = plan.clear_env.then(|| {
+        std::env::vars()
+            .filter(|(k, _)| policy::passes(sandbox.mode, k))
+            .collect()
+    });
+    Ok(Some(Launch {
+        confinement: std::sync::Arc::new(confinement),
+        env: plan.env,
+        base_env,
+    }))
+}
+
+/// `servers/NAME` under mcpool's data folder, the name in the characters
+/// of a file name.
+pub fn own_folder(name: &str) -> PathBuf {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    crate::os::paths::data_dir().join("servers").join(safe)
+}

@@ -1,0 +1,265 @@
+use std::path::{Path, PathBuf};
+
+use super::policy::{passes, plan, Inputs, DEVICES, SYSTEM_READ};
+use super::*;
+
+const HOME: &str = "/home/ada";
+const OWN: &str = "/home/ada/.local/share/mcpool/servers/notes";
+
+/// A file system that has `files` (and their folders) and resolves the
+/// links in `links`.
+fn plan_for(
+    sandbox: &Sandbox,
+    program: &str,
+    args: &[&str],
+    cwd: &str,
+    links: &[(&str, &str)],
+    files: &[&str],
+) -> Plan {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let canonical = |p: &Path| {
+        links
+            .iter()
+            .find(|(from, _)| Path::new(from) == p)
+            .map(|(_, to)| PathBuf::from(to))
+    };
+    let is_file = |p: &Path| files.iter().any(|f| Path::new(f) == p);
+    plan(
+        sandbox,
+        &Inputs {
+            program: Path::new(program),
+            args: &args,
+            cwd: Path::new(cwd),
+            home: Some(Path::new(HOME)),
+            own: Path::new(OWN),
+            canonical: &canonical,
+            is_file: &is_file,
+        },
+    )
+}
+
+fn standard() -> Sandbox {
+    Sandbox {
+        mode: Mode::Standard,
+        ..Sandbox::default()
+    }
+}
+
+fn has(paths: &[PathBuf], p: &str) -> bool {
+    paths.iter().any(|x| x == Path::new(p))
+}
+
+#[test]
+fn standard_reads_the_system_and_writes_only_its_own_folder_the_caches_and_devices() {
+    let p = plan_for(&standard(), "/usr/bin/node", &[], "/srv/notes", &[], &[]);
+    for system in ["/usr", "/etc", "/lib", "/proc", "/sys"] {
+        assert!(has(&p.read, system), "{system} is read");
+    }
+    assert!(has(&p.read, "/srv/notes"), "its working directory is read");
+    assert!(has(&p.write, OWN) && has(&p.write, "/dev"));
+    assert!(has(&p.write, "/home/ada/.npm") && has(&p.write, "/home/ada/.cache/uv"));
+    let secrets = [
+        "/home/ada",
+        "/home/ada/.ssh",
+        "/home/ada/.aws",
+        "/home/ada/.gnupg",
+        "/home/ada/.config",
+    ];
+    for secret in secrets {
+        assert!(!has(&p.read, secret) && !has(&p.write, secret), "{secret} is not given");
+    }
+    assert!(
+        p.read.iter().chain(&p.write).all(|g| !Path::new(HOME).starts_with(g)),
+        "no grant holds the home folder: {p:?}"
+    );
+    assert!(p.network, "standard keeps the network");
+    assert!(!p.clear_env);
+    assert!(p.env.contains(&("TMPDIR".to_string(), format!("{OWN}/tmp"))));
+}
+
+#[test]
+fn the_program_is_read_with_its_installation_as_written_and_as_linked() {
+    // A virtualenv's python is a link into the interpreter's own tree.
+    let p = plan_for(
+        &standard(),
+        "/srv/app/.venv/bin/python",
+        &[],
+        "/srv/app",
+        &[(
+            "/srv/app/.venv/bin/python",
+            "/home/ada/.pyenv/versions/3.11.7/bin/python3.11",
+        )],
+        &[],
+    );
+    assert!(has(&p.read, "/srv/app/.venv"));
+    assert!(has(&p.read, "/home/ada/.pyenv/versions/3.11.7"));
+    // A program right in the home folder gives itself, not the home folder.
+    let p = plan_for(&standard(), "/home/ada/server", &[], "/", &[], &[]);
+    assert!(has(&p.read, "/home/ada/server") && !has(&p.read, HOME));
+    assert!(!has(&p.read, "/"), "a working directory as wide as / is not given");
+}
+
+#[test]
+fn a_script_argument_gives_its_packages_and_a_wide_working_directory_is_not_given() {
+    let script = "/srv/tools/node_modules/@scope/server/dist/index.js";
+    let p = plan_for(
+        &standard(),
+        "/usr/bin/node",
+        &[script, "--port", "/etc/passwd-not-a-file"],
+        HOME,
+        &[],
+        &[script],
+    );
+    assert!(has(&p.read, "/srv/tools/node_modules"), "{p:?}");
+    assert!(!has(&p.read, HOME), "the home folder as working directory is not given");
+    let p = plan_for(
+        &standard(),
+        "/usr/bin/python3",
+        &["./serve.py"],
+        "/srv/py",
+        &[],
+        &["/srv/py/./serve.py"],
+    );
+    assert!(has(&p.read, "/srv/py/."), "a relative script's folder: {p:?}");
+}
+
+#[test]
+fn grants_are_added_and_strict_cuts_the_network_and_the_environment() {
+    let sandbox = Sandbox {
+        mode: Mode::Strict,
+        allow_read: vec![PathBuf::from("/data/in")],
+        allow_write: vec![PathBuf::from("/data/out")],
+        ..Sandbox::default()
+    };
+    let p = plan_for(&sandbox, "/usr/bin/node", &[], "/srv", &[], &[]);
+    assert!(has(&p.read, "/data/in") && has(&p.write, "/data/out"));
+    assert!(!p.network && p.clear_env);
+    let with_network = Sandbox {
+        network: Some(true),
+        ..sandbox.clone()
+    };
+    assert!(plan_for(&with_network, "/usr/bin/node", &[], "/srv", &[], &[]).network);
+    let no_network = Sandbox {
+        network: Some(false),
+        ..standard()
+    };
+    assert!(!plan_for(&no_network, "/usr/bin/node", &[], "/srv", &[], &[]).network);
+    for kept in [
+        "PATH",
+        "LANG",
+        "LC_ALL",
+        "HOME",
+        "NODE_OPTIONS",
+        "PYTHONPATH",
+        "UV_CACHE_DIR",
+    ] {
+        assert!(passes(Mode::Strict, kept), "{kept} reaches a strict server");
+    }
+    for dropped in [
+        "AWS_SECRET_ACCESS_KEY",
+        "GITHUB_TOKEN",
+        "SSH_AUTH_SOCK",
+        "DBUS_SESSION_BUS_ADDRESS",
+    ] {
+        assert!(!passes(Mode::Strict, dropped), "{dropped} does not");
+        assert!(passes(Mode::Standard, dropped), "{dropped} does under standard");
+    }
+}
+
+#[test]
+fn status_names_the_mode_its_grants_and_what_the_kernel_gives() {
+    let off = status(&Sandbox::default());
+    assert_eq!((off.mode, off.state), (Mode::Off, State::Off));
+    let sandbox = Sandbox {
+        mode: Mode::Strict,
+        allow_read: vec![PathBuf::from("/data/in")],
+        allow_write: vec![PathBuf::from("/data/out")],
+        ..Sandbox::default()
+    };
+    let s = status(&sandbox);
+    assert_eq!(
+        serde_json::to_value(&s.grants).expect("json"),
+        serde_json::json!([{"path": "/data/out", "access": "write"}, {"path": "/data/in", "access": "read"}])
+    );
+    assert_ne!(s.state, State::Off);
+    match s.state {
+        State::Enforced => assert!(s.missing.is_empty()),
+        State::PartlyEnforced | State::NotAvailable => assert!(!s.missing.is_empty(), "{s:?}"),
+        State::Off => unreachable!(),
+    }
+    let text = serde_json::to_value(&s).expect("json");
+    assert_eq!(text["mode"], "strict");
+    assert!(["enforced", "partly enforced", "not available"].contains(&text["state"].as_str().unwrap_or("")));
+}
+
+/// Runs `script` with bash under `plan`, returns (exit ok, stderr).
+#[cfg(target_os = "linux")]
+async fn run_confined(plan: &Plan, sandbox: &Sandbox, script: &str) -> (bool, String) {
+    use tokio::io::AsyncReadExt;
+    let confinement = Confinement::prepare(sandbox, plan).expect("prepared");
+    assert!(confinement.is_active(), "this machine's kernel has Landlock");
+    let confine = crate::os::process::Confine {
+        base_env: None,
+        sandbox: Some(std::sync::Arc::new(confinement)),
+    };
+    let args = vec!["-c".to_string(), script.to_string()];
+    let mut started =
+        crate::os::process::spawn("bash", &args, &Default::default(), None, confine).expect("bash starts");
+    let mut stderr = String::new();
+    started.stderr.read_to_string(&mut stderr).await.expect("stderr");
+    let mut exit = started.tree.exit_watch();
+    let status = exit.wait_for(|s| s.is_some()).await.expect("exits").expect("a status");
+    (status.success(), stderr)
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_kernel_keeps_a_child_and_its_children_to_the_plan() {
+    let dir = std::env::temp_dir().join(format!("mcpool-sandbox-{}", std::process::id()));
+    let (granted, secret) = (dir.join("granted"), dir.join("home/.ssh"));
+    std::fs::create_dir_all(&granted).expect("granted");
+    std::fs::create_dir_all(&secret).expect("secret");
+    std::fs::write(granted.join("note.txt"), "hello").expect("note");
+    std::fs::write(secret.join("id_ed25519"), "PRIVATE KEY").expect("key");
+    let sandbox = Sandbox {
+        mode: Mode::Strict,
+        allow_write: vec![granted.clone()],
+        ..Sandbox::default()
+    };
+    assert_eq!(
+        status(&sandbox).state,
+        State::Enforced,
+        "this test needs Landlock ABI 4 (Linux 6.7)"
+    );
+    let plan = Plan {
+        read: SYSTEM_READ.iter().map(PathBuf::from).collect(),
+        write: vec![PathBuf::from(DEVICES), granted.clone()],
+        network: false,
+        env: Vec::new(),
+        clear_env: true,
+    };
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listener");
+    let port = listener.local_addr().expect("port").port();
+    let script = format!(
+        "cat {note} && echo written > {granted}/new.txt && ! cat {key} && ! bash -c 'cat {key}' && ! (echo > /dev/tcp/127.0.0.1/{port})",
+        note = granted.join("note.txt").display(),
+        granted = granted.display(),
+        key = secret.join("id_ed25519").display(),
+    );
+    let (ok, stderr) = run_confined(&plan, &sandbox, &script).await;
+    assert!(
+        ok,
+        "read and write the grant, refused the key (also to a grandchild) and TCP: {stderr}"
+    );
+    assert!(stderr.contains("Permission denied"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(granted.join("new.txt")).expect("written"),
+        "written\n"
+    );
+    // mcpool itself is not restricted.
+    assert_eq!(
+        std::fs::read_to_string(secret.join("id_ed25519")).expect("mcpool reads"),
+        "PRIVATE KEY"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
