@@ -14,9 +14,11 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::meta as meta_call;
+use super::forward::Forwarder;
+use super::meta::{self as meta_call, MetaTools};
 use super::record;
-use super::{into_mcp, mark_complete, no_profile, not_in_profile, refused, unexpected, AgentSession};
+use super::routing::Routes;
+use super::{into_mcp, mark_complete, no_profile, not_in_profile, refused, unexpected};
 use crate::activity::Kind;
 use crate::calls::{Outcome, Recording};
 use crate::endpoint::mcp::builtin::{self, BUILTIN_SERVER};
@@ -26,18 +28,26 @@ use crate::search::meta;
 use crate::supervisor::{RequestError, Supervisor};
 use crate::telemetry::RequestSpan;
 
-impl AgentSession {
-    pub(super) async fn call(
+/// A session's requests that reach one server (or mcpool's own tools).
+pub(super) struct Calls<'a> {
+    pub routes: Routes<'a>,
+    pub forwarder: Forwarder<'a>,
+    /// The meta-tools a tool call may name.
+    pub meta: MetaTools<'a>,
+}
+
+impl Calls<'_> {
+    pub async fn call(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let mut recording = Recording::start(self.pool.recent_calls());
+        let mut recording = Recording::start(self.routes.pool.recent_calls());
         let mut pending = record::Pending::now(&context);
         let session = pending.agent.session.as_deref();
         let span = RequestSpan::start("tools/call", Some(&request.name), session, &context.meta, pending.at);
         pending.trace_id = span.as_ref().map(RequestSpan::trace_id);
-        let aggregated = !matches!(self.scope, Scope::One(_));
+        let aggregated = !matches!(self.routes.scope, Scope::One(_));
         let wrapped = aggregated && request.name == meta::CALL_TOOL;
         let request = if wrapped {
             match meta_call::unwrap_call(&request) {
@@ -52,6 +62,7 @@ impl AgentSession {
             request
         };
         let arguments = self
+            .routes
             .pool
             .activity()
             .is_on()
@@ -83,7 +94,7 @@ impl AgentSession {
             Outcome::Ok | Outcome::ToolError | Outcome::Task | Outcome::InputRequired
         );
         if let Some((server, tool)) = recording.target_of().filter(|(s, _)| reached && *s != BUILTIN_SERVER) {
-            self.pool.count_call(server, tool);
+            self.routes.pool.count_call(server, tool);
         }
         if let Some(span) = span {
             if let Some((server, tool)) = recording.target_of() {
@@ -92,7 +103,7 @@ impl AgentSession {
             span.end(&record::outcome_word(outcome));
         }
         if let Some((server, tool)) = recording.target_of() {
-            self.note_call(pending, server, tool, arguments.as_ref(), &result, outcome);
+            pending.note_call(self.routes.pool, server, tool, arguments.as_ref(), &result, outcome);
         }
         recording.finish(outcome);
         result
@@ -107,19 +118,19 @@ impl AgentSession {
         recording: &mut Recording<'_>,
         span: Option<&RequestSpan>,
     ) -> (Result<CallToolResponse, McpError>, Option<Outcome>) {
-        let profile = match &self.scope {
-            Scope::Profile(name) => match self.pool.tool_control().profile(name) {
+        let profile = match self.routes.scope {
+            Scope::Profile(name) => match self.routes.pool.tool_control().profile(name) {
                 Some(p) => Some((name, p)),
                 None => return (Err(no_profile(name)), None),
             },
             _ => None,
         };
         let refusal = |sentence| (Ok(refused(sentence)), Some(Outcome::Refused));
-        let (sup, upstream_request): (Arc<Supervisor>, _) = match &self.scope {
+        let (sup, upstream_request): (Arc<Supervisor>, _) = match self.routes.scope {
             Scope::All | Scope::Profile(_) => {
                 if request.name == meta::SEARCH_TOOL {
                     recording.target(BUILTIN_SERVER, "search_tools");
-                    let result = self.search_call(request.arguments.as_ref(), &context).await;
+                    let result = self.meta.search_call(request.arguments.as_ref(), &context).await;
                     return (Ok(CallToolResponse::Complete(result)), None);
                 }
                 if builtin::is_builtin(&request.name) {
@@ -134,10 +145,10 @@ impl AgentSession {
                             return refusal(not_in_profile(&request.name, name));
                         }
                     }
-                    let result = builtin::call(&self.pool, &request.name, request.arguments.as_ref()).await;
+                    let result = builtin::call(self.routes.pool, &request.name, request.arguments.as_ref()).await;
                     return (Ok(CallToolResponse::Complete(result)), None);
                 }
-                let Some((sup, tool)) = self.route_tool(&request.name) else {
+                let Some((sup, tool)) = self.routes.route_tool(&request.name) else {
                     let error = McpError::invalid_params(format!("mcpool has no tool named '{}'.", request.name), None);
                     return (Err(error), None);
                 };
@@ -151,7 +162,7 @@ impl AgentSession {
                 upstream.name = tool.into();
                 (sup, upstream)
             }
-            Scope::One(_) => match self.single() {
+            Scope::One(_) => match self.routes.single() {
                 Ok(sup) => {
                     recording.target(sup.name(), &request.name);
                     (sup, request)
@@ -160,7 +171,7 @@ impl AgentSession {
             },
         };
         let current = sup.tool(&upstream_request.name);
-        let control = self.pool.tool_control();
+        let control = self.routes.pool.tool_control();
         if let Some(sentence) = control.refusal(sup.name(), &upstream_request.name, current.as_ref()) {
             return refusal(sentence);
         }
@@ -168,7 +179,7 @@ impl AgentSession {
         let mut upstream = ClientRequest::CallToolRequest(Request::new(upstream_request));
         let child = span.and_then(|s| s.upstream(sup.name(), Some(&tool), upstream.get_meta_mut()));
         let forwarded = sup
-            .forward(upstream, Some((&context, self.agent_id())))
+            .forward(upstream, Some((&context, self.forwarder.agent_id())))
             .await
             .map(|mut r| {
                 mark_complete(&context, &mut r);
@@ -184,7 +195,7 @@ impl AgentSession {
         match forwarded {
             Ok(ServerResult::CallToolResult(r)) => (Ok(CallToolResponse::Complete(r)), None),
             Ok(ServerResult::CreateTaskResult(t)) => {
-                self.pool.hub().task_made(&t.task.task_id, sup.name());
+                self.routes.pool.hub().task_made(&t.task.task_id, sup.name());
                 (Ok(CallToolResponse::Task(t)), None)
             }
             Ok(ServerResult::InputRequiredResult(i)) => (Ok(CallToolResponse::InputRequired(i)), None),
@@ -206,15 +217,18 @@ impl AgentSession {
         }
     }
 
-    pub(super) async fn prompt(
+    pub async fn prompt(
         &self,
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let (sup, upstream) = match &self.scope {
+        let (sup, upstream) = match self.routes.scope {
             Scope::All | Scope::Profile(_) => {
-                let view = self.pool.prompt_view();
-                let found = view.names.resolve(&request.name).filter(|(s, _)| self.in_scope(s));
+                let view = self.routes.pool.prompt_view();
+                let found = view
+                    .names
+                    .resolve(&request.name)
+                    .filter(|(s, _)| self.routes.in_scope(s));
                 let Some((server, prompt)) = found else {
                     return Err(McpError::invalid_params(
                         format!("mcpool has no prompt named '{}'.", request.name),
@@ -222,6 +236,7 @@ impl AgentSession {
                     ));
                 };
                 let sup = self
+                    .routes
                     .pool
                     .server(server)
                     .ok_or_else(|| McpError::invalid_params("unknown prompt", None))?;
@@ -229,11 +244,12 @@ impl AgentSession {
                 upstream.name = prompt.to_string();
                 (sup, upstream)
             }
-            Scope::One(_) => (self.single()?, request),
+            Scope::One(_) => (self.routes.single()?, request),
         };
         let name = upstream.name.clone();
         let arguments = upstream.arguments.clone();
         match self
+            .forwarder
             .forward_noted(
                 &sup,
                 Kind::Prompt,
@@ -250,14 +266,15 @@ impl AgentSession {
         }
     }
 
-    pub(super) async fn read(
+    pub async fn read(
         &self,
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let sup = self.owner_of_uri(&request.uri)?;
+        let sup = self.routes.owner_of_uri(&request.uri)?;
         let uri = request.uri.clone();
         match self
+            .forwarder
             .forward_noted(
                 &sup,
                 Kind::Resource,
@@ -274,16 +291,19 @@ impl AgentSession {
         }
     }
 
-    pub(super) async fn completion(
+    pub async fn completion(
         &self,
         mut request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let sup = match (&self.scope, &mut request.r#ref) {
-            (Scope::One(_), _) => self.single()?,
+        let sup = match (self.routes.scope, &mut request.r#ref) {
+            (Scope::One(_), _) => self.routes.single()?,
             (Scope::All | Scope::Profile(_), Reference::Prompt(prompt)) => {
-                let view = self.pool.prompt_view();
-                let found = view.names.resolve(&prompt.name).filter(|(s, _)| self.in_scope(s));
+                let view = self.routes.pool.prompt_view();
+                let found = view
+                    .names
+                    .resolve(&prompt.name)
+                    .filter(|(s, _)| self.routes.in_scope(s));
                 let Some((server, name)) = found else {
                     return Err(McpError::invalid_params(
                         format!("mcpool has no prompt named '{}'.", prompt.name),
@@ -291,13 +311,16 @@ impl AgentSession {
                     ));
                 };
                 let sup = self
+                    .routes
                     .pool
                     .server(server)
                     .ok_or_else(|| McpError::invalid_params("unknown prompt", None))?;
                 prompt.name = name.to_string();
                 sup
             }
-            (Scope::All | Scope::Profile(_), Reference::Resource(resource)) => self.owner_of_uri(&resource.uri)?,
+            (Scope::All | Scope::Profile(_), Reference::Resource(resource)) => {
+                self.routes.owner_of_uri(&resource.uri)?
+            }
             (Scope::All | Scope::Profile(_), _) => {
                 return Err(McpError::invalid_params(
                     "mcpool cannot route this completion reference.",
@@ -306,6 +329,7 @@ impl AgentSession {
             }
         };
         match self
+            .forwarder
             .forward(&sup, ClientRequest::CompleteRequest(Request::new(request)), &context)
             .await?
         {
@@ -314,20 +338,27 @@ impl AgentSession {
         }
     }
 
-    pub(super) async fn level(
+    pub async fn level(
         &self,
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        match &self.scope {
+        match self.routes.scope {
             Scope::One(_) => {
-                let sup = self.single()?;
-                self.forward(&sup, ClientRequest::SetLevelRequest(Request::new(request)), &context)
+                let sup = self.routes.single()?;
+                self.forwarder
+                    .forward(&sup, ClientRequest::SetLevelRequest(Request::new(request)), &context)
                     .await?;
             }
             Scope::All | Scope::Profile(_) => {
                 // Only servers that are up and say they log; nothing is dialled for it.
-                for sup in self.pool.servers().into_iter().filter(|s| self.in_scope(s.name())) {
+                for sup in self
+                    .routes
+                    .pool
+                    .servers()
+                    .into_iter()
+                    .filter(|s| self.routes.in_scope(s.name()))
+                {
                     let logs = sup.info().is_some_and(|i| i.capabilities.logging.is_some());
                     if sup.status() == Status::Connected && logs {
                         let _ = sup

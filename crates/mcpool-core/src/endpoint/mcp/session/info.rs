@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use rmcp::model::{DiscoverResult, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig};
 
-use super::AgentSession;
+use super::routing::Routes;
 use crate::hub::Scope;
 use crate::supervisor::Supervisor;
 
@@ -63,11 +63,16 @@ pub(super) fn mirrored_info(sup: &Supervisor) -> ServerConfig {
     info
 }
 
-impl AgentSession {
-    pub(super) fn info(&self) -> ServerConfig {
-        match &self.scope {
+/// What a session's agent is told of the endpoint behind it.
+pub(super) struct Identity<'a> {
+    pub routes: Routes<'a>,
+}
+
+impl Identity<'_> {
+    pub fn info(&self) -> ServerConfig {
+        match self.routes.scope {
             Scope::All | Scope::Profile(_) => aggregated_info(),
-            Scope::One(name) => match self.pool.server(name) {
+            Scope::One(name) => match self.routes.pool.server(name) {
                 Some(sup) => mirrored_info(&sup),
                 None => aggregated_info(),
             },
@@ -76,9 +81,9 @@ impl AgentSession {
 
     /// `server/discover`: on `/servers/NAME/mcp` the server is connected
     /// first, so the answer carries its own identity (as `initialize` does).
-    pub(super) async fn discovered(&self) -> DiscoverResult {
-        if let Scope::One(_) = &self.scope {
-            if let Ok(sup) = self.single() {
+    pub async fn discovered(&self) -> DiscoverResult {
+        if let Scope::One(_) = self.routes.scope {
+            if let Ok(sup) = self.routes.single() {
                 let _ = sup.peer().await;
             }
         }

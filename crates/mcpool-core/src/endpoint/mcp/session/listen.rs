@@ -6,39 +6,52 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer, SubscriptionContext};
 
-use super::AgentSession;
+use super::forward::Forwarder;
+use super::routing::Routes;
 
-impl AgentSession {
-    pub(super) async fn subscribed(
+/// A session's resource subscriptions and a 2026-07-28 agent's listen stream.
+pub(super) struct Subscriptions<'a> {
+    pub routes: Routes<'a>,
+    pub forwarder: Forwarder<'a>,
+}
+
+impl Subscriptions<'_> {
+    pub async fn subscribe(
         &self,
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let sup = self.owner_of_uri(&request.uri)?;
+        let sup = self.routes.owner_of_uri(&request.uri)?;
         let uri = request.uri.clone();
-        self.forward(&sup, ClientRequest::SubscribeRequest(Request::new(request)), &context)
+        self.forwarder
+            .forward(&sup, ClientRequest::SubscribeRequest(Request::new(request)), &context)
             .await?;
-        self.pool.hub().subscribe(self.agent_id(), sup.name(), &uri, true);
+        self.routes
+            .pool
+            .hub()
+            .subscribe(self.forwarder.agent_id(), sup.name(), &uri, true);
         Ok(())
     }
 
-    pub(super) async fn unsubscribed(
+    pub async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let sup = self.owner_of_uri(&request.uri)?;
+        let sup = self.routes.owner_of_uri(&request.uri)?;
         let uri = request.uri.clone();
-        let hub = self.pool.hub();
-        hub.subscribe(self.agent_id(), sup.name(), &uri, false);
-        if hub.others_subscribed(self.agent_id(), sup.name(), &uri) {
+        let hub = self.routes.pool.hub();
+        hub.subscribe(self.forwarder.agent_id(), sup.name(), &uri, false);
+        if hub.others_subscribed(self.forwarder.agent_id(), sup.name(), &uri) {
             // Another agent still wants the updates of this resource.
             return Ok(());
         }
-        self.forward(&sup, ClientRequest::UnsubscribeRequest(Request::new(request)), &context)
+        self.forwarder
+            .forward(&sup, ClientRequest::UnsubscribeRequest(Request::new(request)), &context)
             .await?;
         Ok(())
     }
+
     /// A 2026-07-28 agent's `subscriptions/listen` stream (rmcp has sent
     /// the acknowledgment): registered in the hub like a session, so the
     /// pool's `list_changed` and the resource updates it asked for reach it
@@ -46,14 +59,16 @@ impl AgentSession {
     /// Its resource URIs are subscribed upstream as `resources/subscribe`
     /// would, and unsubscribed at the end unless another agent still wants
     /// them.
-    pub(super) async fn listening(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        let hub = self.pool.hub().clone();
+    pub async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let hub = self.routes.pool.hub().clone();
         let peer = context.request_context().peer.clone();
-        let registration = hub.register_listener(self.scope.clone(), peer, context.sink().clone());
+        let registration = hub.register_listener(self.routes.scope.clone(), peer, context.sink().clone());
         let id = registration.id();
         let mut subscribed = Vec::new();
         for uri in context.accepted().resource_subscriptions.iter().flatten() {
-            let Ok(sup) = self.owner_of_uri(uri) else { continue };
+            let Ok(sup) = self.routes.owner_of_uri(uri) else {
+                continue;
+            };
             let request = ClientRequest::SubscribeRequest(Request::new(SubscribeRequestParams::new(uri.clone())));
             match sup.forward(request, None).await {
                 Ok(_) => {

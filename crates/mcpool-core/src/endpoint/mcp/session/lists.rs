@@ -12,7 +12,10 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
-use super::{speaks_2026, unexpected, AgentSession};
+use super::forward::Forwarder;
+use super::meta::MetaTools;
+use super::routing::Routes;
+use super::{speaks_2026, unexpected};
 use crate::hub::Scope;
 use crate::supervisor::{Lists, Supervisor};
 use crate::tool_check;
@@ -61,7 +64,15 @@ fn non_empty<T>(items: Vec<T>) -> Option<Vec<T>> {
     (!items.is_empty()).then_some(items)
 }
 
-impl AgentSession {
+/// The lists a session's agent reads.
+pub(super) struct Listing<'a> {
+    pub routes: Routes<'a>,
+    pub forwarder: Forwarder<'a>,
+    /// The aggregated tool list depends on the listing mode and searches.
+    pub meta: MetaTools<'a>,
+}
+
+impl Listing<'_> {
     /// One server's list: forwarded, else what the pool kept of it (a
     /// server that dropped keeps its lists, rule 2) when there is something.
     async fn forward_or_kept<R>(
@@ -72,25 +83,25 @@ impl AgentSession {
         take: impl FnOnce(ServerResult) -> Option<R>,
         kept: impl FnOnce(Lists) -> Option<R>,
     ) -> Result<R, McpError> {
-        match self.forward(sup, request, ctx).await {
+        match self.forwarder.forward(sup, request, ctx).await {
             Ok(result) => take(result).ok_or_else(unexpected),
             Err(e) => kept(sup.lists()).ok_or(e),
         }
     }
 
-    pub(super) async fn tools(
+    pub async fn tools(
         &self,
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        match &self.scope {
+        match self.routes.scope {
             Scope::All | Scope::Profile(_) => {
-                let (tools, _) = self.aggregated_tools(&ctx)?;
+                let (tools, _) = self.meta.aggregated_tools(&ctx)?;
                 Ok(hinted!(&ctx, ListToolsResult::with_all_items(tools)))
             }
             Scope::One(_) => {
-                let sup = self.single()?;
-                let control = self.pool.tool_control().clone();
+                let sup = self.routes.single()?;
+                let control = self.routes.pool.tool_control().clone();
                 let name = sup.name().to_string();
                 let request =
                     ClientRequest::ListToolsRequest(RequestOptionalParam::with_param(request.unwrap_or_default()));
@@ -117,26 +128,30 @@ impl AgentSession {
         }
     }
 
-    pub(super) async fn prompts(
+    pub async fn prompts(
         &self,
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        match &self.scope {
+        match self.routes.scope {
             Scope::All | Scope::Profile(_) => {
-                let view = self.pool.prompt_view();
+                let view = self.routes.pool.prompt_view();
                 let prompts = view
                     .prompts
                     .iter()
                     .filter(|p| {
-                        self.scope == Scope::All || view.names.resolve(&p.name).is_some_and(|(s, _)| self.in_scope(s))
+                        *self.routes.scope == Scope::All
+                            || view
+                                .names
+                                .resolve(&p.name)
+                                .is_some_and(|(s, _)| self.routes.in_scope(s))
                     })
                     .cloned()
                     .collect();
                 Ok(hinted!(&ctx, ListPromptsResult::with_all_items(prompts)))
             }
             Scope::One(_) => {
-                let sup = self.single()?;
+                let sup = self.routes.single()?;
                 let request =
                     ClientRequest::ListPromptsRequest(RequestOptionalParam::with_param(request.unwrap_or_default()));
                 self.forward_or_kept(
@@ -154,26 +169,27 @@ impl AgentSession {
         }
     }
 
-    pub(super) async fn resources(
+    pub async fn resources(
         &self,
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        match &self.scope {
+        match self.routes.scope {
             Scope::All | Scope::Profile(_) => {
                 let mut seen = std::collections::BTreeSet::new();
                 let resources = self
+                    .routes
                     .pool
                     .servers()
                     .iter()
-                    .filter(|s| self.in_scope(s.name()))
+                    .filter(|s| self.routes.in_scope(s.name()))
                     .flat_map(|s| s.lists().resources)
                     .filter(|r| seen.insert(r.uri.clone()))
                     .collect();
                 Ok(hinted!(&ctx, ListResourcesResult::with_all_items(resources)))
             }
             Scope::One(_) => {
-                let sup = self.single()?;
+                let sup = self.routes.single()?;
                 let request =
                     ClientRequest::ListResourcesRequest(RequestOptionalParam::with_param(request.unwrap_or_default()));
                 self.forward_or_kept(
@@ -191,24 +207,25 @@ impl AgentSession {
         }
     }
 
-    pub(super) async fn templates(
+    pub async fn templates(
         &self,
         request: Option<PaginatedRequestParams>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        match &self.scope {
+        match self.routes.scope {
             Scope::All | Scope::Profile(_) => {
                 let templates = self
+                    .routes
                     .pool
                     .servers()
                     .iter()
-                    .filter(|s| self.in_scope(s.name()))
+                    .filter(|s| self.routes.in_scope(s.name()))
                     .flat_map(|s| s.lists().templates)
                     .collect();
                 Ok(hinted!(&ctx, ListResourceTemplatesResult::with_all_items(templates)))
             }
             Scope::One(_) => {
-                let sup = self.single()?;
+                let sup = self.routes.single()?;
                 let request = ClientRequest::ListResourceTemplatesRequest(RequestOptionalParam::with_param(
                     request.unwrap_or_default(),
                 ));

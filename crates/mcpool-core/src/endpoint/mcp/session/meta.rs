@@ -8,19 +8,31 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, JsonObjec
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
 
-use super::{no_profile, speaks_2026, AgentSession};
-use crate::hub::{ListKind, Scope};
+use std::sync::{Mutex, OnceLock};
+
+use super::routing::Routes;
+use super::{no_profile, speaks_2026};
+use crate::endpoint::mcp::found::FoundBook;
+use crate::hub::{ListKind, Registration};
 use crate::pool::SearchScope;
-use crate::search::listing::{ListingMode, Sent};
+use crate::search::listing::{FoundTools, ListingMode, Sent};
 use crate::search::meta::{self, Delivery, Found, CALL_TOOL, SEARCH_TOOL};
 use rmcp::model::ErrorData as McpError;
 
-impl AgentSession {
+/// A session's meta-tools and the tools its searches found.
+pub(super) struct MetaTools<'a> {
+    pub routes: Routes<'a>,
+    /// What this session's searches found (a session agent's).
+    pub found: &'a Mutex<FoundTools>,
+    /// What 2026-07-28 agents found, shared by every endpoint.
+    pub stateless_found: &'a FoundBook,
+    /// Set once the session is initialized.
+    pub agent: &'a OnceLock<Registration>,
+}
+
+impl MetaTools<'_> {
     fn profile_name(&self) -> Option<&str> {
-        match &self.scope {
-            Scope::Profile(name) => Some(name),
-            _ => None,
-        }
+        self.routes.profile_name()
     }
 
     /// Who this request's found tools belong to: the session, or for a
@@ -30,21 +42,22 @@ impl AgentSession {
             return None;
         }
         let client = ctx.meta.client_info().map(|c| format!("{}@{}", c.name, c.version));
-        Some(format!("{:?}|{}", self.scope, client.unwrap_or_default()))
+        Some(format!("{:?}|{}", self.routes.scope, client.unwrap_or_default()))
     }
 
     fn found_contains(&self, ctx: &RequestContext<RoleServer>) -> impl Fn(&str) -> bool {
         let found = match self.stateless_key(ctx) {
             Some(key) => self.stateless_found.get(&key),
-            None => crate::sync::lock(&self.found).clone(),
+            None => crate::sync::lock(self.found).clone(),
         };
         move |name| found.contains(name)
     }
 
     /// What `tools/list` sends on an aggregated endpoint, and which mode it is.
-    pub(super) fn aggregated_tools(&self, ctx: &RequestContext<RoleServer>) -> Result<(Vec<Tool>, Sent), McpError> {
+    pub fn aggregated_tools(&self, ctx: &RequestContext<RoleServer>) -> Result<(Vec<Tool>, Sent), McpError> {
         let found = self.found_contains(ctx);
         let listed = self
+            .routes
             .pool
             .listed(self.profile_name(), url_mode(ctx), &found)
             .ok_or_else(|| no_profile(self.profile_name().unwrap_or_default()))?;
@@ -52,7 +65,7 @@ impl AgentSession {
     }
 
     /// `mcpool__search_tools`.
-    pub(super) async fn search_call(
+    pub async fn search_call(
         &self,
         arguments: Option<&JsonObject>,
         ctx: &RequestContext<RoleServer>,
@@ -62,7 +75,12 @@ impl AgentSession {
             Err(sentence) => return CallToolResult::error(vec![ContentBlock::text(sentence)]),
         };
         if let Some(server) = &args.server {
-            if self.pool.server(server).is_none_or(|_| !self.in_scope(server)) {
+            if self
+                .routes
+                .pool
+                .server(server)
+                .is_none_or(|_| !self.routes.in_scope(server))
+            {
                 return CallToolResult::error(vec![ContentBlock::text(format!(
                     "There is no server '{server}' behind this mcpool endpoint; leave 'server' out to search them all."
                 ))]);
@@ -71,9 +89,11 @@ impl AgentSession {
         let scope = SearchScope {
             callable_only: true,
             server: args.server.clone(),
-            profile: self.profile_name().and_then(|p| self.pool.tool_control().profile(p)),
+            profile: self
+                .profile_name()
+                .and_then(|p| self.routes.pool.tool_control().profile(p)),
         };
-        let matches = self.pool.search_tools(&args.query, args.limit, &scope);
+        let matches = self.routes.pool.search_tools(&args.query, args.limit, &scope);
         let found: Vec<Found> = matches
             .iter()
             .map(|m| {
@@ -92,7 +112,7 @@ impl AgentSession {
     /// Adds the found tools to this agent's listing when it lists by
     /// search, and tells it its list changed.
     async fn deliver(&self, found: &[Found], ctx: &RequestContext<RoleServer>) -> Delivery {
-        if self.pool.sends(self.profile_name(), url_mode(ctx)) == Some(Sent::All) {
+        if self.routes.pool.sends(self.profile_name(), url_mode(ctx)) == Some(Sent::All) {
             return Delivery::Listed;
         }
         let names: Vec<&str> = found
@@ -103,13 +123,16 @@ impl AgentSession {
         match self.stateless_key(ctx) {
             Some(key) => {
                 if self.stateless_found.add(&key, &names) {
-                    let scope = self.scope.clone();
-                    self.pool.hub().notify_list_changed(ListKind::Tools, |s| *s == scope);
+                    let scope = self.routes.scope.clone();
+                    self.routes
+                        .pool
+                        .hub()
+                        .notify_list_changed(ListKind::Tools, |s| *s == scope);
                 }
                 Delivery::Listed
             }
             None if self.agent.get().is_some() => {
-                let changed = crate::sync::lock(&self.found).add(names.iter().copied());
+                let changed = crate::sync::lock(self.found).add(names.iter().copied());
                 if changed {
                     let notification = ServerNotification::ToolListChangedNotification(Default::default());
                     let _ = ctx.peer.send_notification(notification).await;

@@ -10,16 +10,23 @@
 //! rmcp's Streamable HTTP service tells the two apart per request
 //! (behaviour.md rule 16).
 //!
-//! `info.rs`: `initialize` and `server/discover`; `lists.rs`: the lists;
-//! `calls.rs`: requests to one server; `listen.rs`: resource subscriptions
-//! and `subscriptions/listen`; `meta.rs`: the listing modes and the
-//! meta-tools; `routing.rs`: names and URIs to servers.
+//! `AgentSession` holds the session's state and answers rmcp; each concern
+//! is a small type of its own, a borrowed view of that state made per
+//! request: [`Identity`] (`info.rs`: `initialize` and `server/discover`),
+//! [`Listing`] (`lists.rs`: the lists), [`Calls`] (`calls.rs`: requests to
+//! one server), [`Subscriptions`] (`listen.rs`: resource subscriptions and
+//! `subscriptions/listen`), [`Tasks`] (`tasks.rs`), [`MetaTools`]
+//! (`meta.rs`: the listing modes and the meta-tools), [`Routes`]
+//! (`routing.rs`: names and URIs to servers) and [`Forwarder`]
+//! (`forward.rs`: a request to one server as this agent). `record.rs` is
+//! [`record::Pending`], what the activity log keeps of a request.
 
 // Logging and subscriptions are deprecated by SEP-2577 but still used by the
 // agents and servers mcpool sits between, so it passes them through.
 #![allow(deprecated)]
 
 mod calls;
+mod forward;
 mod info;
 mod listen;
 mod lists;
@@ -28,12 +35,21 @@ mod record;
 mod routing;
 mod tasks;
 
+use calls::Calls;
+use forward::Forwarder;
+use info::Identity;
+use listen::Subscriptions;
+use lists::Listing;
+use meta::MetaTools;
+use routing::Routes;
+use tasks::Tasks;
+
 use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ClientRequest, CompleteRequestParams,
-    CompleteResult, ContentBlock, CustomRequest, CustomResult, DiscoverResult, ErrorCode, ErrorData as McpError,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams, CompleteResult,
+    ContentBlock, CustomRequest, CustomResult, DiscoverResult, ErrorCode, ErrorData as McpError,
     GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, InitializeRequestParams, InitializeResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ResultType, ServerConfig, ServerResult,
@@ -44,7 +60,7 @@ use rmcp::ServerHandler;
 
 use crate::hub::{Registration, Scope};
 use crate::pool::Pool;
-use crate::supervisor::{RequestError, Supervisor};
+use crate::supervisor::RequestError;
 
 #[derive(Clone)]
 pub struct AgentSession {
@@ -72,31 +88,61 @@ impl AgentSession {
         }
     }
 
-    fn agent_id(&self) -> u64 {
-        self.agent.get().map(Registration::id).unwrap_or(u64::MAX)
+    fn routes(&self) -> Routes<'_> {
+        Routes {
+            pool: &self.pool,
+            scope: &self.scope,
+        }
     }
 
-    fn single(&self) -> Result<Arc<Supervisor>, McpError> {
-        let Scope::One(name) = &self.scope else {
-            return Err(McpError::internal_error("not a per-server session", None));
-        };
-        self.pool.server(name).ok_or_else(|| {
-            McpError::invalid_request(format!("Server '{name}' is no longer in the mcpool config."), None)
-        })
+    fn forwarder(&self) -> Forwarder<'_> {
+        Forwarder {
+            pool: &self.pool,
+            agent: &self.agent,
+        }
     }
 
-    async fn forward(
-        &self,
-        sup: &Arc<Supervisor>,
-        request: ClientRequest,
-        ctx: &RequestContext<RoleServer>,
-    ) -> Result<ServerResult, McpError> {
-        let mut result = sup
-            .forward(request, Some((ctx, self.agent_id())))
-            .await
-            .map_err(into_mcp)?;
-        mark_complete(ctx, &mut result);
-        Ok(result)
+    fn meta(&self) -> MetaTools<'_> {
+        MetaTools {
+            routes: self.routes(),
+            found: &self.found,
+            stateless_found: &self.stateless_found,
+            agent: &self.agent,
+        }
+    }
+
+    fn identity(&self) -> Identity<'_> {
+        Identity { routes: self.routes() }
+    }
+
+    fn listing(&self) -> Listing<'_> {
+        Listing {
+            routes: self.routes(),
+            forwarder: self.forwarder(),
+            meta: self.meta(),
+        }
+    }
+
+    fn calls(&self) -> Calls<'_> {
+        Calls {
+            routes: self.routes(),
+            forwarder: self.forwarder(),
+            meta: self.meta(),
+        }
+    }
+
+    fn subscriptions(&self) -> Subscriptions<'_> {
+        Subscriptions {
+            routes: self.routes(),
+            forwarder: self.forwarder(),
+        }
+    }
+
+    fn tasks(&self) -> Tasks<'_> {
+        Tasks {
+            routes: self.routes(),
+            forwarder: self.forwarder(),
+        }
     }
 }
 
@@ -162,7 +208,7 @@ fn unexpected() -> McpError {
 
 impl ServerHandler for AgentSession {
     fn get_info(&self) -> ServerConfig {
-        self.info()
+        self.identity().info()
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -176,7 +222,7 @@ impl ServerHandler for AgentSession {
     ) -> Result<InitializeResult, McpError> {
         if let Scope::One(_) = &self.scope {
             // Connect first so the answer carries the server's own identity.
-            if let Ok(sup) = self.single() {
+            if let Ok(sup) = self.routes().single() {
                 let _ = sup.peer().await;
             }
         }
@@ -190,7 +236,7 @@ impl ServerHandler for AgentSession {
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
-        Ok(self.discovered().await)
+        Ok(self.identity().discovered().await)
     }
 
     async fn list_tools(
@@ -198,7 +244,7 @@ impl ServerHandler for AgentSession {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.tools(request, context).await
+        self.listing().tools(request, context).await
     }
 
     async fn call_tool(
@@ -206,7 +252,7 @@ impl ServerHandler for AgentSession {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        self.call(request, context).await
+        self.calls().call(request, context).await
     }
 
     async fn list_prompts(
@@ -214,7 +260,7 @@ impl ServerHandler for AgentSession {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        self.prompts(request, context).await
+        self.listing().prompts(request, context).await
     }
 
     async fn get_prompt(
@@ -222,7 +268,7 @@ impl ServerHandler for AgentSession {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        self.prompt(request, context).await
+        self.calls().prompt(request, context).await
     }
 
     async fn list_resources(
@@ -230,7 +276,7 @@ impl ServerHandler for AgentSession {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.resources(request, context).await
+        self.listing().resources(request, context).await
     }
 
     async fn list_resource_templates(
@@ -238,7 +284,7 @@ impl ServerHandler for AgentSession {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.templates(request, context).await
+        self.listing().templates(request, context).await
     }
 
     async fn read_resource(
@@ -246,7 +292,7 @@ impl ServerHandler for AgentSession {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.read(request, context).await
+        self.calls().read(request, context).await
     }
 
     async fn subscribe(
@@ -255,7 +301,7 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         removed_in_2026("resources/subscribe", &context)?;
-        self.subscribed(request, context).await
+        self.subscriptions().subscribe(request, context).await
     }
 
     async fn unsubscribe(
@@ -264,7 +310,7 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         removed_in_2026("resources/unsubscribe", &context)?;
-        self.unsubscribed(request, context).await
+        self.subscriptions().unsubscribe(request, context).await
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
@@ -272,7 +318,7 @@ impl ServerHandler for AgentSession {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        self.listening(context).await
+        self.subscriptions().listen(context).await
     }
 
     async fn complete(
@@ -280,7 +326,7 @@ impl ServerHandler for AgentSession {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        self.completion(request, context).await
+        self.calls().completion(request, context).await
     }
 
     async fn set_level(
@@ -289,7 +335,7 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         removed_in_2026("logging/setLevel", &context)?;
-        self.level(request, context).await
+        self.calls().level(request, context).await
     }
 
     async fn get_task(
@@ -297,7 +343,7 @@ impl ServerHandler for AgentSession {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        self.task_get(request, context).await
+        self.tasks().get(request, context).await
     }
 
     async fn update_task(
@@ -305,7 +351,7 @@ impl ServerHandler for AgentSession {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.task_update(request, context).await
+        self.tasks().update(request, context).await
     }
 
     async fn cancel_task(
@@ -313,7 +359,7 @@ impl ServerHandler for AgentSession {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.task_cancel(request, context).await
+        self.tasks().cancel(request, context).await
     }
 
     /// rmcp hands over as custom a request of a method MCP defines whose

@@ -3,17 +3,15 @@
 //! the result only for a server with `"logArguments": true`, redacted of
 //! every resolved secret and cut at [`KEPT_TEXT`] bytes.
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
-use rmcp::model::{ClientRequest, ErrorData as McpError, GetMeta, JsonObject, ServerResult};
+use rmcp::model::{ErrorData as McpError, JsonObject};
 use rmcp::service::{RequestContext, RoleServer};
 use tokio::time::Instant;
 
-use super::{into_mcp, mark_complete, AgentSession};
 use crate::activity::{Agent, Entry, Kind};
-use crate::supervisor::{RequestError, Supervisor};
-use crate::telemetry::RequestSpan;
+use crate::pool::Pool;
+use crate::supervisor::RequestError;
 
 /// The most of an argument list or result the log keeps.
 pub const KEPT_TEXT: usize = 64 * 1024;
@@ -147,12 +145,13 @@ pub(super) fn failure_text(e: &RequestError, log_arguments: bool) -> String {
     }
 }
 
-impl AgentSession {
-    /// Notes a finished tool call (`outcome` as `calls::Outcome` says it).
+impl Pending {
+    /// Notes this finished tool call in the pool's activity log (`outcome`
+    /// as `calls::Outcome` says it).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn note_call(
-        &self,
-        pending: Pending,
+    pub fn note_call(
+        self,
+        pool: &Pool,
         server: &str,
         tool: &str,
         arguments: Option<&JsonObject>,
@@ -160,8 +159,8 @@ impl AgentSession {
         outcome: crate::calls::Outcome,
     ) {
         use crate::calls::Outcome;
-        let activity = self.pool.activity();
-        let log_arguments = self.pool.server(server).is_some_and(|s| s.log_arguments());
+        let activity = pool.activity();
+        let log_arguments = pool.server(server).is_some_and(|s| s.log_arguments());
         use rmcp::model::CallToolResponse as R;
         let text = match result {
             Ok(R::Complete(r)) => serde_json::to_string(r).ok(),
@@ -193,69 +192,6 @@ impl AgentSession {
         });
         let outcome_word = outcome_word(outcome);
         let bytes = text.as_ref().map(|t| t.len() as u64);
-        activity.record(pending.entry(Kind::Tool, server, tool, &outcome_word, error, bytes, kept));
-    }
-
-    /// [`AgentSession::forward`] for a prompt get or resource read, noted
-    /// in the activity log.
-    pub(super) async fn forward_noted(
-        &self,
-        sup: &Arc<Supervisor>,
-        kind: Kind,
-        name: &str,
-        arguments: Option<&JsonObject>,
-        request: ClientRequest,
-        ctx: &RequestContext<RoleServer>,
-    ) -> Result<ServerResult, McpError> {
-        let mut pending = Pending::now(ctx);
-        let method = match kind {
-            Kind::Prompt => "prompts/get",
-            _ => "resources/read",
-        };
-        let span = RequestSpan::start(
-            method,
-            Some(name),
-            pending.agent.session.as_deref(),
-            &ctx.meta,
-            pending.at,
-        );
-        let mut request = request;
-        let upstream = span.as_ref().and_then(|s| {
-            s.routed(sup.name(), Some(name));
-            pending.trace_id = Some(s.trace_id());
-            s.upstream(sup.name(), Some(name), request.get_meta_mut())
-        });
-        let result = sup.forward(request, Some((ctx, self.agent_id()))).await;
-        let word = result.as_ref().map_or_else(failure_outcome, |_| "ok");
-        if let Some(upstream) = upstream {
-            upstream.end(word);
-        }
-        if let Some(span) = span {
-            span.end(word);
-        }
-        let activity = self.pool.activity();
-        let log_arguments = sup.log_arguments();
-        let args = || {
-            arguments
-                .filter(|_| log_arguments)
-                .and_then(|a| serde_json::to_string(a).ok())
-                .map(|t| kept_text(&t))
-        };
-        let entry = match &result {
-            Ok(r) => {
-                let text = serde_json::to_string(r).unwrap_or_default();
-                let kept = log_arguments.then(|| (args(), Some(kept_text(&text))));
-                pending.entry(kind, sup.name(), name, "ok", None, Some(text.len() as u64), kept)
-            }
-            Err(e) => {
-                let kept = log_arguments.then(|| (args(), None));
-                let error = Some(failure_text(e, log_arguments));
-                pending.entry(kind, sup.name(), name, failure_outcome(e), error, None, kept)
-            }
-        };
-        activity.record(entry);
-        let mut result = result.map_err(into_mcp)?;
-        mark_complete(ctx, &mut result);
-        Ok(result)
+        activity.record(self.entry(Kind::Tool, server, tool, &outcome_word, error, bytes, kept));
     }
 }

@@ -4,14 +4,40 @@ use std::sync::Arc;
 
 use rmcp::model::ErrorData as McpError;
 
-use super::AgentSession;
 use crate::hub::Scope;
+use crate::pool::Pool;
 use crate::supervisor::Supervisor;
 
-impl AgentSession {
+/// A session's view of the pool through its scope: the servers it sees and
+/// where a public name or URI leads.
+#[derive(Clone, Copy)]
+pub(super) struct Routes<'a> {
+    pub pool: &'a Pool,
+    pub scope: &'a Scope,
+}
+
+impl<'a> Routes<'a> {
+    /// The one server of a `/servers/NAME/mcp` session.
+    pub fn single(&self) -> Result<Arc<Supervisor>, McpError> {
+        let Scope::One(name) = self.scope else {
+            return Err(McpError::internal_error("not a per-server session", None));
+        };
+        self.pool.server(name).ok_or_else(|| {
+            McpError::invalid_request(format!("Server '{name}' is no longer in the mcpool config."), None)
+        })
+    }
+
+    /// The profile of a `/profiles/NAME/mcp` session.
+    pub fn profile_name(&self) -> Option<&'a str> {
+        match self.scope {
+            Scope::Profile(name) => Some(name),
+            _ => None,
+        }
+    }
+
     /// Whether this session sees the prompts and resources of `server`.
-    pub(super) fn in_scope(&self, server: &str) -> bool {
-        match &self.scope {
+    pub fn in_scope(&self, server: &str) -> bool {
+        match self.scope {
             Scope::All => true,
             Scope::One(name) => name == server,
             Scope::Profile(name) => self
@@ -25,7 +51,7 @@ impl AgentSession {
     /// The server and upstream name behind a public tool name. A name whose
     /// tools are not listed right now (a disconnected or signed-out server)
     /// still reaches its server by prefix, so the agent hears why.
-    pub(super) fn route_tool(&self, public: &str) -> Option<(Arc<Supervisor>, String)> {
+    pub fn route_tool(&self, public: &str) -> Option<(Arc<Supervisor>, String)> {
         let view = self.pool.tool_view();
         if let Some((server, tool)) = view.names.resolve(public) {
             return self.pool.server(server).map(|s| (s, tool.to_string()));
@@ -41,8 +67,8 @@ impl AgentSession {
 
     /// The server a resource URI belongs to: the one listing it, else the
     /// one whose template's fixed prefix matches it.
-    pub(super) fn owner_of_uri(&self, uri: &str) -> Result<Arc<Supervisor>, McpError> {
-        if let Scope::One(_) = &self.scope {
+    pub fn owner_of_uri(&self, uri: &str) -> Result<Arc<Supervisor>, McpError> {
+        if let Scope::One(_) = self.scope {
             return self.single();
         }
         let servers: Vec<Arc<Supervisor>> = self

@@ -12,33 +12,42 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, RoleServer};
 
-use super::{unexpected, AgentSession};
+use super::forward::Forwarder;
+use super::routing::Routes;
+use super::unexpected;
 use crate::hub::Scope;
 use crate::supervisor::Supervisor;
 
-impl AgentSession {
+/// A session's `tasks/*` requests, each to the server that made the task.
+pub(super) struct Tasks<'a> {
+    pub routes: Routes<'a>,
+    pub forwarder: Forwarder<'a>,
+}
+
+impl Tasks<'_> {
     /// The server that made `task_id`, if this endpoint can see it.
-    fn task_owner(&self, task_id: &str) -> Result<Arc<Supervisor>, McpError> {
-        if let Scope::One(_) = self.scope {
-            return self.single();
+    fn owner(&self, task_id: &str) -> Result<Arc<Supervisor>, McpError> {
+        if let Scope::One(_) = self.routes.scope {
+            return self.routes.single();
         }
         let unknown = || McpError::invalid_params(format!("mcpool knows no task '{task_id}'."), None);
-        let server = self.pool.hub().task_server(task_id).ok_or_else(unknown)?;
-        if !self.in_scope(&server) {
+        let server = self.routes.pool.hub().task_server(task_id).ok_or_else(unknown)?;
+        if !self.routes.in_scope(&server) {
             return Err(unknown());
         }
-        self.pool.server(&server).ok_or_else(|| {
+        self.routes.pool.server(&server).ok_or_else(|| {
             McpError::invalid_request(format!("Server '{server}' is no longer in the mcpool config."), None)
         })
     }
 
-    pub(super) async fn task_get(
+    pub async fn get(
         &self,
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, McpError> {
-        let sup = self.task_owner(&request.task_id)?;
+        let sup = self.owner(&request.task_id)?;
         match self
+            .forwarder
             .forward(&sup, ClientRequest::GetTaskRequest(Request::new(request)), &context)
             .await?
         {
@@ -47,24 +56,18 @@ impl AgentSession {
         }
     }
 
-    pub(super) async fn task_update(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let sup = self.task_owner(&request.task_id)?;
-        self.forward(&sup, ClientRequest::UpdateTaskRequest(Request::new(request)), &context)
+    pub async fn update(&self, request: UpdateTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let sup = self.owner(&request.task_id)?;
+        self.forwarder
+            .forward(&sup, ClientRequest::UpdateTaskRequest(Request::new(request)), &context)
             .await
             .map(|_| ())
     }
 
-    pub(super) async fn task_cancel(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        let sup = self.task_owner(&request.task_id)?;
-        self.forward(&sup, ClientRequest::CancelTaskRequest(Request::new(request)), &context)
+    pub async fn cancel(&self, request: CancelTaskParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let sup = self.owner(&request.task_id)?;
+        self.forwarder
+            .forward(&sup, ClientRequest::CancelTaskRequest(Request::new(request)), &context)
             .await
             .map(|_| ())
     }
