@@ -1,4 +1,4 @@
-//! Forwarding one agent request to the server, once.
+//! Forwarding one agent request to the server, once: [`Forwarder`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,27 +16,41 @@ use crate::hub::Caller;
 use crate::lifecycle::Event;
 use crate::secrets::redact;
 
-impl Supervisor {
+/// One server's requests, as [`Supervisor::forward`] sends them. It is a
+/// view of the whole supervisor: a request takes admission (and may wait
+/// for the attempt), the session connection, the parked questions, and on
+/// a 401 or a broken connection it moves the lifecycle itself.
+#[derive(Clone, Copy)]
+pub(super) struct Forwarder<'a> {
+    pub sup: &'a Arc<Supervisor>,
+}
+
+impl Forwarder<'_> {
     /// Forwards one agent request to the server, with progress, cancellation
     /// and server-to-client requests routed back to that agent. A request
     /// that may have reached the server is never sent twice.
     pub async fn forward(
-        self: &Arc<Self>,
+        self,
         mut request: ClientRequest,
         ctx: Option<(&RequestContext<RoleServer>, u64)>,
     ) -> Result<ServerResult, RequestError> {
         let asker = ctx.map(|(c, _)| c).filter(|c| agent_takes_input_requests(Some(c)));
         if let Some(agent) = asker {
             // The next round of a call parked on a server's question.
-            if let Some(resumed) = self.resume(&request, agent).await {
+            if let Some(resumed) = self.sup.parked.resume(self.sup, &request, agent).await {
                 return resumed;
             }
         }
-        let primary = self.peer().await.map_err(RequestError::Unavailable)?;
+        let primary = self.sup.peer().await.map_err(RequestError::Unavailable)?;
         // A session agent's request that a server may answer with questions
         // of its own: over the session connection, where it can ask them
         // (session_upstream.rs). Held until the request ends.
-        let (link, _busy) = match self.session_for(&request, ctx.map(|(c, _)| c), &primary).await {
+        let (link, _busy) = match self
+            .sup
+            .session
+            .session_for(self.sup, &request, ctx.map(|(c, _)| c), &primary)
+            .await
+        {
             Some((session, busy)) => (session, Some(busy)),
             None => (primary, None),
         };
@@ -55,19 +69,27 @@ impl Supervisor {
             if let ClientRequest::SetLevelRequest(r) = &request {
                 #[allow(deprecated)] // SEP-2577; agents in use still set levels.
                 let level = r.params.level;
-                self.lock().log_level = Some(level);
+                self.sup.lock().log_level = Some(level);
                 return Ok(ServerResult::empty(()));
             }
             // A 2026-07-28 agent's own level (its request's `_meta`) first.
             let agent_level = ctx.and_then(|(c, _)| c.meta.log_level());
-            if let Some(level) = agent_level.or(self.lock().log_level) {
+            if let Some(level) = agent_level.or(self.sup.lock().log_level) {
                 request.get_meta_mut().set_log_level(level);
             }
         }
         if let Some(listen) = &listen {
             match &request {
-                ClientRequest::SubscribeRequest(r) => return self.resubscribe(listen, &r.params.uri, true).await,
-                ClientRequest::UnsubscribeRequest(r) => return self.resubscribe(listen, &r.params.uri, false).await,
+                ClientRequest::SubscribeRequest(r) => {
+                    return listen
+                        .resubscribe(&self.sup.hub, &self.sup.name, &r.params.uri, true)
+                        .await
+                }
+                ClientRequest::UnsubscribeRequest(r) => {
+                    return listen
+                        .resubscribe(&self.sup.hub, &self.sup.name, &r.params.uri, false)
+                        .await
+                }
                 _ => {}
             }
         }
@@ -81,10 +103,10 @@ impl Supervisor {
         if let Some(agent) = asker.filter(|a| !stateless && super::questions::may_ask(&request, a)) {
             // A session server may ask this 2026-07-28 agent questions during
             // the call: they become rounds of it (questions.rs).
-            let call = self.start_asking(peer, generation, ledger, request, caller(agent));
-            return self.wait_asking(call, agent).await;
+            let call = super::questions::ParkedCalls::start(self.sup, peer, generation, ledger, request, caller(agent));
+            return self.sup.parked.wait(&self.sup.name, call, agent).await;
         }
-        let guard = ctx.map(|(ctx, _)| self.hub.begin_call(&self.name, caller(ctx)));
+        let guard = ctx.map(|(ctx, _)| self.sup.hub.begin_call(&self.sup.name, caller(ctx)));
         let agent = ctx.map(|(c, _)| c);
         let told = if stateless { told_capabilities(agent) } else { None };
         let mut rounds = 0;
@@ -107,7 +129,7 @@ impl Supervisor {
                     // A 2026-07-28 agent answers the questions itself, if it can.
                     return match lacking_capabilities(agent, &input) {
                         None => Ok(ServerResult::InputRequiredResult(input)),
-                        Some(lacking) => Err(RequestError::Mcp(missing_capability(&self.name, lacking))),
+                        Some(lacking) => Err(RequestError::Mcp(missing_capability(&self.sup.name, lacking))),
                     };
                 }
                 Ok(ServerResult::InputRequiredResult(input)) => {
@@ -122,7 +144,7 @@ impl Supervisor {
                         None => {
                             return Err(RequestError::Unavailable(Unavailable {
                                 sentence: input_required_sentence(
-                                    &self.name,
+                                    &self.sup.name,
                                     &input,
                                     ctx.and_then(|(c, _)| c.protocol_version()),
                                 ),
@@ -138,26 +160,26 @@ impl Supervisor {
     /// A server's answer as the agent gets it: its own error redacted (it
     /// may quote its environment or request), a failed request said in one
     /// sentence.
-    pub(super) fn outcome(
-        self: &Arc<Self>,
+    pub fn outcome(
+        self,
         generation: u64,
         response: Result<ServerResult, ServiceError>,
     ) -> Result<ServerResult, RequestError> {
         match response {
             Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
                 // A tool's error is the server's error too: redacted alike.
-                let secrets = self.lock().secret_values.clone();
+                let secrets = self.sup.lock().secret_values.clone();
                 let clean = redacted_json(result, &secrets).unwrap_or_else(|| {
                     rmcp::model::CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
                         "Server '{}' answered with an error that quoted a secret; see the mcpool log.",
-                        self.name
+                        self.sup.name
                     ))])
                 });
                 Ok(ServerResult::CallToolResult(clean))
             }
             Ok(result) => Ok(result),
             Err(ServiceError::McpError(mut e)) => {
-                let secrets = self.lock().secret_values.clone();
+                let secrets = self.sup.lock().secret_values.clone();
                 e.message = redact(&e.message, &secrets).into();
                 e.data = e.data.take().and_then(|data| redacted_json(data, &secrets));
                 Err(RequestError::Mcp(e))
@@ -169,8 +191,8 @@ impl Supervisor {
     /// One request to the server and its answer, cancelled upstream when
     /// the agent cancels; progress sent before the answer reaches the agent
     /// before it.
-    pub(super) async fn round(
-        self: &Arc<Self>,
+    pub async fn round(
+        self,
         peer: &rmcp::service::Peer<rmcp::service::RoleClient>,
         generation: u64,
         ledger: &crate::upstream::ledger::ProgressLedger,
@@ -180,7 +202,7 @@ impl Supervisor {
     ) -> Result<Result<ServerResult, ServiceError>, RequestError> {
         let mut options = PeerRequestOptions::no_options();
         options.meta = told;
-        let limit = self.lock().spec.call_timeout;
+        let limit = self.sup.lock().spec.call_timeout;
         let asked = limit.map(|_| asked_for(&request));
         let handle = match peer.send_request_with_option(request, options).await {
             Ok(h) => h,
@@ -213,8 +235,8 @@ impl Supervisor {
                 let note = CancelledNotification::new(CancelledNotificationParam::new(Some(id), Some(reason)));
                 let _ = peer.send_notification(ClientNotification::CancelledNotification(note)).await;
                 ledger.forget(&handle_token);
-                let sentence = call_timeout_sentence(&self.name, asked.as_deref().unwrap_or("the request"), limit);
-                tracing::warn!(server = %self.name, "{sentence}");
+                let sentence = call_timeout_sentence(&self.sup.name, asked.as_deref().unwrap_or("the request"), limit);
+                tracing::warn!(server = %self.sup.name, "{sentence}");
                 return Err(RequestError::TimedOut(Unavailable { sentence }));
             }
         };
@@ -228,32 +250,33 @@ impl Supervisor {
         Ok(response)
     }
 
-    fn failed_request(self: &Arc<Self>, generation: u64, err: &ServiceError) -> RequestError {
+    fn failed_request(self, generation: u64, err: &ServiceError) -> RequestError {
         let reason = match err {
             ServiceError::TransportClosed => "the connection closed".to_string(),
-            other => redact(&chain_text(other), &self.lock().secret_values),
+            other => redact(&chain_text(other), &self.sup.lock().secret_values),
         };
         let auth = err.is_authorization_required();
         if auth {
-            let mut inner = self.lock();
+            let mut inner = self.sup.lock();
             if matches!(&inner.live, Some(l) if l.generation == generation) {
                 // Closes the connection and drops the tools.
                 let changed = self
+                    .sup
                     .apply(&mut inner, Event::Unauthorized { error: reason.clone() })
                     .lists_changed;
                 drop(inner);
-                self.notify_status();
+                self.sup.notify_status();
                 if changed {
-                    self.notify_lists();
+                    self.sup.notify_lists();
                 }
             }
             return RequestError::Unavailable(Unavailable {
-                sentence: format!("Server '{}' needs sign-in in the mcpool tray.", self.name),
+                sentence: format!("Server '{}' needs sign-in in the mcpool tray.", self.sup.name),
             });
         }
         // Wait briefly for a local process's exit, so the drop names it.
-        let this = self.clone();
-        let sentence = dropped_during_call_sentence(&self.name, &reason);
+        let this = self.sup.clone();
+        let sentence = dropped_during_call_sentence(&self.sup.name, &reason);
         tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(200)).await;
             this.dropped(generation, &reason);

@@ -14,6 +14,7 @@ use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{mpsc, watch};
 
 use super::{RequestError, Supervisor};
+use crate::hub::Hub;
 use crate::upstream::Signal;
 
 /// The longest a subscribe waits for the server to acknowledge the new stream.
@@ -21,7 +22,8 @@ const ACK_WAIT: Duration = Duration::from_secs(5);
 /// Pause before reopening a stream that ended, doubled per failure up to 30 s.
 const REOPEN_AFTER: Duration = Duration::from_millis(500);
 
-/// The agents' resource subscriptions as one connection's stream has them.
+/// One stateless connection's `subscriptions/listen` stream: the agents'
+/// resource subscriptions as it has them, and the task that keeps it open.
 #[derive(Default)]
 pub struct Listen {
     /// The URIs the stream should carry updates for.
@@ -38,30 +40,11 @@ impl Listen {
         let mut acked = self.acked.subscribe();
         let _ = tokio::time::timeout(ACK_WAIT, acked.wait_for(|a| uri.is_none_or(|u| a.contains(u)))).await;
     }
-}
 
-/// What to ask the server for, of what it says it sends.
-fn filter(peer: &Peer<RoleClient>, uris: &BTreeSet<String>) -> Option<SubscriptionFilter> {
-    let info = peer.peer_info()?;
-    let mut wanted = SubscriptionFilter::builder()
-        .tools_list_changed()
-        .prompts_list_changed()
-        .resources_list_changed()
-        .build();
-    wanted.resource_subscriptions = Some(uris.iter().cloned().collect());
-    let filter = wanted.supported_by(&info.capabilities);
-    let empty = filter.tools_list_changed.is_none()
-        && filter.prompts_list_changed.is_none()
-        && filter.resources_list_changed.is_none()
-        && filter.resource_subscriptions.is_none();
-    (!empty).then_some(filter)
-}
-
-impl Supervisor {
     /// For a stateless connection: the stream's control, and its task, which
     /// ends with the connection.
-    pub(super) fn open_listen(
-        self: &Arc<Self>,
+    pub(super) fn open(
+        sup: &Arc<Supervisor>,
         generation: u64,
         peer: &Peer<RoleClient>,
         signals: mpsc::UnboundedSender<Signal>,
@@ -71,8 +54,8 @@ impl Supervisor {
             return None;
         }
         let listen = Arc::new(Listen::default());
-        listen.wanted.send_replace(self.hub.subscribed_uris(&self.name));
-        let this = Arc::downgrade(self);
+        listen.wanted.send_replace(sup.hub.subscribed_uris(&sup.name));
+        let this = Arc::downgrade(sup);
         let peer = peer.clone();
         let control = listen.clone();
         tokio::spawn(async move {
@@ -90,7 +73,7 @@ impl Supervisor {
                                 n = sub.next() => match n {
                                     Ok(Some(n)) => {
                                         let Some(this) = this.upgrade() else { return };
-                                        this.announced(n, &signals);
+                                        announced(&this.hub, &this.name, n, &signals);
                                     }
                                     // Ended, cancelled, or lagged behind:
                                     // reopen, and re-list what may have been missed.
@@ -127,41 +110,55 @@ impl Supervisor {
         Some(listen)
     }
 
-    fn is_live(&self, generation: u64) -> bool {
-        matches!(&self.lock().live, Some(l) if l.generation == generation)
-    }
-
-    /// One notification from the stream, to the supervisor or the agents.
-    fn announced(&self, notification: ServerNotification, signals: &mpsc::UnboundedSender<Signal>) {
-        let signal = match notification {
-            ServerNotification::ToolListChangedNotification(_) => Signal::ToolsChanged,
-            ServerNotification::PromptListChangedNotification(_) => Signal::PromptsChanged,
-            ServerNotification::ResourceListChangedNotification(_) => Signal::ResourcesChanged,
-            ServerNotification::ResourceUpdatedNotification(n) => {
-                self.hub.route_resource_updated(&self.name, n.params);
-                return;
-            }
-            _ => return,
-        };
-        let _ = signals.send(signal);
-    }
-
     /// `resources/subscribe` and `resources/unsubscribe` for a stateless
     /// server: the stream is reopened with the URIs the agents now want.
     pub(super) async fn resubscribe(
         &self,
-        listen: &Listen,
+        hub: &Hub,
+        server: &str,
         uri: &str,
         subscribe: bool,
     ) -> Result<ServerResult, RequestError> {
-        let mut uris = self.hub.subscribed_uris(&self.name);
+        let mut uris = hub.subscribed_uris(server);
         if subscribe {
             uris.insert(uri.to_string());
-            listen.want(uris, Some(uri)).await;
+            self.want(uris, Some(uri)).await;
         } else {
             uris.remove(uri);
-            listen.want(uris, None).await;
+            self.want(uris, None).await;
         }
         Ok(ServerResult::empty(()))
     }
+}
+
+/// What to ask the server for, of what it says it sends.
+fn filter(peer: &Peer<RoleClient>, uris: &BTreeSet<String>) -> Option<SubscriptionFilter> {
+    let info = peer.peer_info()?;
+    let mut wanted = SubscriptionFilter::builder()
+        .tools_list_changed()
+        .prompts_list_changed()
+        .resources_list_changed()
+        .build();
+    wanted.resource_subscriptions = Some(uris.iter().cloned().collect());
+    let filter = wanted.supported_by(&info.capabilities);
+    let empty = filter.tools_list_changed.is_none()
+        && filter.prompts_list_changed.is_none()
+        && filter.resources_list_changed.is_none()
+        && filter.resource_subscriptions.is_none();
+    (!empty).then_some(filter)
+}
+
+/// One notification from the stream, to the supervisor or the agents.
+fn announced(hub: &Hub, server: &str, notification: ServerNotification, signals: &mpsc::UnboundedSender<Signal>) {
+    let signal = match notification {
+        ServerNotification::ToolListChangedNotification(_) => Signal::ToolsChanged,
+        ServerNotification::PromptListChangedNotification(_) => Signal::PromptsChanged,
+        ServerNotification::ResourceListChangedNotification(_) => Signal::ResourcesChanged,
+        ServerNotification::ResourceUpdatedNotification(n) => {
+            hub.route_resource_updated(server, n.params);
+            return;
+        }
+        _ => return,
+    };
+    let _ = signals.send(signal);
 }

@@ -2,24 +2,30 @@
 //! its effects (dial, close, drop tools), shares one attempt between
 //! concurrent requests, and turns a connection that ends on its own into a
 //! drop with the tools kept.
+//!
+//! [`Supervisor`] (here and `dial.rs`, the one attempt) holds the machine
+//! and what its effects need; each other concern is a type of its own that
+//! it composes or lends itself to: [`Forwarder`](forward::Forwarder) (one
+//! request), [`ParkedCalls`](questions::ParkedCalls) (a session server's
+//! questions to a 2026-07-28 agent), [`SessionUpstream`]
+//! (`session_upstream.rs`), [`Watch`](watch::Watch) (an ended connection is
+//! a drop; re-listing), [`Listen`](listen::Listen) (a stateless server's
+//! `subscriptions/listen`), [`Keepalive`](keepalive::Keepalive),
+//! [`SignIn`](signin::SignIn), [`DiskCache`](cache::DiskCache),
+//! [`ServerSnapshot`] and [`SupervisorPatient`] (the wake healer's view).
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 use rmcp::model::ServerPeerInfo;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::cache::{Fingerprinter, ToolCache};
 use crate::config::ServerSpec;
-use crate::errors::{attempt_failed_sentence, refusal_sentence, ConnectError};
 use crate::hub::Hub;
 use crate::lifecycle::{Admission, Effect, Event, Lifecycle, Status};
-use crate::os::process::ProcessTree;
 use crate::secrets::{redact, SecretStore};
-use crate::upstream::ledger::ProgressLedger;
-use crate::upstream::{self, UpstreamHandler};
 
 /// What every supervisor of a pool shares.
 pub struct Context {
@@ -63,8 +69,10 @@ pub const PROGRESS_SETTLE: Duration = Duration::from_secs(1);
 mod bridge;
 /// Where a server's listed tools come from.
 mod cache;
+mod dial;
 mod forward;
 mod heal;
+mod keepalive;
 mod listen;
 mod live;
 pub mod probe;
@@ -75,9 +83,14 @@ mod snapshot;
 mod watch;
 
 pub use crate::lifecycle::Lists;
+use cache::DiskCache;
+use forward::Forwarder;
 pub use heal::{SupervisorPatient, WAITING_PREFIX};
+use keepalive::Keepalive;
 pub use live::Link;
 use live::{close, list_all, Live};
+use session_upstream::SessionUpstream;
+use signin::SignIn;
 pub use snapshot::{ServerSnapshot, ToolSnapshot, ToolState};
 
 /// The pool side a supervisor reports to.
@@ -165,10 +178,9 @@ pub struct Supervisor {
     parked: questions::ParkedCalls,
     /// The connection on a session revision for session agents, beside a
     /// 2026-07-28 one (session_upstream.rs).
-    session: session_upstream::SessionUpstream,
+    session: SessionUpstream,
 }
 
-/// A point-in-time view of one server, as `/api/servers` shows it.
 impl Supervisor {
     pub fn new(spec: ServerSpec, ctx: Arc<Context>, observer: Weak<dyn Observer>) -> Arc<Self> {
         let machine = Lifecycle::new(spec.disabled, ctx.backoff);
@@ -261,6 +273,27 @@ impl Supervisor {
         self.lock().info.clone()
     }
 
+    /// Whether connection `generation` is the live one.
+    fn is_live(&self, generation: u64) -> bool {
+        matches!(&self.lock().live, Some(l) if l.generation == generation)
+    }
+
+    fn disk(&self) -> DiskCache<'_> {
+        DiskCache {
+            ctx: &self.ctx,
+            name: &self.name,
+        }
+    }
+
+    /// The sign-in of the entry as it stands now.
+    fn signin(&self) -> SignIn<'_> {
+        SignIn {
+            ctx: &self.ctx,
+            name: &self.name,
+            spec: self.spec(),
+        }
+    }
+
     fn notify_status(&self) {
         if let Some(o) = self.observer.upgrade() {
             o.status_changed(&self.name);
@@ -307,7 +340,7 @@ impl Supervisor {
                 Effect::ListsChanged => applied.lists_changed = true,
                 Effect::StoreTools => {
                     if let Some((lists, _)) = inner.machine.lists() {
-                        self.store_tools(inner.cache_key.as_deref(), &lists.tools);
+                        self.disk().store(inner.cache_key.as_deref(), &lists.tools);
                     }
                 }
                 Effect::NotifyNeedsAuth => {
@@ -332,210 +365,6 @@ impl Supervisor {
         if dial {
             self.spawn_attempt();
         }
-    }
-
-    fn spawn_attempt(self: &Arc<Self>) {
-        let this = self.clone();
-        tokio::spawn(async move {
-            this.load_cache().await;
-            let _ = this.peer().await;
-        });
-    }
-
-    /// A live peer for a request: the current connection, or one made now
-    /// (shared with concurrent requests), or the reason there is none.
-    pub async fn peer(self: &Arc<Self>) -> Result<Link, Unavailable> {
-        let seen = {
-            let inner = self.lock();
-            match self.admission(&inner) {
-                Ok(Some(ready)) => return Ok(ready),
-                Ok(None) => inner.attempts.done,
-                Err(u) => return Err(u),
-            }
-        };
-        let turn = self.attempt_lock.clone().lock_owned().await;
-        let (cancel, spec) = {
-            let mut inner = self.lock();
-            if inner.attempts.done != seen {
-                // An attempt ended while this request waited: share its outcome.
-                if let Some(live) = &inner.live {
-                    return Ok(live.link());
-                }
-                let sentence = inner
-                    .attempts
-                    .failure
-                    .clone()
-                    .unwrap_or_else(|| format!("Server '{}' is not connected.", self.name));
-                return Err(Unavailable { sentence });
-            }
-            if let Some(ready) = self.admission(&inner)? {
-                return Ok(ready);
-            }
-            // Under the same lock as the admission: no explicit action can
-            // come between, so the machine is attempting exactly while
-            // `attempts.cancel` is set.
-            let cancel = CancellationToken::new();
-            inner.attempts.cancel = Some(cancel.clone());
-            self.apply(&mut inner, Event::AttemptStarted);
-            let cause = inner.next_cause.take().unwrap_or("demand");
-            self.ctx
-                .activity
-                .record(crate::activity::Entry::server_event(&self.name, "connect", cause, None));
-            (cancel, inner.spec.clone())
-        };
-        // The attempt runs on a task of its own that holds the turn: a
-        // request that stops waiting (its future dropped) neither abandons
-        // the attempt, which would leave the machine attempting with no
-        // attempt behind it, nor lets a second one start beside it.
-        let this = self.clone();
-        let attempt = tokio::spawn(async move {
-            let _turn = turn;
-            this.attempt(cancel, spec).await
-        });
-        attempt.await.unwrap_or_else(|e| {
-            Err(Unavailable {
-                sentence: format!("Server '{}' could not be connected: {e}.", self.name),
-            })
-        })
-    }
-
-    fn admission(&self, inner: &Inner) -> Result<Option<Link>, Unavailable> {
-        match inner.machine.admit(Instant::now()) {
-            Admission::Ready => match &inner.live {
-                Some(live) => Ok(Some(live.link())),
-                None => Ok(None),
-            },
-            Admission::Dial => Ok(None),
-            Admission::Refuse(r) => Err(Unavailable {
-                sentence: refusal_sentence(&self.name, &r),
-            }),
-        }
-    }
-
-    /// One attempt, started by `peer`, which holds the attempt lock.
-    async fn attempt(self: &Arc<Self>, cancel: CancellationToken, spec: ServerSpec) -> Result<Link, Unavailable> {
-        tracing::info!(server = %self.name, "connecting");
-        self.notify_status();
-        let (signals_tx, signals_rx) = mpsc::unbounded_channel();
-        let listen_signals = signals_tx.clone();
-        let ledger = Arc::new(ProgressLedger::default());
-        let handler = UpstreamHandler {
-            server: self.name.clone(),
-            hub: self.hub.clone(),
-            signals: signals_tx,
-            ledger: ledger.clone(),
-        };
-        let signin = self.ctx.oauth.signin(&spec);
-        if let Some(s) = &signin {
-            s.load().await;
-        }
-        let resolved = self.resolve(&spec).await;
-        let secret_values = resolved.as_ref().map(|r| r.secret_values.clone()).unwrap_or_default();
-        let cache_key = resolved.as_ref().ok().and_then(|r| self.cache_key(r));
-        let work = async {
-            let resolved = resolved?;
-            let log = self.ctx.logs.as_ref().map(|l| l.for_server(&self.name));
-            let established = upstream::connect(&resolved.spec, handler, signin, log).await?;
-            let lists = list_all(&established.peer)
-                .await
-                .map_err(|e| ConnectError::from_transport(&e))?;
-            Ok::<_, ConnectError>((established, lists))
-        };
-        let outcome = tokio::select! {
-            _ = cancel.cancelled() => None,
-            r = tokio::time::timeout(spec.timeout, work) => Some(r.unwrap_or(Err(ConnectError::Timeout(spec.timeout)))),
-        };
-        let mut inner = self.lock();
-        inner.attempts.done += 1;
-        // Attempts are serialised by `attempt_lock`, so the token is ours.
-        inner.attempts.cancel = None;
-        let result = match outcome {
-            None => {
-                // Cancelled by an explicit action, which already set the state.
-                let sentence = format!("Server '{}' was disconnected while connecting.", self.name);
-                inner.attempts.failure = Some(sentence.clone());
-                drop(inner);
-                Err(Unavailable { sentence })
-            }
-            Some(Ok((established, _))) if !inner.machine.accepts_connection() => {
-                drop(inner);
-                tokio::spawn(close(Live {
-                    peer: established.peer,
-                    ledger,
-                    activity: Arc::default(),
-                    listen: None,
-                    info: None,
-                    generation: 0,
-                    cancel: Some(established.running.cancellation_token()),
-                    group: established.group,
-                }));
-                return Err(Unavailable {
-                    sentence: format!("Server '{}' was disconnected while connecting.", self.name),
-                });
-            }
-            Some(Ok((established, (lists, warnings)))) => {
-                inner.generation += 1;
-                let generation = inner.generation;
-                let info = established.peer.peer_info();
-                let peer = established.peer.clone();
-                let cancel = established.running.cancellation_token();
-                let exit = established.group.as_ref().map(ProcessTree::exit_watch);
-                let remote = !matches!(inner.spec.transport, crate::config::TransportSpec::Stdio { .. });
-                let live = Live {
-                    peer: peer.clone(),
-                    ledger: ledger.clone(),
-                    activity: Arc::default(),
-                    listen: self.open_listen(generation, &peer, listen_signals),
-                    info: info.clone(),
-                    generation,
-                    cancel: Some(cancel),
-                    group: established.group,
-                };
-                let link = live.link();
-                inner.live = Some(live);
-                inner.info = info;
-                inner.cache_key = cache_key;
-                inner.secret_values = secret_values;
-                inner.attempts.failure = None;
-                inner.recent.connected(established.stderr.clone());
-                inner.recent.listed(&self.name, warnings);
-                let applied = self.apply(&mut inner, Event::AttemptSucceeded { lists });
-                drop(inner);
-                self.watch(generation, established.running, exit, established.stderr, signals_rx);
-                if remote {
-                    self.keepalive(&link);
-                }
-                self.renew_subscriptions(&peer);
-                self.notify_status();
-                if applied.lists_changed {
-                    self.notify_lists();
-                }
-                return Ok(link);
-            }
-            Some(Err(err)) => {
-                let error = redact(&err.to_string(), &secret_values);
-                inner.recent.failed(&err);
-                let kind_event = Event::AttemptFailed {
-                    kind: err.kind(),
-                    error: error.clone(),
-                };
-                let applied = self.apply(&mut inner, kind_event);
-                let retry_in = inner
-                    .machine
-                    .retry_at()
-                    .map(|at| at.saturating_duration_since(Instant::now()));
-                let sentence = redact(&attempt_failed_sentence(&self.name, &err, retry_in), &secret_values);
-                inner.attempts.failure = Some(sentence.clone());
-                drop(inner);
-                tracing::warn!(server = %self.name, "connection attempt failed: {error}");
-                if applied.lists_changed {
-                    self.notify_lists();
-                }
-                Err(Unavailable { sentence })
-            }
-        };
-        self.notify_status();
-        result
     }
 
     /// Explicit disconnect: tools go at once, any attempt is abandoned.
@@ -582,6 +411,115 @@ impl Supervisor {
         if let Some(session) = self.session.take() {
             close(session).await;
         }
+    }
+
+    /// The connection of `generation` ended on its own: keep the tools,
+    /// show the reason, and wait for the next request to reconnect.
+    pub fn dropped(self: &Arc<Self>, generation: u64, reason: &str) {
+        let mut inner = self.lock();
+        if !matches!(&inner.live, Some(l) if l.generation == generation) {
+            return;
+        }
+        let error = format!("{reason} {KEPT_SUFFIX}");
+        // Closes the connection; the lists stay, now kept.
+        let applied = self.apply(&mut inner, Event::Dropped { error });
+        drop(inner);
+        tracing::warn!(server = %self.name, "connection dropped: {reason}");
+        self.notify_status();
+        if applied.lists_changed {
+            self.notify_lists();
+        }
+    }
+
+    /// Forwards one agent request to the server ([`Forwarder::forward`]).
+    pub async fn forward(
+        self: &Arc<Self>,
+        request: rmcp::model::ClientRequest,
+        ctx: Option<(&rmcp::service::RequestContext<rmcp::service::RoleServer>, u64)>,
+    ) -> Result<rmcp::model::ServerResult, RequestError> {
+        Forwarder { sup: self }.forward(request, ctx).await
+    }
+
+    /// Starts signing this server in and returns the URL to open in the
+    /// browser; once the browser comes back the server connects at once.
+    pub async fn login(self: &Arc<Self>) -> Result<String, String> {
+        let this = Arc::downgrade(self);
+        let on_success = Box::pin(async move {
+            if let Some(sup) = this.upgrade() {
+                sup.ctx.activity.record(crate::activity::Entry::server_event(
+                    &sup.name,
+                    "signin",
+                    "signed_in",
+                    None,
+                ));
+                let _ = sup.reconnect().await;
+            }
+        });
+        let url = self.signin().begin(on_success).await?;
+        self.notify_status();
+        Ok(url)
+    }
+
+    /// Forgets this server's tokens and reconnects it without them (a server
+    /// that needs them is `needs_auth` again).
+    pub async fn logout(self: &Arc<Self>) -> Result<(), String> {
+        self.signin().forget().await?;
+        let disabled = self.status() == Status::Disabled;
+        if !disabled {
+            let _ = self.reconnect().await;
+        }
+        Ok(())
+    }
+
+    /// Before a wake's reconnect: a token that ran out while asleep is
+    /// refreshed first, so the laptop comes back signed in.
+    pub async fn refresh_signin(&self) {
+        self.signin().refresh().await;
+    }
+
+    /// Deletes this server's cache file (removed or reconfigured).
+    pub fn forget_cache(&self) {
+        let key = self.lock().cache_key.take();
+        self.disk().remove(key);
+    }
+
+    /// A point-in-time view of the server, as `/api/servers` shows it.
+    pub fn snapshot(&self) -> ServerSnapshot {
+        let status = self.status();
+        let auth = self.signin().snapshot(status);
+        ServerSnapshot::of(&self.name, &self.lock(), &self.ctx.tools, auth)
+    }
+
+    /// Host and port of a remote server, `None` for a local one.
+    pub fn remote_target(&self) -> Option<(String, u16)> {
+        match &self.lock().spec.transport {
+            crate::config::TransportSpec::Http { url, .. } | crate::config::TransportSpec::Sse { url, .. } => {
+                crate::wake::gate::target(url)
+            }
+            crate::config::TransportSpec::Stdio { .. } => None,
+        }
+    }
+
+    /// Whether a wake should heal this server: it is connected, or it
+    /// dropped (or failed transiently) with its tools kept.
+    pub fn healable(&self) -> bool {
+        let inner = self.lock();
+        match inner.machine.admit(Instant::now()) {
+            Admission::Ready | Admission::Dial => {
+                inner.machine.status() != Status::Pending || inner.machine.lists().is_some()
+            }
+            Admission::Refuse(crate::lifecycle::Refusal::Backoff { .. }) => true,
+            Admission::Refuse(_) => false,
+        }
+    }
+
+    /// Pings the live connection. A failure or timeout drops it (tools kept)
+    /// and returns false; no connection also returns false.
+    pub async fn probe(self: &Arc<Self>, timeout: Duration) -> bool {
+        let Some(link) = self.lock().live.as_ref().map(|l| l.link()) else {
+            return false;
+        };
+        Keepalive::ping(self, &link, timeout).await
     }
 }
 

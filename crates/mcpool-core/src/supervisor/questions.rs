@@ -22,7 +22,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::task::AbortOnDropHandle;
 
-use super::forward::Outgoing;
+use super::forward::{Forwarder, Outgoing};
 use super::{RequestError, Supervisor};
 use crate::hub::{Caller, Question};
 use crate::sync::lock;
@@ -51,7 +51,8 @@ struct Parked {
     since: Instant,
 }
 
-/// One server's parked calls, by `requestState`.
+/// One server's parked calls, by `requestState`, and the calls that park:
+/// started, waited on, and resumed with the agent's next round.
 #[derive(Default)]
 pub(super) struct ParkedCalls(Mutex<HashMap<String, Parked>>);
 
@@ -83,6 +84,96 @@ impl ParkedCalls {
         let mut parked = lock(&self.0);
         parked.remove(state).filter(|p| p.since.elapsed() < PARK_LIMIT)
     }
+
+    /// The agent's next round of a parked call: its answer goes to the
+    /// server, and the call goes on. `None` when the request is no such round.
+    pub(super) async fn resume(
+        &self,
+        sup: &Supervisor,
+        request: &ClientRequest,
+        agent: &RequestContext<RoleServer>,
+    ) -> Option<Result<ServerResult, RequestError>> {
+        let (state, answer) = round_of(request)?;
+        // One that ended (answered, or not within PARK_LIMIT) starts over:
+        // the request goes to the server as a new call.
+        let parked = self.take(state)?;
+        let _ = parked.answer.send(read_answer(&parked.asked, answer));
+        Some(self.wait(&sup.name, parked.call, agent).await)
+    }
+
+    /// Starts `request` as a call that takes the server's questions.
+    pub(super) fn start(
+        sup: &Arc<Supervisor>,
+        peer: Peer<RoleClient>,
+        generation: u64,
+        ledger: Arc<ProgressLedger>,
+        request: ClientRequest,
+        caller: Caller,
+    ) -> Asking {
+        let (done_tx, done) = oneshot::channel();
+        let (questions_tx, questions) = mpsc::unbounded_channel();
+        let sup = sup.clone();
+        let task = tokio::spawn(async move {
+            let guard = sup.hub.begin_call(&sup.name, caller);
+            guard.send_questions(questions_tx);
+            let sent = Outgoing { request, told: None };
+            let forwarder = Forwarder { sup: &sup };
+            let result = match forwarder
+                .round(&peer, generation, &ledger, sent, Some(&guard), None)
+                .await
+            {
+                Ok(response) => forwarder.outcome(generation, response),
+                Err(e) => Err(e),
+            };
+            let _ = done_tx.send(result);
+        });
+        Asking {
+            done,
+            questions,
+            _task: AbortOnDropHandle::new(task),
+        }
+    }
+
+    /// Waits for the call's result; a question first answers the agent
+    /// with it (the call parked), or the server with an error when the
+    /// agent cannot answer it.
+    pub(super) async fn wait(
+        &self,
+        server: &str,
+        mut call: Asking,
+        agent: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, RequestError> {
+        let declared = agent.client_capabilities().unwrap_or_default();
+        loop {
+            tokio::select! {
+                done = &mut call.done => {
+                    return done.unwrap_or_else(|_| Err(RequestError::Mcp(McpError::internal_error(
+                        format!("the call to server '{server}' ended without an answer"), None,
+                    ))));
+                }
+                question = call.questions.recv() => {
+                    let Some((asked, answer)) = question else { continue };
+                    match as_input(&asked, &declared) {
+                        Some(input) => {
+                            let state = self.park(call, asked, answer);
+                            let input = InputRequiredResult::new(
+                                Some([(KEY.to_string(), input)].into_iter().collect()),
+                                Some(state),
+                            );
+                            return Ok(ServerResult::InputRequiredResult(input));
+                        }
+                        None => {
+                            let _ = answer.send(Err(McpError::internal_error(
+                                format!("the agent calling server '{server}' through mcpool did not declare the capability this request needs"),
+                                None,
+                            )));
+                        }
+                    }
+                }
+                _ = agent.ct.cancelled() => return Err(RequestError::Cancelled),
+            }
+        }
+    }
 }
 
 /// Whether this request may take a server's questions as rounds: a 2026-07-28
@@ -106,92 +197,6 @@ fn round_of(request: &ClientRequest) -> Option<(&str, Option<&serde_json::Value>
     };
     let state = state.as_deref().filter(|s| s.starts_with(STATE_PREFIX))?;
     Some((state, responses.as_ref().and_then(|r| r.get(KEY))))
-}
-
-impl Supervisor {
-    /// The agent's next round of a parked call: its answer goes to the
-    /// server, and the call goes on. `None` when the request is no such round.
-    pub(super) async fn resume(
-        self: &Arc<Self>,
-        request: &ClientRequest,
-        agent: &RequestContext<RoleServer>,
-    ) -> Option<Result<ServerResult, RequestError>> {
-        let (state, answer) = round_of(request)?;
-        // One that ended (answered, or not within PARK_LIMIT) starts over:
-        // the request goes to the server as a new call.
-        let parked = self.parked.take(state)?;
-        let _ = parked.answer.send(read_answer(&parked.asked, answer));
-        Some(self.wait_asking(parked.call, agent).await)
-    }
-
-    /// Starts `request` as a call that takes the server's questions.
-    pub(super) fn start_asking(
-        self: &Arc<Self>,
-        peer: Peer<RoleClient>,
-        generation: u64,
-        ledger: Arc<ProgressLedger>,
-        request: ClientRequest,
-        caller: Caller,
-    ) -> Asking {
-        let (done_tx, done) = oneshot::channel();
-        let (questions_tx, questions) = mpsc::unbounded_channel();
-        let sup = self.clone();
-        let task = tokio::spawn(async move {
-            let guard = sup.hub.begin_call(&sup.name, caller);
-            guard.send_questions(questions_tx);
-            let sent = Outgoing { request, told: None };
-            let result = match sup.round(&peer, generation, &ledger, sent, Some(&guard), None).await {
-                Ok(response) => sup.outcome(generation, response),
-                Err(e) => Err(e),
-            };
-            let _ = done_tx.send(result);
-        });
-        Asking {
-            done,
-            questions,
-            _task: AbortOnDropHandle::new(task),
-        }
-    }
-
-    /// Waits for the call's result; a question first answers the agent
-    /// with it (the call parked), or the server with an error when the
-    /// agent cannot answer it.
-    pub(super) async fn wait_asking(
-        self: &Arc<Self>,
-        mut call: Asking,
-        agent: &RequestContext<RoleServer>,
-    ) -> Result<ServerResult, RequestError> {
-        let declared = agent.client_capabilities().unwrap_or_default();
-        loop {
-            tokio::select! {
-                done = &mut call.done => {
-                    return done.unwrap_or_else(|_| Err(RequestError::Mcp(McpError::internal_error(
-                        format!("the call to server '{}' ended without an answer", self.name), None,
-                    ))));
-                }
-                question = call.questions.recv() => {
-                    let Some((asked, answer)) = question else { continue };
-                    match as_input(&asked, &declared) {
-                        Some(input) => {
-                            let state = self.parked.park(call, asked, answer);
-                            let input = InputRequiredResult::new(
-                                Some([(KEY.to_string(), input)].into_iter().collect()),
-                                Some(state),
-                            );
-                            return Ok(ServerResult::InputRequiredResult(input));
-                        }
-                        None => {
-                            let _ = answer.send(Err(McpError::internal_error(
-                                format!("the agent calling server '{}' through mcpool did not declare the capability this request needs", self.name),
-                                None,
-                            )));
-                        }
-                    }
-                }
-                _ = agent.ct.cancelled() => return Err(RequestError::Cancelled),
-            }
-        }
-    }
 }
 
 /// A server's request as an input request the agent declared it can answer.

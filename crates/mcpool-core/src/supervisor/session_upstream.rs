@@ -183,19 +183,18 @@ impl SessionUpstream {
             _ => Err(()),
         }
     }
-}
 
-impl Supervisor {
     /// The session connection for `request`, when it wants one
     /// ([`wants_session`]) and one can be had beside `primary`.
     pub(super) async fn session_for(
-        self: &Arc<Self>,
+        &self,
+        sup: &Arc<Supervisor>,
         request: &ClientRequest,
         agent: Option<&RequestContext<RoleServer>>,
         primary: &Link,
     ) -> Option<(Link, Busy)> {
         let agent = agent?;
-        let remote = matches!(self.lock().spec.transport, crate::config::TransportSpec::Http { .. });
+        let remote = matches!(sup.lock().spec.transport, crate::config::TransportSpec::Http { .. });
         let primary_version = primary.peer.peer_info().map(|i| i.protocol_version.clone());
         let wanted = wants_session(
             request,
@@ -207,13 +206,13 @@ impl Supervisor {
         if !wanted {
             return None;
         }
-        self.session_link(primary.generation).await
+        self.link(sup, primary.generation).await
     }
 
-    /// [`session_link`](Self::session_link)'s answer if it needs no dial
+    /// [`link`](Self::link)'s answer if it needs no dial
     /// (the connection it retires closes in the background).
     fn found(&self, primary: u64) -> Option<Option<(Link, Busy)>> {
-        let (found, old) = self.session.find(primary, Instant::now());
+        let (found, old) = self.find(primary, Instant::now());
         if let Some(old) = old {
             tokio::spawn(close(old));
         }
@@ -227,44 +226,44 @@ impl Supervisor {
     /// The session connection for a session agent's request beside the
     /// primary connection `primary`, opened now if need be; `None`: the
     /// request takes the primary.
-    pub(super) async fn session_link(self: &Arc<Self>, primary: u64) -> Option<(Link, Busy)> {
+    pub(super) async fn link(&self, sup: &Arc<Supervisor>, primary: u64) -> Option<(Link, Busy)> {
         if let Some(answer) = self.found(primary) {
             return answer;
         }
-        let _turn = self.session.dial.lock().await;
+        let _turn = self.dial.lock().await;
         // Another request may have dialled while this one waited.
         if let Some(answer) = self.found(primary) {
             return answer;
         }
-        let spec = self.lock().spec.clone();
+        let spec = sup.lock().spec.clone();
         let ledger = Arc::new(ProgressLedger::with_hub_prefix(TOKEN_PREFIX));
-        let dialled = tokio::time::timeout(spec.timeout, self.dial_session(&spec, ledger.clone()))
+        let dialled = tokio::time::timeout(spec.timeout, Self::connect(sup, &spec, ledger.clone()))
             .await
             .unwrap_or(Some(Err(ConnectError::Timeout(spec.timeout))));
         let established = match dialled {
             Some(Ok(established)) => established,
             None => {
-                self.session_refused(primary, None);
+                self.refused(primary, None);
                 return None;
             }
             Some(Err(e)) => {
                 let transient = matches!(e.kind(), FailureKind::Transient { .. });
-                let secrets = self.lock().secret_values.clone();
+                let secrets = sup.lock().secret_values.clone();
                 let why = crate::secrets::redact(&e.to_string(), &secrets);
                 tracing::warn!(
-                    server = %self.name,
+                    server = %sup.name,
                     "no session connection for session agents ({why}); their requests take the 2026-07-28 one"
                 );
-                self.session_refused(primary, transient.then(|| Instant::now() + RETRY_AFTER));
+                self.refused(primary, transient.then(|| Instant::now() + RETRY_AFTER));
                 return None;
             }
         };
-        if !matches!(&self.lock().live, Some(l) if l.generation == primary) {
+        if !sup.is_live(primary) {
             // The primary connection went while this one was dialled.
             established.running.cancellation_token().cancel();
             return None;
         }
-        let id = self.session.openings.fetch_add(1, Ordering::Relaxed);
+        let id = self.openings.fetch_add(1, Ordering::Relaxed);
         let live = Live {
             peer: established.peer.clone(),
             ledger,
@@ -277,48 +276,48 @@ impl Supervisor {
         };
         let link = live.link();
         let busy = Arc::new(AtomicUsize::new(1));
-        *lock(&self.session.state) = State::Open(Open {
+        *lock(&self.state) = State::Open(Open {
             primary,
             id,
             live,
             busy: busy.clone(),
         });
-        tracing::info!(server = %self.name, "session connection opened for session agents");
-        self.watch_session(id, established.running);
+        tracing::info!(server = %sup.name, "session connection opened for session agents");
+        Self::watch(sup, id, established.running);
         Some((link, Busy(busy)))
     }
 
     /// Connects with `initialize`; `None` for a transport that has no
     /// second connection.
-    async fn dial_session(
-        &self,
+    async fn connect(
+        sup: &Supervisor,
         spec: &crate::config::ServerSpec,
         ledger: Arc<ProgressLedger>,
     ) -> Option<Result<upstream::Established, ConnectError>> {
-        let resolved = match self.resolve(spec).await {
+        let resolved = match super::cache::resolve(&sup.ctx, spec).await {
             Ok(r) => r,
             Err(e) => return Some(Err(e)),
         };
         let handler = UpstreamHandler {
-            server: self.name.clone(),
-            hub: self.hub.clone(),
+            server: sup.name.clone(),
+            hub: sup.hub.clone(),
             // List changes are the primary connection's to tell.
             signals: tokio::sync::mpsc::unbounded_channel().0,
             ledger,
         };
-        let signin = self.ctx.oauth.signin(spec);
+        let signin = sup.ctx.oauth.signin(spec);
         upstream::connect_session(&resolved.spec, handler, signin).await
     }
 
-    fn session_refused(&self, primary: u64, until: Option<Instant>) {
-        *lock(&self.session.state) = State::Refused { primary, until };
+    fn refused(&self, primary: u64, until: Option<Instant>) {
+        *lock(&self.state) = State::Refused { primary, until };
     }
 
     /// Forgets opening `id` when it ends, and closes it once idle: no
     /// request on it over a whole `session_idle` (checked at each such
     /// interval, so it closes within two).
-    fn watch_session(self: &Arc<Self>, id: u64, running: upstream::Running) {
-        let this: Weak<Self> = Arc::downgrade(self);
+    fn watch(sup: &Arc<Supervisor>, id: u64, running: upstream::Running) {
+        let this: Weak<Supervisor> = Arc::downgrade(sup);
         tokio::spawn(async move {
             let _ = running.waiting().await;
             if let Some(this) = this.upgrade() {
@@ -327,8 +326,8 @@ impl Supervisor {
                 }
             }
         });
-        let this: Weak<Self> = Arc::downgrade(self);
-        let idle = self.ctx.session_idle;
+        let this: Weak<Supervisor> = Arc::downgrade(sup);
+        let idle = sup.ctx.session_idle;
         tokio::spawn(async move {
             let mut seen = 0;
             loop {

@@ -5,14 +5,15 @@ use std::time::SystemTime;
 use serde::Serialize;
 use tokio::time::Instant;
 
-use super::Supervisor;
+use super::Inner;
 use crate::calls::rfc3339;
 use crate::errors::ConnectError;
 use crate::lifecycle::{Source, Status};
+use crate::oauth::AuthSnapshot;
 use crate::secrets::redact;
 use crate::stderr_tail::StderrTail;
 use crate::tool_check::ToolWarning;
-use crate::toolctl::{Definition, Verdict};
+use crate::toolctl::{Definition, ToolControl, Verdict};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -118,10 +119,10 @@ impl Recent {
     }
 }
 
-impl Supervisor {
-    pub fn snapshot(&self) -> ServerSnapshot {
-        let auth = self.auth_snapshot(self.status());
-        let inner = self.lock();
+impl ServerSnapshot {
+    /// Server `name` as its driver's state `inner` has it; `auth` is its
+    /// sign-in, read before (it takes the same lock).
+    pub(super) fn of(name: &str, inner: &Inner, control: &ToolControl, auth: Option<AuthSnapshot>) -> Self {
         let now = Instant::now();
         let retry_in = inner.machine.retry_at().filter(|at| *at > now).map(|at| at - now);
         let tools: Vec<ToolSnapshot> = match inner.machine.lists() {
@@ -129,10 +130,9 @@ impl Supervisor {
                 .tools
                 .iter()
                 .map(|t| {
-                    let control = &self.ctx.tools;
-                    let enabled = control.enabled(&self.name, &t.name);
+                    let enabled = control.enabled(name, &t.name);
                     let tokens = crate::search::compact::tool_tokens(t);
-                    match control.approvals.verdict(&self.name, t) {
+                    match control.approvals.verdict(name, t) {
                         Verdict::Approved => ToolSnapshot {
                             name: t.name.to_string(),
                             state: source.into(),
@@ -155,7 +155,7 @@ impl Supervisor {
             None => Vec::new(),
         };
         ServerSnapshot {
-            name: self.name.clone(),
+            name: name.to_string(),
             status: inner.machine.status(),
             error: inner.machine.error().map(str::to_string),
             transport: inner.spec.transport.kind(),

@@ -250,8 +250,11 @@ async fn a_request_that_stops_waiting_does_not_abandon_the_attempt() {
 
 /// Writes `names` as this server's cached tools, under its cache key, approved.
 async fn store_cached(sup: &Arc<Supervisor>, names: &[&'static str]) {
-    let resolved = sup.resolve(&sup.spec()).await.expect("resolved");
-    let key = sup.cache_key(&resolved).expect("cache enabled");
+    let resolved = cache::resolve(&sup.ctx, &sup.spec()).await.expect("resolved");
+    let key = sup
+        .disk()
+        .key(&resolved, || sup.signin().credential_id())
+        .expect("cache enabled");
     let tools: Vec<Tool> = names
         .iter()
         .map(|n| Tool::new(*n, "a tool", Arc::new(serde_json::Map::new())))

@@ -1,28 +1,43 @@
 //! A live connection's watchers: its end (a drop, tools kept), the list
 //! changes it announces, and what a new connection must be told again.
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use rmcp::model::{ClientRequest, Request, SubscribeRequestParams};
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::mpsc;
 
-use super::{list_all, Supervisor, KEPT_SUFFIX, RELIST_AFTER};
+use super::{list_all, Supervisor, RELIST_AFTER};
+use crate::hub::Hub;
 use crate::lifecycle::Event;
 use crate::upstream::{self, Signal};
 
-impl Supervisor {
-    /// Watches one connection: its end, and the list changes it announces.
-    pub(super) fn watch(
-        self: &Arc<Self>,
-        generation: u64,
+/// The watchers of one connection (`generation`): its end, and the list
+/// changes it announces. They hold the supervisor weakly.
+pub(super) struct Watch {
+    sup: Weak<Supervisor>,
+    generation: u64,
+}
+
+impl Watch {
+    pub(super) fn new(sup: &Arc<Supervisor>, generation: u64) -> Self {
+        Watch {
+            sup: Arc::downgrade(sup),
+            generation,
+        }
+    }
+
+    /// Watches the connection: its end, and the list changes it announces.
+    pub(super) fn spawn(
+        self,
         running: upstream::Running,
         exit: Option<tokio::sync::watch::Receiver<Option<std::process::ExitStatus>>>,
         stderr: Option<crate::stderr_tail::StderrTail>,
         mut signals: mpsc::UnboundedReceiver<Signal>,
     ) {
-        let this = Arc::downgrade(self);
+        let generation = self.generation;
+        let this = self.sup.clone();
         tokio::spawn(async move {
             let quit = running.waiting().await;
             let Some(this) = this.upgrade() else { return };
@@ -45,7 +60,7 @@ impl Supervisor {
             };
             this.dropped(generation, &crate::stderr_tail::with_stderr(&reason, &tail));
         });
-        let this = Arc::downgrade(self);
+        let this = self.sup;
         tokio::spawn(async move {
             let mut relist = Box::pin(tokio::time::sleep(RELIST_AFTER));
             let mut relisted = false;
@@ -55,34 +70,14 @@ impl Supervisor {
                     signal = signals.recv() => if signal.is_none() { return },
                 }
                 let Some(this) = this.upgrade() else { return };
-                this.relist(generation).await;
+                Self::relist(&this, generation).await;
             }
         });
     }
 
-    /// A new connection knows nothing of the agents' resource subscriptions:
-    /// subscribe again to every URI an open session still holds.
-    pub(super) fn renew_subscriptions(&self, peer: &Peer<RoleClient>) {
-        // A stateless server has them in its `subscriptions/listen` stream.
-        if peer.peer_info().is_some_and(|i| !i.protocol_version.has_initialize()) {
-            return;
-        }
-        let uris = self.hub.subscribed_uris(&self.name);
-        if uris.is_empty() {
-            return;
-        }
-        let peer = peer.clone();
-        tokio::spawn(async move {
-            for uri in uris {
-                let request = ClientRequest::SubscribeRequest(Request::new(SubscribeRequestParams::new(uri)));
-                let _ = peer.send_request(request).await;
-            }
-        });
-    }
-
-    async fn relist(self: &Arc<Self>, generation: u64) {
+    async fn relist(sup: &Arc<Supervisor>, generation: u64) {
         let peer = {
-            let inner = self.lock();
+            let inner = sup.lock();
             match &inner.live {
                 Some(live) if live.generation == generation => live.peer.clone(),
                 _ => return,
@@ -92,33 +87,35 @@ impl Supervisor {
             return;
         };
         let changed = {
-            let mut inner = self.lock();
+            let mut inner = sup.lock();
             if !matches!(&inner.live, Some(l) if l.generation == generation) {
                 return;
             }
-            inner.recent.listed(&self.name, warnings);
-            self.apply(&mut inner, Event::Relisted { lists }).lists_changed
+            inner.recent.listed(&sup.name, warnings);
+            sup.apply(&mut inner, Event::Relisted { lists }).lists_changed
         };
         if changed {
-            self.notify_lists();
+            sup.notify_lists();
         }
     }
+}
 
-    /// The connection of `generation` ended on its own: keep the tools,
-    /// show the reason, and wait for the next request to reconnect.
-    pub fn dropped(self: &Arc<Self>, generation: u64, reason: &str) {
-        let mut inner = self.lock();
-        if !matches!(&inner.live, Some(l) if l.generation == generation) {
-            return;
-        }
-        let error = format!("{reason} {KEPT_SUFFIX}");
-        // Closes the connection; the lists stay, now kept.
-        let applied = self.apply(&mut inner, Event::Dropped { error });
-        drop(inner);
-        tracing::warn!(server = %self.name, "connection dropped: {reason}");
-        self.notify_status();
-        if applied.lists_changed {
-            self.notify_lists();
-        }
+/// A new connection knows nothing of the agents' resource subscriptions:
+/// subscribe again to every URI an open session still holds.
+pub(super) fn renew_subscriptions(hub: &Hub, server: &str, peer: &Peer<RoleClient>) {
+    // A stateless server has them in its `subscriptions/listen` stream.
+    if peer.peer_info().is_some_and(|i| !i.protocol_version.has_initialize()) {
+        return;
     }
+    let uris = hub.subscribed_uris(server);
+    if uris.is_empty() {
+        return;
+    }
+    let peer = peer.clone();
+    tokio::spawn(async move {
+        for uri in uris {
+            let request = ClientRequest::SubscribeRequest(Request::new(SubscribeRequestParams::new(uri)));
+            let _ = peer.send_request(request).await;
+        }
+    });
 }
