@@ -77,6 +77,7 @@ mod listen;
 mod live;
 pub mod probe;
 mod questions;
+mod recent;
 mod session_upstream;
 mod signin;
 mod snapshot;
@@ -139,7 +140,7 @@ struct Inner {
     /// server gets in each request's `_meta` instead.
     #[allow(deprecated)] // SEP-2577; agents in use still set levels.
     log_level: Option<rmcp::model::LoggingLevel>,
-    recent: snapshot::Recent,
+    recent: recent::Recent,
     /// Why the next attempt is made (`start`, `user`, `wake`), for the
     /// activity log and the metrics; none means a request needed it
     /// (`demand`).

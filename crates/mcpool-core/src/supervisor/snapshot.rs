@@ -7,11 +7,9 @@ use tokio::time::Instant;
 
 use super::Inner;
 use crate::calls::rfc3339;
-use crate::errors::ConnectError;
 use crate::lifecycle::{Source, Status};
 use crate::oauth::AuthSnapshot;
 use crate::secrets::redact;
-use crate::stderr_tail::StderrTail;
 use crate::tool_check::ToolWarning;
 use crate::toolctl::{Definition, ToolControl, Verdict};
 
@@ -87,36 +85,6 @@ pub struct ToolSnapshot {
     pub approved: Option<Option<crate::toolctl::Definition>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current: Option<crate::toolctl::Definition>,
-}
-
-/// What a server did last that its status does not keep.
-#[derive(Default)]
-pub(super) struct Recent {
-    last_connected: Option<SystemTime>,
-    stderr: Option<StderrTail>,
-    tool_warnings: Vec<ToolWarning>,
-}
-
-impl Recent {
-    pub(super) fn connected(&mut self, stderr: Option<StderrTail>) {
-        self.last_connected = Some(SystemTime::now());
-        self.stderr = stderr;
-    }
-
-    /// The check of a new listing; a warning is logged when it is new.
-    pub(super) fn listed(&mut self, server: &str, warnings: Vec<ToolWarning>) {
-        for warning in warnings.iter().filter(|w| !self.tool_warnings.contains(w)) {
-            tracing::warn!(server = %server, "{}", crate::secrets::redact_resolved(&warning.sentence(server)));
-        }
-        self.tool_warnings = warnings;
-    }
-
-    /// A process that ended while connecting leaves its last words.
-    pub(super) fn failed(&mut self, err: &ConnectError) {
-        if let ConnectError::Exited { stderr, .. } = err {
-            self.stderr = Some(StderrTail::of_lines(stderr));
-        }
-    }
 }
 
 impl ServerSnapshot {
