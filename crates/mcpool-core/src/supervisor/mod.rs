@@ -3,16 +3,17 @@
 //! concurrent requests, and turns a connection that ends on its own into a
 //! drop with the tools kept.
 //!
-//! [`Supervisor`] (here and `dial.rs`, the one attempt) holds the machine
-//! and what its effects need; each other concern is a type of its own that
-//! it composes or lends itself to: [`Forwarder`](forward::Forwarder) (one
-//! request), [`ParkedCalls`](questions::ParkedCalls) (a session server's
-//! questions to a 2026-07-28 agent), [`SessionUpstream`]
-//! (`session_upstream.rs`), [`Watch`](watch::Watch) (an ended connection is
-//! a drop; re-listing), [`Listen`](listen::Listen) (a stateless server's
-//! `subscriptions/listen`), [`Keepalive`](keepalive::Keepalive),
-//! [`SignIn`](signin::SignIn), [`DiskCache`](cache::DiskCache),
-//! [`ServerSnapshot`] and [`SupervisorPatient`] (the wake healer's view).
+//! `Supervisor` (here, and `dial.rs` for the one attempt) holds the machine
+//! and what its effects need. Each other concern is a type in its own file,
+//! which the supervisor composes or lends itself to: `Forwarder`
+//! (`forward.rs`, one request), `ParkedCalls` (`questions.rs`, a session
+//! server's questions to a 2026-07-28 agent), `SessionUpstream`
+//! (`session_upstream.rs`), `Watch` (`watch.rs`, an ended connection is a
+//! drop; re-listing), `Listen` (`listen.rs`, a stateless server's
+//! `subscriptions/listen`), `Keepalive` (`keepalive.rs`), `SignIn`
+//! (`signin.rs`), `DiskCache` (`cache.rs`), `ServerSnapshot`
+//! (`snapshot.rs`), `Recent` (`recent.rs`) and `SupervisorPatient`
+//! (`heal.rs`, the wake healer's view).
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -432,7 +433,7 @@ impl Supervisor {
         }
     }
 
-    /// Forwards one agent request to the server ([`Forwarder::forward`]).
+    /// Forwards one agent request to the server (`Forwarder::forward`).
     pub async fn forward(
         self: &Arc<Self>,
         request: rmcp::model::ClientRequest,

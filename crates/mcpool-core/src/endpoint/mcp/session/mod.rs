@@ -12,14 +12,14 @@
 //!
 //! `AgentSession` holds the session's state and answers rmcp; each concern
 //! is a small type of its own, a borrowed view of that state made per
-//! request: [`Identity`] (`info.rs`: `initialize` and `server/discover`),
-//! [`Listing`] (`lists.rs`: the lists), [`Calls`] (`calls.rs`: requests to
-//! one server), [`Subscriptions`] (`listen.rs`: resource subscriptions and
-//! `subscriptions/listen`), [`Tasks`] (`tasks.rs`), [`MetaTools`]
-//! (`meta.rs`: the listing modes and the meta-tools), [`Routes`]
-//! (`routing.rs`: names and URIs to servers) and [`Forwarder`]
+//! request: `Identity` (`info.rs`: `initialize` and `server/discover`),
+//! `Listing` (`lists.rs`: the lists), `Calls` (`calls.rs`: requests to
+//! one server), `Subscriptions` (`listen.rs`: resource subscriptions and
+//! `subscriptions/listen`), `Tasks` (`tasks.rs`), `MetaTools`
+//! (`meta.rs`: the listing modes and the meta-tools), `Routes`
+//! (`routing.rs`: names and URIs to servers) and `Forwarder`
 //! (`forward.rs`: a request to one server as this agent). `record.rs` is
-//! [`record::Pending`], what the activity log keeps of a request.
+//! `record::Pending`, what the activity log keeps of a request.
 
 // Logging and subscriptions are deprecated by SEP-2577 but still used by the
 // agents and servers mcpool sits between, so it passes them through.
