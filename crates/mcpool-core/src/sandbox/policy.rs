@@ -106,10 +106,8 @@ pub fn plan(sandbox: &Sandbox, inputs: &Inputs) -> Plan {
     // A script named by an argument, with the packages beside it.
     for arg in inputs.args {
         let path = inputs.cwd.join(arg);
-        if Path::new(arg).is_absolute() || arg.starts_with('.') {
-            if (inputs.is_file)(&path) {
-                read.push(package_of(&path, &wide));
-            }
+        if (Path::new(arg).is_absolute() || arg.starts_with('.')) && (inputs.is_file)(&path) {
+            read.push(package_of(&path, &wide));
         }
     }
     if !wide(inputs.cwd) {

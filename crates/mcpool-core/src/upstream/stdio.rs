@@ -21,17 +21,37 @@ pub struct Spawned {
 /// Spawns the child, in its sandbox when it has one; its stderr lines go
 /// to the tail and to `log`.
 pub fn spawn(spec: &ServerSpec, log: Option<crate::server_logs::ServerLog>) -> Result<Spawned, ConnectError> {
+    start(&spec.transport, Some((&spec.name, &spec.sandbox)), log)
+}
+
+/// Spawns a program mcpool runs for itself (`mcpool doctor`'s version
+/// check), as a tree of its own but outside any sandbox.
+pub fn spawn_unconfined(
+    transport: &TransportSpec,
+    log: Option<crate::server_logs::ServerLog>,
+) -> Result<Spawned, ConnectError> {
+    start(transport, None, log)
+}
+
+fn start(
+    transport: &TransportSpec,
+    sandboxed: Option<(&str, &sandbox::Sandbox)>,
+    log: Option<crate::server_logs::ServerLog>,
+) -> Result<Spawned, ConnectError> {
     let TransportSpec::Stdio {
         command,
         args,
         env,
         cwd,
-    } = &spec.transport
+    } = transport
     else {
         return Err(ConnectError::Other("not a local server".into()));
     };
-    let launch = sandbox::launch(&spec.name, &spec.sandbox, command, args, env, cwd.as_deref())
-        .map_err(|e| ConnectError::Other(e.to_string()))?;
+    let launch = match sandboxed {
+        Some((name, sandbox)) => sandbox::launch(name, sandbox, command, args, env, cwd.as_deref())
+            .map_err(|e| ConnectError::Other(e.to_string()))?,
+        None => None,
+    };
     let mut env = env.clone();
     let mut confine = process::Confine::default();
     if let Some(launch) = launch {

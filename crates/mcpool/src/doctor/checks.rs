@@ -229,7 +229,7 @@ async fn version(file: &Path) -> Option<String> {
         mut stdout,
         stdin,
         stderr,
-    } = stdio::spawn(&spec, None).ok()?;
+    } = stdio::spawn_unconfined(&spec, None).ok()?;
     drop(stdin);
     let run = async {
         let mut out = Vec::new();
