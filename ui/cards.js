@@ -177,6 +177,19 @@ function actionButtons(s, view) {
   return h('div', { class: 'actions' }, buttons);
 }
 
+/**
+ * A local server's sandbox in one line (none when it is off): its mode and
+ * what this system enforces, with what it cannot and the grants in the title.
+ */
+function sandboxLine(sandbox) {
+  if (!sandbox || sandbox.mode === 'off') return null;
+  const text = `Sandbox: ${sandbox.mode} · ${sandbox.state}${sandbox.missing.length ? ` (not: ${sandbox.missing.join('; ')})` : ''}`;
+  const grants = sandbox.grants.map((g) => `${g.access}: ${g.path}`).join('\n');
+  return h('p', {
+    class: 'meta sandbox', 'data-role': 'sandbox', 'data-state': sandbox.state, title: grants || undefined,
+  }, text);
+}
+
 /** The card of one server snapshot (an item of GET /api/servers). */
 export function card(s, view) {
   const status = STATUS_TEXT[s.status] || s.status;
@@ -199,6 +212,7 @@ export function card(s, view) {
         class: 'card-tokens', 'data-role': 'tool-tokens', title: 'What its tools (on and approved) add to a full tool listing, estimated',
       }, approx(s.tool_tokens))]),
     facts(s, view.now),
+    sandboxLine(s.sandbox),
     errorBlock(s, view),
     stderrBlock(s, view),
     toolWarningsBlock(s, view),

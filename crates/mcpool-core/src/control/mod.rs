@@ -14,7 +14,7 @@ mod servers;
 pub use crate::editing::{EditError, EntryView, Removed, ServerChange, Written};
 pub use edits::Edits;
 pub use registry::{RegistryAdded, RegistryFailure, RegistrySearch};
-pub use servers::ToolAction;
+pub use servers::{reconnect, ToolAction};
 
 use crate::pool::Pool;
 use crate::supervisor::ServerSnapshot;

@@ -3,6 +3,7 @@
 
 use super::{Control, ControlError};
 use crate::editing::EditError;
+use crate::pool::Pool;
 use crate::supervisor::ServerSnapshot;
 
 /// What can be done to one tool of a server.
@@ -28,18 +29,27 @@ impl ToolAction {
     }
 }
 
+/// Connects `name` of `pool` now (a disabled or disconnected one too): its
+/// snapshot once connected. [`Control::reconnect`], for an adapter that
+/// holds the pool alone (an agent's `mcpool__reconnect`).
+pub async fn reconnect(pool: &Pool, name: &str) -> Result<ServerSnapshot, ControlError> {
+    let sup = pool
+        .server(name)
+        .ok_or_else(|| ControlError::UnknownServer(name.to_string()))?;
+    match sup.reconnect().await {
+        Ok(()) => Ok(sup.snapshot()),
+        Err(u) => Err(ControlError::Unreachable {
+            sentence: u.sentence,
+            server: Box::new(sup.snapshot()),
+        }),
+    }
+}
+
 impl Control {
     /// Connects `name` now (a disabled or disconnected one too): its
     /// snapshot once connected.
     pub async fn reconnect(&self, name: &str) -> Result<ServerSnapshot, ControlError> {
-        let sup = self.server(name)?;
-        match sup.reconnect().await {
-            Ok(()) => Ok(sup.snapshot()),
-            Err(u) => Err(ControlError::Unreachable {
-                sentence: u.sentence,
-                server: Box::new(sup.snapshot()),
-            }),
-        }
+        reconnect(&self.pool, name).await
     }
 
     /// Enabling is a reconnect of a disabled server: it starts at once.

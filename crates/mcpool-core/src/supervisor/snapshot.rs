@@ -68,6 +68,9 @@ pub struct ServerSnapshot {
     /// What the last listing's check repaired or left out, tool by tool
     /// (behaviour.md rule 18); empty when every tool was fine.
     pub tool_warnings: Vec<ToolWarning>,
+    /// A local server's sandbox: its mode, grants and what this system
+    /// enforces of it; `None` for a remote server.
+    pub sandbox: Option<crate::sandbox::Status>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -127,6 +130,7 @@ impl ServerSnapshot {
             status: inner.machine.status(),
             error: inner.machine.error().map(str::to_string),
             transport: inner.spec.transport.kind(),
+            sandbox: (inner.spec.transport.kind() == "stdio").then(|| crate::sandbox::status(&inner.spec.sandbox)),
             protocol: inner.info.as_ref().map(|i| i.protocol_version.to_string()),
             tool_tokens: tools
                 .iter()

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
 use serde_json::json;
 
+use crate::control::ControlError;
 use crate::pool::Pool;
 
 pub use crate::names::BUILTIN_SERVER;
@@ -67,22 +68,22 @@ pub async fn call(pool: &Pool, name: &str, arguments: Option<&JsonObject>) -> Ca
             "mcpool__reconnect needs the argument 'server'.",
         )]);
     };
-    let Some(sup) = pool.server(server) else {
-        let names: Vec<String> = pool.servers().iter().map(|s| s.name().to_string()).collect();
-        return CallToolResult::error(vec![ContentBlock::text(format!(
-            "There is no server '{server}' in mcpool; the servers are: {}.",
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        ))]);
-    };
-    match sup.reconnect().await {
-        Ok(()) => CallToolResult::success(vec![ContentBlock::text(format!(
+    match crate::control::reconnect(pool, server).await {
+        Ok(snapshot) => CallToolResult::success(vec![ContentBlock::text(format!(
             "Server '{server}' is connected with {} tools.",
-            sup.snapshot().tool_count
+            snapshot.tool_count
         ))]),
-        Err(u) => CallToolResult::error(vec![ContentBlock::text(u.sentence)]),
+        Err(ControlError::UnknownServer(_)) => {
+            let names: Vec<String> = pool.servers().iter().map(|s| s.name().to_string()).collect();
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "There is no server '{server}' in mcpool; the servers are: {}.",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ))])
+        }
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(e.to_string())]),
     }
 }
