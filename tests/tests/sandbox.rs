@@ -1,0 +1,222 @@
+//! Local servers in their sandboxes, enforced by this machine's kernel
+//! (Landlock): the official filesystem server given the whole home folder
+//! by its own arguments but sandboxed to one granted folder, the official
+//! everything server and a Python SDK server started under `standard`, and
+//! `strict` refusing TCP while what needs no network works. mcpool and its
+//! unsandboxed servers go on as before.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mcpool_tests::*;
+use serde_json::{json, Value};
+
+const LIMIT: Duration = Duration::from_secs(60);
+const KEY: &str = "-----BEGIN OPENSSH PRIVATE KEY----- test only";
+
+/// A private home folder with a key in `.ssh` and a project folder.
+fn home_with_key(dir: &Path) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let home = dir.join("home");
+    std::fs::create_dir_all(home.join(".ssh"))?;
+    std::fs::write(home.join(".ssh/id_ed25519"), KEY)?;
+    let project = home.join("projects/notes");
+    std::fs::create_dir_all(&project)?;
+    std::fs::write(project.join("readme.txt"), "the notes")?;
+    Ok((home, project))
+}
+
+fn filesystem_js() -> PathBuf {
+    node_modules().join("@modelcontextprotocol/server-filesystem/dist/index.js")
+}
+
+fn probe(sandbox: Value) -> Value {
+    let script = repo_root().join("tests/py/probe_server.py");
+    json!({"command": python(), "args": [script], "sandbox": sandbox})
+}
+
+/// The sandbox `/api/servers` gives `name`.
+async fn sandbox_of(pool: &Mcpool, name: &str) -> anyhow::Result<Value> {
+    Ok(pool.wait_status(name, "connected", LIMIT).await?["sandbox"].clone())
+}
+
+#[tokio::test]
+async fn the_filesystem_server_sees_only_its_grant_and_the_pool_goes_on() -> anyhow::Result<()> {
+    let dir = TempDir::new("sandbox-fs");
+    let (home, project) = home_with_key(&dir.0)?;
+    let config = json!({"mcpServers": {
+        "files": {
+            "command": "node",
+            "args": [filesystem_js(), &home],
+            "sandbox": {"mode": "standard", "allowRead": [&project]},
+        },
+        "plain": faulty_stdio(&dir.0.join("spawns.log"), &[]),
+    }});
+    let home_text = home.display().to_string();
+    let pool = Mcpool::start_in(dir, config, &[("HOME", &home_text)]).await?;
+    let sandbox = sandbox_of(&pool, "files").await?;
+    assert_eq!(sandbox["mode"], "standard");
+    assert_eq!(sandbox["state"], "enforced", "{sandbox}");
+    assert_eq!(
+        sandbox["grants"],
+        json!([{"path": project.display().to_string(), "access": "read"}])
+    );
+    assert_eq!(sandbox_of(&pool, "plain").await?["mode"], "off");
+
+    let agent = pool.agent("/mcp").await?;
+    let listed = agent.call("files__list_directory", json!({"path": project})).await?;
+    assert!(text(&listed).contains("readme.txt"), "{}", text(&listed));
+    let key = agent
+        .call("files__read_text_file", json!({"path": home.join(".ssh/id_ed25519")}))
+        .await?;
+    let said = text(&key);
+    assert_eq!(key.is_error, Some(true), "{said}");
+    assert!(!said.contains(KEY), "the key never reaches the agent: {said}");
+    assert!(
+        said.to_lowercase().contains("permission denied") || said.contains("EACCES"),
+        "the read fails as denied: {said}"
+    );
+    // The server, mcpool and its other servers go on.
+    let again = agent.call("files__list_directory", json!({"path": project})).await?;
+    assert!(text(&again).contains("readme.txt"));
+    let echoed = agent.call("plain__echo", json!({"text": "still here"})).await?;
+    assert_eq!(text(&echoed), "still here");
+    assert_eq!(pool.server("files").await?["status"], "connected");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_everything_server_and_a_python_server_start_and_answer_under_standard() -> anyhow::Result<()> {
+    let dir = TempDir::new("sandbox-standard");
+    let (home, _) = home_with_key(&dir.0)?;
+    let config = json!({
+        "sandbox": "standard",
+        "mcpServers": {
+            "everything": {"command": "node", "args": [everything_js(), "stdio"]},
+            "probe": probe(json!("standard")),
+        }
+    });
+    let home_text = home.display().to_string();
+    let pool = Mcpool::start_in(
+        dir,
+        config,
+        &[("HOME", &home_text), ("MCPOOL_SANDBOX_TEST_SECRET", "s3cret")],
+    )
+    .await?;
+    assert_eq!(
+        sandbox_of(&pool, "everything").await?["mode"],
+        "standard",
+        "the config's default"
+    );
+    let agent = pool.agent("/mcp").await?;
+    let echoed = agent.call("everything__echo", json!({"message": "hi"})).await?;
+    assert!(text(&echoed).contains("hi"), "{}", text(&echoed));
+    let key = text(
+        &agent
+            .call("probe__read", json!({"path": home.join(".ssh/id_ed25519")}))
+            .await?,
+    );
+    assert!(
+        key.starts_with("refused:") && key.contains("Permission denied"),
+        "{key}"
+    );
+    // Its own folder under mcpool's data folder is writable, and is its temp.
+    let own = pool.data_dir().join("servers/probe/tmp/scratch.txt");
+    let wrote = text(&agent.call("probe__write", json!({"path": own, "text": "mine"})).await?);
+    assert_eq!(wrote, "written");
+    let elsewhere = text(
+        &agent
+            .call("probe__write", json!({"path": home.join("dropped.txt"), "text": "x"}))
+            .await?,
+    );
+    assert!(elsewhere.starts_with("refused:"), "{elsewhere}");
+    // A child process is under the same limits.
+    let child = text(
+        &agent
+            .call("probe__child_read", json!({"path": home.join(".ssh/id_ed25519")}))
+            .await?,
+    );
+    assert!(
+        child.starts_with("refused:") && child.contains("Permission denied"),
+        "{child}"
+    );
+    // The network stays on under standard.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let connected = text(&agent.call("probe__connect", json!({"port": port})).await?);
+    assert_eq!(connected, "connected");
+    let inherited = text(
+        &agent
+            .call("probe__getenv", json!({"name": "MCPOOL_SANDBOX_TEST_SECRET"}))
+            .await?,
+    );
+    assert_eq!(inherited, "set: s3cret", "standard keeps mcpool's environment");
+    Ok(())
+}
+
+#[tokio::test]
+async fn strict_refuses_tcp_and_what_needs_no_network_works() -> anyhow::Result<()> {
+    let dir = TempDir::new("sandbox-strict");
+    let (home, project) = home_with_key(&dir.0)?;
+    let config = json!({"mcpServers": {
+        "probe": probe(json!({"mode": "strict", "allowRead": [&project]})),
+    }});
+    let home_text = home.display().to_string();
+    let pool = Mcpool::start_in(
+        dir,
+        config,
+        &[("HOME", &home_text), ("MCPOOL_SANDBOX_TEST_SECRET", "s3cret")],
+    )
+    .await?;
+    let sandbox = sandbox_of(&pool, "probe").await?;
+    assert_eq!(
+        (sandbox["mode"].as_str(), sandbox["state"].as_str()),
+        (Some("strict"), Some("enforced"))
+    );
+    let agent = pool.agent("/mcp").await?;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let refused = text(&agent.call("probe__connect", json!({"port": port})).await?);
+    assert!(
+        refused.starts_with("refused:") && refused.contains("Permission denied"),
+        "{refused}"
+    );
+    let note = text(
+        &agent
+            .call("probe__read", json!({"path": project.join("readme.txt")}))
+            .await?,
+    );
+    assert_eq!(note, "read: the notes");
+    // Only the environment it names: mcpool's other variables stay behind.
+    let secret = text(
+        &agent
+            .call("probe__getenv", json!({"name": "MCPOOL_SANDBOX_TEST_SECRET"}))
+            .await?,
+    );
+    assert_eq!(secret, "unset");
+    let path = text(&agent.call("probe__getenv", json!({"name": "PATH"})).await?);
+    assert!(path.starts_with("set: "), "{path}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_grant_that_does_not_exist_is_a_config_problem_naming_its_field() -> anyhow::Result<()> {
+    let dir = TempDir::new("sandbox-grant");
+    let missing = dir.0.join("no-such-folder");
+    let config = json!({"mcpServers": {
+        "probe": probe(json!({"mode": "standard", "allowWrite": [&missing]})),
+        "plain": faulty_stdio(&dir.0.join("spawns.log"), &[]),
+    }});
+    let pool = Mcpool::start_in(dir, config, &[]).await?;
+    pool.wait_status("plain", "connected", LIMIT).await?;
+    let problems = pool.get_json("/api/config").await?["problems"].clone();
+    let problem = &problems[0];
+    assert_eq!(problem["server"], "probe", "{problems}");
+    assert_eq!(problem["field"], "sandbox.allowWrite[0]", "{problems}");
+    assert!(
+        problem["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("does not exist")),
+        "{problems}"
+    );
+    Ok(())
+}
