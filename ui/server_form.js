@@ -7,7 +7,7 @@
 import { h } from './lib.js';
 
 /** Entry keys the form edits; any other key of an entry is kept as it is. */
-const FORM_KEYS = ['command', 'args', 'env', 'cwd', 'timeout', 'url', 'transport', 'headers', 'oauth', 'type'];
+const FORM_KEYS = ['command', 'args', 'env', 'cwd', 'timeout', 'url', 'transport', 'headers', 'oauth', 'type', 'sandbox'];
 
 const KEYRING = /\$\{keyring:([^}]+)\}/g;
 
@@ -65,6 +65,7 @@ export function entryToModel(name, entry, { mode = 'add', secrets = null, revisi
     args: Array.isArray(e.args) ? e.args.map(String) : [],
     env: rows(e.env, secrets && secrets.env),
     cwd: e.cwd === undefined ? '' : String(e.cwd),
+    sandbox: sandboxModel(e.sandbox, mode),
     timeout: e.timeout === undefined ? '' : String(e.timeout),
     url: e.url === undefined ? '' : String(e.url),
     transport: e.transport === 'sse' || e.type === 'sse' ? 'sse' : 'http',
@@ -84,6 +85,37 @@ export function entryToModel(name, entry, { mode = 'add', secrets = null, revisi
     runtime: null,
     source: null,
   };
+}
+
+/**
+ * An entry's `sandbox` for the form: its mode ('' for none of its own: the
+ * config's default) and the rest of an object (grants), kept as they are.
+ * A new server is `standard`.
+ */
+function sandboxModel(sandbox, mode) {
+  if (typeof sandbox === 'string') return { mode: sandbox, rest: null };
+  if (sandbox && typeof sandbox === 'object') {
+    const { mode: own, ...rest } = sandbox;
+    return { mode: typeof own === 'string' ? own : '', rest };
+  }
+  return { mode: mode === 'add' ? 'standard' : '', rest: null };
+}
+
+/** The `sandbox` value the form writes, or undefined for none. */
+function sandboxValue(model, chosen) {
+  if (model.sandbox.rest) return chosen ? { mode: chosen, ...model.sandbox.rest } : { ...model.sandbox.rest };
+  return chosen || undefined;
+}
+
+/** The sandbox choice of a local server. */
+function sandboxSelect(mode) {
+  const select = h('select', { 'data-field': 'sandbox' },
+    h('option', { value: '' }, 'The config\u2019s default'),
+    h('option', { value: 'standard' }, 'Standard'),
+    h('option', { value: 'strict' }, 'Strict (no network)'),
+    h('option', { value: 'off' }, 'Off (your whole home folder and network)'));
+  select.value = mode;
+  return select;
 }
 
 // ------------------------------------------------------------ the form DOM
@@ -213,7 +245,9 @@ export function renderForm(model, on) {
     field('Arguments', args, 'One per line.'),
     kvGroup('env', 'Environment', 'name', model.env),
     h('div', { class: 'field-pair' },
-      field('Working folder', textInput('cwd', model.cwd, { placeholder: 'optional' }), 'Relative to the config file\u2019s folder.')));
+      field('Working folder', textInput('cwd', model.cwd, { placeholder: 'optional' }), 'Relative to the config file\u2019s folder.')),
+    field('Sandbox', sandboxSelect(model.sandbox.mode),
+      'What it may read, write and reach: standard keeps it out of your home folder; strict also cuts its network.'));
   const remote = h('div', { class: 'kind-part', 'data-kind': 'remote' },
     field('URL', textInput('url', model.url, { inputmode: 'url', placeholder: 'https://example.com/mcp' })),
     field('Transport', transport),
@@ -366,6 +400,8 @@ export function collect(form) {
     body.secretEnv = env.secret;
     const cwd = get('cwd').trim();
     if (cwd) entry.cwd = cwd;
+    const sandbox = sandboxValue(model, get('sandbox'));
+    if (sandbox !== undefined) entry.sandbox = sandbox;
   } else {
     const transport = get('transport');
     if (model.hadType) entry.type = transport;

@@ -135,6 +135,7 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
                     let k = &value["mcpServers"]["k"];
                     ensure!(k["command"] == json!(keyed), "{text}");
                     ensure!(k["args"] == json!(["--extra-tools", "1"]), "{text}");
+                    ensure!(k["sandbox"] == "off", "the sandbox chosen: {text}");
                     key_name = reference(&k["env"]["API_KEY"]).with_context(|| text.clone())?;
                     let stored = keyring.get(&key_name)?;
                     ensure!(
@@ -183,6 +184,7 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
                     assert_comments(&text);
                     let e = &value["mcpServers"]["everything"];
                     ensure!(e["command"] == "node", "{text}");
+                    ensure!(e["sandbox"] == "standard", "a new server's default: {text}");
                     let name = reference(&e["env"]["EVERYTHING_TOKEN"]).with_context(|| text.clone())?;
                     ensure!(
                         keyring.get(&name)?.as_deref() == Some(secret.as_str()),
@@ -190,6 +192,7 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
                     );
                     let s = pool.server("everything").await?;
                     ensure!(s["status"] == "connected", "{s}");
+                    ensure!(s["sandbox"]["state"] == "enforced", "{s}");
                 }
                 "STEP removed" => {
                     let (text, value) = config(&pool)?;

@@ -78,6 +78,10 @@ await withBrowser({}, async (page, problems) => {
   await dialog.getByLabel('Local (a command)').check();
   check((await input('Command').inputValue()) === COMMAND, 'the local half kept its command');
   await input('Arguments').fill('--extra-tools\n1');
+  check((await input('Sandbox').inputValue()) === 'standard', 'a new server is sandboxed (standard)');
+  // This one is a wrapper script that runs a program from elsewhere (the
+  // fault server in the build folder), which its sandbox would not let it.
+  await input('Sandbox').selectOption('off');
   await dialog.getByRole('button', { name: 'Add variable' }).click();
   await input('env name').fill('API_KEY');
   await input('Keep the env value secret (in the keyring)').check();
