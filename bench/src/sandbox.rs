@@ -58,7 +58,7 @@ async fn main() -> anyhow::Result<()> {
             samples.entry(mode.as_str()).or_default().push(ms);
         }
     }
-    let mut out = String::new();
+    let mut out = format!("{SECTION}\n\n");
     let _ = writeln!(out, "{}\n", sys::generated_by("mcpool-bench-sandbox", &load_before));
     let _ = writeln!(
         out,
