@@ -67,7 +67,10 @@ async fn main() -> anyhow::Result<()> {
         cli.runs,
         sys::kernel()
     );
-    let _ = writeln!(out, "| sandbox | min ms | p10 ms | median ms | p90 ms | max ms | median over `off` |");
+    let _ = writeln!(
+        out,
+        "| sandbox | min ms | p10 ms | median ms | p90 ms | max ms | median over `off` |"
+    );
     let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
     let off = Summary::of(&samples["off"]).median;
     for mode in modes {
@@ -118,7 +121,11 @@ async fn start_once(faulty: &Path, mode: Mode) -> anyhow::Result<f64> {
     let mut line = String::new();
     BufReader::new(&mut spawned.stdout).read_line(&mut line).await?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    anyhow::ensure!(line.contains("\"id\":1"), "no answer to initialize under {}: {line}", mode.as_str());
+    anyhow::ensure!(
+        line.contains("\"id\":1"),
+        "no answer to initialize under {}: {line}",
+        mode.as_str()
+    );
     drop(spawned);
     Ok(ms)
 }

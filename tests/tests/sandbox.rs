@@ -220,3 +220,91 @@ async fn a_grant_that_does_not_exist_is_a_config_problem_naming_its_field() -> a
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn mcpool_add_writes_the_sandbox_and_refuses_a_missing_grant() -> anyhow::Result<()> {
+    let dir = TempDir::new("sandbox-add");
+    let readable = dir.0.join("docs");
+    std::fs::create_dir_all(&readable)?;
+    let config = dir.0.join("config.json");
+    let config_text = config.display().to_string();
+    let readable_text = readable.display().to_string();
+    let added = mcpool_cli(
+        &dir.0,
+        &[
+            "add",
+            "box",
+            "--config",
+            &config_text,
+            "--sandbox",
+            "strict",
+            "--allow-read",
+            &readable_text,
+            "--network",
+            "on",
+            "--",
+            "node",
+            "server.js",
+        ],
+        None,
+        &[],
+    )
+    .await?;
+    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&config)?)?;
+    assert_eq!(
+        value["mcpServers"]["box"]["sandbox"],
+        json!({"mode": "strict", "allowRead": [readable_text], "network": true}),
+        "{value}"
+    );
+    let plain = mcpool_cli(
+        &dir.0,
+        &[
+            "add",
+            "calc",
+            "--config",
+            &config_text,
+            "--sandbox",
+            "standard",
+            "--",
+            "node",
+            "c.js",
+        ],
+        None,
+        &[],
+    )
+    .await?;
+    assert!(plain.status.success(), "{}", String::from_utf8_lossy(&plain.stderr));
+    let value: Value = serde_json::from_str(&std::fs::read_to_string(&config)?)?;
+    assert_eq!(
+        value["mcpServers"]["calc"]["sandbox"], "standard",
+        "a mode alone is its word"
+    );
+
+    let before = std::fs::read_to_string(&config)?;
+    let missing = mcpool_cli(
+        &dir.0,
+        &[
+            "add",
+            "bad",
+            "--config",
+            &config_text,
+            "--allow-write",
+            "no-such-folder",
+            "--",
+            "node",
+            "b.js",
+        ],
+        None,
+        &[],
+    )
+    .await?;
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert!(!missing.status.success());
+    assert!(
+        said.contains("server 'bad'") && said.contains("sandbox.allowWrite[0]") && said.contains("does not exist"),
+        "{said}"
+    );
+    assert_eq!(std::fs::read_to_string(&config)?, before, "nothing written");
+    Ok(())
+}

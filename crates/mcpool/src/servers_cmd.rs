@@ -5,12 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{anyhow, bail, Context};
-use mcpool_core::config::TransportSpec;
+use mcpool_core::config::{Entry, SandboxEntry, TransportSpec};
 use mcpool_core::editing::{self, EditError, ServerChange};
 use mcpool_core::secrets::SecretStore;
 use mcpool_core::service::Setup;
@@ -43,6 +43,19 @@ pub struct AddArgs {
     /// A local server's working folder.
     #[arg(long)]
     cwd: Option<String>,
+    /// A local server's sandbox: off, standard or strict (README: Sandboxing
+    /// local servers).
+    #[arg(long, value_name = "MODE", value_parser = ["off", "standard", "strict"])]
+    sandbox: Option<String>,
+    /// A folder or file the sandboxed server may read (repeatable).
+    #[arg(long = "allow-read", value_name = "PATH")]
+    allow_read: Vec<String>,
+    /// A folder or file the sandboxed server may read and write (repeatable).
+    #[arg(long = "allow-write", value_name = "PATH")]
+    allow_write: Vec<String>,
+    /// Whether the sandboxed server may use TCP, overriding its mode's.
+    #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
+    network: Option<String>,
     /// Startup timeout in milliseconds.
     #[arg(long, value_name = "MS")]
     timeout: Option<u64>,
@@ -101,6 +114,9 @@ fn change_of(args: &AddArgs) -> anyhow::Result<ServerChange> {
             if !args.env.is_empty() || !args.secret_env.is_empty() || args.cwd.is_some() {
                 bail!("--env, --secret-env and --cwd are for a local server; a remote one takes --header");
             }
+            if sandbox_of(args)?.is_some() {
+                bail!("--sandbox, --allow-read, --allow-write and --network are for a local server; a remote one runs elsewhere");
+            }
             entry.insert("url".into(), json!(url));
             if let Some(t) = &args.transport {
                 entry.insert("transport".into(), json!(t));
@@ -133,6 +149,9 @@ fn change_of(args: &AddArgs) -> anyhow::Result<ServerChange> {
             if let Some(cwd) = &args.cwd {
                 entry.insert("cwd".into(), json!(cwd));
             }
+            if let Some(sandbox) = sandbox_of(args)? {
+                entry.insert("sandbox".into(), sandbox);
+            }
         }
     }
     if let Some(ms) = args.timeout {
@@ -143,6 +162,41 @@ fn change_of(args: &AddArgs) -> anyhow::Result<ServerChange> {
         entry,
         ..ServerChange::default()
     })
+}
+
+/// The entry's `sandbox` from the flags: the mode's word alone, or an
+/// object with the grants (each made absolute from this folder, as typed
+/// here); `None` when no flag is given.
+fn sandbox_of(args: &AddArgs) -> anyhow::Result<Option<Value>> {
+    if args.sandbox.is_none() && args.allow_read.is_empty() && args.allow_write.is_empty() && args.network.is_none() {
+        return Ok(None);
+    }
+    let here = std::env::current_dir().context("cannot read the current folder")?;
+    let absolute = |paths: &[String]| -> Option<Vec<String>> {
+        let made: Vec<String> = paths
+            .iter()
+            .map(|p| {
+                if p.starts_with('~') || Path::new(p).is_absolute() {
+                    p.clone()
+                } else {
+                    here.join(p).display().to_string()
+                }
+            })
+            .collect();
+        (!made.is_empty()).then_some(made)
+    };
+    let sandbox = SandboxEntry {
+        mode: args.sandbox.clone(),
+        allow_read: absolute(&args.allow_read),
+        allow_write: absolute(&args.allow_write),
+        network: args.network.as_deref().map(|n| n == "on"),
+        allow_unsandboxed: None,
+    };
+    let entry = Entry {
+        sandbox: Some(sandbox),
+        ..Entry::default()
+    };
+    Ok(entry.to_map().remove("sandbox"))
 }
 
 /// Reads each secret's value: without echo on a terminal, else one line of

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use entry::{is_metadata_url, parse_entry};
 pub use entry::{Entry, FieldError, OAuthEntry};
+pub use fields::SandboxEntry;
 
 /// Startup timeout when an entry gives none (behaviour.md §2).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
