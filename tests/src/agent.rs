@@ -64,6 +64,14 @@ impl AgentHandler {
     }
 }
 
+/// Adds `item` to one of the lists a test reads afterwards (lost if a
+/// panic poisoned the lock).
+fn note<T>(list: &std::sync::Mutex<Vec<T>>, item: T) {
+    if let Ok(mut items) = list.lock() {
+        items.push(item);
+    }
+}
+
 impl ClientHandler for AgentHandler {
     fn get_info(&self) -> ClientConfig {
         #[allow(deprecated)]
@@ -88,9 +96,7 @@ impl ClientHandler for AgentHandler {
             .ok()
             .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
             .unwrap_or_default();
-        if let Ok(mut e) = self.elicited.lock() {
-            e.push(message);
-        }
+        note(&self.elicited, message);
         serde_json::from_value(json!({"action": "accept", "content": {"answer": answer}}))
             .map_err(|e| rmcp::model::ErrorData::internal_error(e.to_string(), None))
     }
@@ -104,12 +110,11 @@ impl ClientHandler for AgentHandler {
         params: rmcp::model::ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Ok(mut p) = self.progress.lock() {
-            p.push(params.progress);
-        }
-        if let Ok(mut t) = self.progress_tokens.lock() {
-            t.push(serde_json::to_value(&params.progress_token).unwrap_or_default());
-        }
+        note(&self.progress, params.progress);
+        note(
+            &self.progress_tokens,
+            serde_json::to_value(&params.progress_token).unwrap_or_default(),
+        );
     }
 
     #[allow(deprecated)]
@@ -118,9 +123,7 @@ impl ClientHandler for AgentHandler {
         params: rmcp::model::LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Ok(mut l) = self.logs.lock() {
-            l.push(serde_json::to_value(&params).unwrap_or_default());
-        }
+        note(&self.logs, serde_json::to_value(&params).unwrap_or_default());
     }
 
     #[allow(deprecated)]
@@ -129,9 +132,7 @@ impl ClientHandler for AgentHandler {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Ok(mut r) = self.resource_updates.lock() {
-            r.push(params.uri);
-        }
+        note(&self.resource_updates, params.uri);
     }
 
     #[allow(deprecated)]
@@ -304,4 +305,13 @@ pub async fn keep_alive_agent(
         .await
         .map_err(|_| anyhow!("the agent on {url} did not initialize within {limit:?}"))?
         .map_err(|e| anyhow!("the agent on {url} failed to initialize: {e}"))
+}
+
+/// Asserts that a tool call came back as an error (`isError`) whose text
+/// starts with `start`.
+#[track_caller]
+pub fn assert_error_starts(r: &CallToolResult, start: &str) {
+    assert_eq!(r.is_error, Some(true), "{r:?}");
+    let said = text(r);
+    assert!(said.starts_with(start), "{said}");
 }

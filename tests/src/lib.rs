@@ -12,23 +12,30 @@ use anyhow::{anyhow, bail, Context};
 use rmcp::service::ServiceExt;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::process::{Child, Command};
 
 pub mod agent;
 pub mod browser;
 pub mod events;
+pub mod faulty;
 pub mod netns;
+pub mod output;
 pub mod process;
 pub mod proxy;
 pub mod raw;
 pub mod sdk_agents;
 pub mod secrets;
+pub mod setup;
+pub mod started;
 pub mod stateless;
 pub use stateless::STATELESS_ONLY;
 
 pub use agent::*;
+pub use faulty::{control, count_lines, faulty_after, faulty_http, faulty_stdio, spawned_pids, stats};
+pub use output::{assert_failed_saying, stderr, stdout};
 pub use process::{first_line, listening_port, spawn_quiet};
+pub use setup::{files_under, free_listen, free_port, names_in, write_config};
 
 /// The directory holding the workspace's built binaries.
 /// Where the programs under test are: `MCPOOL_TEST_BIN_DIR` when set (two
@@ -141,8 +148,7 @@ impl Drop for TempDir {
 /// address comes back too), waiting 1 s for an instance (`MCPOOL_STDIO_WAIT`),
 /// its profile and folders under `dir`, with stdin, stdout and stderr piped.
 pub fn stdio_bridge_to_nothing(dir: &Path) -> anyhow::Result<(tokio::process::Child, String)> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let listen = format!("127.0.0.1:{port}");
+    let listen = free_listen()?;
     let child = tokio::process::Command::new(bin("mcpool"))
         .arg("stdio")
         .env("MCPOOL_LISTEN", &listen)
@@ -158,36 +164,6 @@ pub fn stdio_bridge_to_nothing(dir: &Path) -> anyhow::Result<(tokio::process::Ch
         .kill_on_drop(true)
         .spawn()?;
     Ok((child, listen))
-}
-
-/// A config entry that runs our fault-injecting server over stdio, logging
-/// its spawns to `log`.
-pub fn faulty_stdio(log: &Path, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "stdio".to_string(),
-        "--spawn-log".to_string(),
-        log.display().to_string(),
-    ];
-    args.extend(extra.iter().map(|s| s.to_string()));
-    json!({"command": bin("mcpool-faulty"), "args": args})
-}
-
-/// Number of lines in a spawn log that start with `prefix`.
-pub fn count_lines(log: &Path, prefix: &str) -> usize {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| l.starts_with(prefix))
-        .count()
-}
-
-/// PIDs a spawn log recorded.
-pub fn spawned_pids(log: &Path) -> Vec<i32> {
-    std::fs::read_to_string(log)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.strip_prefix("start ").and_then(|p| p.trim().parse().ok()))
-        .collect()
 }
 
 pub fn alive(pid: i32) -> bool {
@@ -268,11 +244,7 @@ pub async fn mcpool_cli(
 /// through `mcpool secret set` (the value on stdin, as a user types it).
 pub async fn store_secret(dir: &Path, name: &str, value: &str) -> anyhow::Result<()> {
     let o = mcpool_cli(dir, &["secret", "set", name], Some(&format!("{value}\n")), &[]).await?;
-    anyhow::ensure!(
-        o.status.success(),
-        "mcpool secret set {name}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    anyhow::ensure!(o.status.success(), "mcpool secret set {name}: {}", stderr(&o));
     Ok(())
 }
 
@@ -308,7 +280,7 @@ impl Mcpool {
 
     async fn launch_in(dir: TempDir, config: Option<Value>, extra_env: &[(&str, &str)]) -> anyhow::Result<Self> {
         if let Some(config) = config {
-            std::fs::write(dir.path().join("config.json"), serde_json::to_vec_pretty(&config)?)?;
+            write_config(dir.path(), &config)?;
         }
         let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let extra_env: Vec<(String, String)> = extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
@@ -516,13 +488,17 @@ impl Mcpool {
     /// [`Self::agent`] with a handler of the caller's (an elicitation answer).
     pub async fn agent_with(&self, path: &str, handler: AgentHandler) -> anyhow::Result<Agent> {
         let counters = handler.clone();
-        let config = StreamableHttpClientTransportConfig::with_uri(self.url(path)).auth_header(self.token.clone());
-        let transport = StreamableHttpClientTransport::from_config(config);
-        let service = handler.serve(transport).await?;
+        let service = handler.serve(self.client_transport(path)).await?;
         Ok(Agent {
             service,
             handler: counters,
         })
+    }
+
+    /// The rmcp client transport to `path` here, with the token.
+    pub fn client_transport(&self, path: &str) -> StreamableHttpClientTransport<reqwest::Client> {
+        let config = StreamableHttpClientTransportConfig::with_uri(self.url(path)).auth_header(self.token.clone());
+        StreamableHttpClientTransport::from_config(config)
     }
 
     /// Sends SIGTERM and waits for the exit (bounded).
@@ -545,7 +521,6 @@ impl Drop for Mcpool {
     }
 }
 
-/// Starts the fault-injecting server over HTTP; returns it and its MCP URL.
 /// Writes an executable script (mode 755) at `path`.
 pub fn write_script(path: &Path, text: impl AsRef<[u8]>) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
@@ -572,34 +547,4 @@ pub async fn eventually<T: std::fmt::Display>(
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-pub async fn faulty_http(log: &Path, extra: &[&str]) -> anyhow::Result<(Child, String)> {
-    let mut cmd = Command::new(bin("mcpool-faulty"));
-    cmd.args(["http", "--listen", "127.0.0.1:0", "--spawn-log"])
-        .arg(log)
-        .args(extra);
-    let (child, line) = spawn_quiet(&mut cmd, Duration::from_secs(20)).await?;
-    let url = line
-        .strip_prefix("LISTENING ")
-        .context("unexpected first line")?
-        .to_string();
-    Ok((child, url))
-}
-
-/// POSTs a fault mode to the HTTP fault server (`/control` beside `/mcp`).
-pub async fn control(mcp_url: &str, body: Value) -> anyhow::Result<()> {
-    let url = mcp_url.replace("/mcp", "/control");
-    reqwest::Client::new()
-        .post(url)
-        .json(&body)
-        .send()
-        .await?
-        .error_for_status()?;
-    Ok(())
-}
-
-pub async fn stats(mcp_url: &str) -> anyhow::Result<Value> {
-    let url = mcp_url.replace("/mcp", "/stats");
-    Ok(reqwest::Client::new().get(url).send().await?.json().await?)
 }

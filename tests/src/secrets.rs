@@ -80,22 +80,6 @@ pub fn assert_no_fragment(what: &str, text: &str, secret: &str, min: usize) {
     }
 }
 
-pub fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => stack.push(path),
-                Ok(t) if t.is_file() => out.push(path),
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
 /// Mixed into the digest a wrapper checks its key against, so not even a
 /// plain digest of the secret is written by the test.
 const SALT: &str = "mcpool-test-salt:";
@@ -154,4 +138,24 @@ fi
     );
     crate::write_script(&script, body)?;
     Ok((script, log))
+}
+
+/// Where a test of secret handling starts: the instance's dir, a dir beside
+/// it for the test's scripts and logs, and a fresh secret already stored in
+/// the instance's keyring.
+pub struct Keyed {
+    pub dir: crate::TempDir,
+    pub scripts: crate::TempDir,
+    pub key: String,
+}
+
+impl Keyed {
+    /// The dirs `tag` and `tag-bin`, and a fresh secret stored as `name`.
+    pub async fn new(tag: &str, name: &str) -> anyhow::Result<Self> {
+        let dir = crate::TempDir::new(tag);
+        let scripts = crate::TempDir::new(&format!("{tag}-bin"));
+        let key = new_secret(&format!("{tag}-key"));
+        crate::store_secret(dir.path(), name, &key).await?;
+        Ok(Keyed { dir, scripts, key })
+    }
 }

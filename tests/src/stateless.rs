@@ -6,8 +6,6 @@
 use anyhow::Context;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::{json, Value};
 
 use crate::{Agent, AgentHandler, Mcpool};
@@ -51,8 +49,7 @@ impl Mcpool {
     /// [`Self::stateless_agent`] with a handler of the caller's.
     pub async fn stateless_agent_with(&self, path: &str, handler: AgentHandler) -> anyhow::Result<Agent> {
         let counters = handler.clone();
-        let config = StreamableHttpClientTransportConfig::with_uri(self.url(path)).auth_header(self.token.clone());
-        let transport = StreamableHttpClientTransport::from_config(config);
+        let transport = self.client_transport(path);
         let lifecycle = ClientLifecycleMode::Discover {
             preferred_versions: vec![ProtocolVersion::V_2026_07_28],
         };

@@ -60,12 +60,13 @@ fn db_bytes(pool: &Mcpool) -> Vec<u8> {
 
 #[tokio::test]
 async fn every_request_and_event_is_kept_filtered_followed_and_survives_kill_9() -> anyhow::Result<()> {
-    let dir = TempDir::new("activity");
-    let logs = TempDir::new("activity-logs");
-    let key = new_secret("activity-key");
+    let Keyed {
+        dir,
+        scripts: logs,
+        key,
+    } = Keyed::new("activity", "act-key").await?;
     let argument = format!("argument-{}", new_secret("quiet"));
     let logged = format!("logged-{}", new_secret("verbose"));
-    store_secret(dir.path(), "act-key", &key).await?;
     let mut quiet = faulty_stdio(&logs.path().join("quiet.log"), &[]);
     quiet["env"] = json!({"API_KEY": "${keyring:act-key}"});
     let mut verbose = faulty_stdio(&logs.path().join("verbose.log"), &[]);

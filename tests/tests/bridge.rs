@@ -7,8 +7,6 @@ use std::time::Duration;
 use mcpool_tests::*;
 use serde_json::{json, Value};
 
-const LIMIT: Duration = Duration::from_secs(20);
-
 fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
@@ -18,8 +16,7 @@ fn strings(v: &Value) -> Vec<String> {
 #[tokio::test]
 async fn the_python_sdk_runs_a_whole_session_through_mcpool_stdio() -> anyhow::Result<()> {
     let (dir, log) = TempDir::with_spawn_log("bridge");
-    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let listen = format!("127.0.0.1:{}", pool.port);
     let stdio_cmd = format!("{} stdio", bin("mcpool").display());
 

@@ -30,9 +30,8 @@ struct Instance {
 impl Instance {
     fn new(tag: &str, config: Value) -> anyhow::Result<Self> {
         let dir = TempDir::new(tag);
-        std::fs::write(dir.path().join("config.json"), serde_json::to_vec_pretty(&config)?)?;
-        // A port nothing uses now: bound, learnt, released.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        write_config(dir.path(), &config)?;
+        let port = free_port()?;
         Ok(Instance {
             dir,
             port,
@@ -164,10 +163,7 @@ async fn stdio_agent((cmd, stderr): (Command, std::fs::File)) -> anyhow::Result<
 
 async fn started(tag: &str) -> anyhow::Result<Instance> {
     let mut mcpool = Instance::new(tag, json!({}))?;
-    std::fs::write(
-        mcpool.dir.path().join("config.json"),
-        serde_json::to_vec_pretty(&config(&mcpool.log()))?,
-    )?;
+    write_config(mcpool.dir.path(), &config(&mcpool.log()))?;
     mcpool.launch().await?;
     mcpool.wait_connected("f").await?;
     Ok(mcpool)
@@ -230,7 +226,7 @@ async fn next_call_succeeds_after(signal: i32) -> anyhow::Result<()> {
     let changes = agent.handler.tool_list_changes();
     let g_log = mcpool.dir.path().join("g.log");
     let both = json!({"mcpServers": {"f": faulty_stdio(&mcpool.log(), &[]), "g": faulty_stdio(&g_log, &[])}});
-    std::fs::write(mcpool.dir.path().join("config.json"), serde_json::to_vec_pretty(&both)?)?;
+    write_config(mcpool.dir.path(), &both)?;
     mcpool.wait_connected("g").await?;
     wait_for("tools/list_changed from the new session", LIMIT, || {
         agent.handler.tool_list_changes() > changes
@@ -314,10 +310,7 @@ async fn a_call_while_mcpool_stays_away_fails_with_a_sentence_and_the_session_li
 #[tokio::test]
 async fn an_agent_started_before_mcpool_waits_for_it() -> anyhow::Result<()> {
     let mut mcpool = Instance::new("restart-late", json!({}))?;
-    std::fs::write(
-        mcpool.dir.path().join("config.json"),
-        serde_json::to_vec_pretty(&config(&mcpool.log()))?,
-    )?;
+    write_config(mcpool.dir.path(), &config(&mcpool.log()))?;
     // As at login: the client spawns `mcpool stdio` before the tray app runs.
     let agent = {
         let connecting = stdio_agent(mcpool.bridge_command(&[])?);

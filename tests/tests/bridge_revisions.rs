@@ -25,8 +25,7 @@ const QUICK: Duration = Duration::from_secs(8);
 #[tokio::test]
 async fn stateless_sdk_clients_connect_through_mcpool_stdio_at_once_and_call() -> anyhow::Result<()> {
     let (dir, log) = TempDir::with_spawn_log("bridge-revisions");
-    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let listen = format!("127.0.0.1:{}", pool.port);
     let profile = profile_for(dir.path());
     let env = [
@@ -118,8 +117,7 @@ async fn without_an_instance_the_requests_are_answered_with_the_sentence() -> an
 #[tokio::test]
 async fn the_bridge_keeps_one_connection_alive_across_messages() -> anyhow::Result<()> {
     let (dir, log) = TempDir::with_spawn_log("bridge-keepalive");
-    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let proxy = CountingProxy::start(format!("127.0.0.1:{}", pool.port).parse()?).await?;
     let mut child = Command::new(bin("mcpool"))
         .arg("stdio")

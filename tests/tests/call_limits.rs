@@ -21,11 +21,10 @@ fn limited(log: &std::path::Path, call_timeout_ms: u64) -> Value {
 #[tokio::test]
 async fn a_reply_behind_stray_json_lines_is_read_and_the_first_line_is_told() -> anyhow::Result<()> {
     let dir = TempDir::new("stray-lines");
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "noisy": faulty_stdio(&dir.path().join("spawns.log"), &[]),
     }}))
     .await?;
-    pool.wait_status("noisy", "connected", LIMIT).await?;
     let agent = pool.agent("/mcp").await?;
     for lines in [1, 2, 5] {
         let call = agent.call("noisy__stray", json!({"lines": lines}));
@@ -52,8 +51,7 @@ async fn a_reply_behind_stray_json_lines_is_read_and_the_first_line_is_told() ->
 #[tokio::test]
 async fn a_call_the_server_never_answers_ends_at_its_call_timeout() -> anyhow::Result<()> {
     let (_dir, log) = TempDir::with_spawn_log("call-timeout");
-    let pool = Mcpool::start(json!({"mcpServers": {"slow": limited(&log, 1500)}})).await?;
-    pool.wait_status("slow", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"slow": limited(&log, 1500)}})).await?;
     for path in ["/mcp", "/servers/slow/mcp"] {
         let agent = pool.agent(path).await?;
         let prefix = if path == "/mcp" { "slow__" } else { "" };
@@ -91,8 +89,7 @@ async fn a_call_the_server_never_answers_ends_at_its_call_timeout() -> anyhow::R
 #[tokio::test]
 async fn progress_keeps_a_call_alive_past_its_call_timeout() -> anyhow::Result<()> {
     let (_dir, log) = TempDir::with_spawn_log("call-timeout-progress");
-    let pool = Mcpool::start(json!({"mcpServers": {"busy": limited(&log, 1000)}})).await?;
-    pool.wait_status("busy", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"busy": limited(&log, 1000)}})).await?;
     let agent = pool.agent("/mcp").await?;
     let started = std::time::Instant::now();
     // Five steps 600 ms apart: 2.4 s in all, never 1 s without a sign of life.

@@ -32,14 +32,6 @@ async fn mcpool(args: &[&str], env: &[(&str, &str)], data: &std::path::Path) -> 
     Ok(tokio::time::timeout(Duration::from_secs(60), cmd.output()).await??)
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// The columns of the table row for `server`.
 fn row(table: &str, server: &str) -> Vec<String> {
     table
@@ -101,8 +93,7 @@ async fn status_reconnect_and_disconnect_talk_to_the_running_instance() -> anyho
 
     // A reconnect that fails says why and exits non-zero.
     let o = mcpool(&["reconnect", "broken"], &env, dir.path()).await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("no API key"), "{}", stderr(&o));
+    assert_failed_saying(&o, "no API key");
 
     // disconnect: the tools go.
     let o = mcpool(&["disconnect", "files"], &env, dir.path()).await?;
@@ -131,17 +122,14 @@ async fn status_reconnect_and_disconnect_talk_to_the_running_instance() -> anyho
         dir.path(),
     )
     .await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("refused the token"), "{}", stderr(&o));
+    assert_failed_saying(&o, "refused the token");
     Ok(())
 }
 
 #[tokio::test]
 async fn status_without_a_running_instance_says_so() -> anyhow::Result<()> {
     let dir = TempDir::new("cli-none");
-    // A port nothing listens on (free a moment ago).
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    let listen = format!("127.0.0.1:{port}");
+    let listen = free_listen()?;
     for command in [&["status"][..], &["reconnect", "x"][..], &["disconnect", "x"][..]] {
         let o = mcpool(
             command,
@@ -222,11 +210,7 @@ async fn without_a_keyring_the_token_falls_back_to_a_0600_file_and_says_so() -> 
 async fn a_taken_address_fails_before_any_server_starts_and_says_what_to_do() -> anyhow::Result<()> {
     let dir = TempDir::new("cli-taken");
     let log = dir.path().join("spawn.log");
-    let config = dir.path().join("config.json");
-    std::fs::write(
-        &config,
-        json!({"mcpServers": {"s": faulty_stdio(&log, &[])}}).to_string(),
-    )?;
+    let config = write_config(dir.path(), &json!({"mcpServers": {"s": faulty_stdio(&log, &[])}}))?;
     // Another program (here the test) holds the port.
     let taken = std::net::TcpListener::bind("127.0.0.1:0")?;
     let addr = taken.local_addr()?.to_string();
@@ -253,8 +237,7 @@ async fn a_taken_address_fails_before_any_server_starts_and_says_what_to_do() ->
 #[tokio::test]
 async fn a_non_loopback_listen_address_needs_the_flag() -> anyhow::Result<()> {
     let dir = TempDir::new("cli-listen");
-    let config = dir.path().join("config.json");
-    std::fs::write(&config, r#"{"mcpServers": {}}"#)?;
+    let config = write_config(dir.path(), &json!({"mcpServers": {}}))?;
     let config = config.display().to_string();
     let o = mcpool(
         &["serve", "--config", &config, "--listen", "0.0.0.0:0"],
@@ -262,8 +245,7 @@ async fn a_non_loopback_listen_address_needs_the_flag() -> anyhow::Result<()> {
         dir.path(),
     )
     .await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("not a loopback address"), "{}", stderr(&o));
+    assert_failed_saying(&o, "not a loopback address");
     assert!(stderr(&o).contains("--allow-non-loopback"), "{}", stderr(&o));
     assert!(stdout(&o).is_empty(), "it listened: {}", stdout(&o));
 
@@ -274,8 +256,7 @@ async fn a_non_loopback_listen_address_needs_the_flag() -> anyhow::Result<()> {
         dir.path(),
     )
     .await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("not a loopback address"), "{}", stderr(&o));
+    assert_failed_saying(&o, "not a loopback address");
 
     // With the flag it serves (reached here over loopback only).
     let mut child = Command::new(bin("mcpool"))
@@ -473,13 +454,11 @@ async fn config_edits_restart_only_the_changed_server() -> anyhow::Result<()> {
     let dir = TempDir::new("cli-reload");
     let log = |n: &str| dir.path().join(format!("{n}.log"));
     let config = |servers: Value| serde_json::to_vec_pretty(&json!({"mcpServers": servers}));
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "a": faulty_stdio(&log("a"), &[]),
         "b": faulty_stdio(&log("b"), &[]),
     }}))
     .await?;
-    pool.wait_status("a", "connected", LIMIT).await?;
-    pool.wait_status("b", "connected", LIMIT).await?;
     let agent = pool.agent("/mcp").await?;
     let a_pid = spawned_pids(&log("a"))[0];
 
@@ -555,8 +534,7 @@ async fn config_edits_restart_only_the_changed_server() -> anyhow::Result<()> {
 #[tokio::test]
 async fn sigterm_stops_the_instance_with_exit_zero() -> anyhow::Result<()> {
     let (_dir, log) = TempDir::with_spawn_log("cli-term");
-    let mut pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
+    let mut pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let agent = pool.agent("/mcp").await?;
     assert_eq!(text(&agent.call("f__echo", json!({"text": "x"})).await?), "x");
     let pid = spawned_pids(&log)[0];

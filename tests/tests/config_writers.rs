@@ -31,6 +31,15 @@ const START: &str = r#"{
 }
 "#;
 
+/// Adds the disabled server `name` through `POST /api/servers`; its name,
+/// once the instance answered success.
+async fn api_add(m: &Mcpool, name: String) -> anyhow::Result<String> {
+    let body = json!({"name": name, "entry": {"command": "/bin/false", "disabled": true}});
+    let (status, answer) = m.api(reqwest::Method::POST, "/api/servers", Some(body)).await?;
+    anyhow::ensure!(status == 200, "POST {name}: {status} {answer}");
+    Ok(name)
+}
+
 /// The server names the config holds; an error if it does not parse.
 fn names(path: &Path) -> anyhow::Result<BTreeSet<String>> {
     let text = std::fs::read_to_string(path)?;
@@ -101,10 +110,7 @@ async fn dozens_of_processes_and_api_writers_at_once_lose_no_accepted_edit() -> 
         });
         let m3 = m.clone();
         tasks.spawn(async move {
-            let name = format!("api{i}");
-            let body = json!({"name": name, "entry": {"command": "/bin/false", "disabled": true}});
-            let (status, answer) = m3.api(reqwest::Method::POST, "/api/servers", Some(body)).await?;
-            anyhow::ensure!(status == 200, "POST {name}: {status} {answer}");
+            let name = api_add(&m3, format!("api{i}")).await?;
             Ok(name)
         });
     }
@@ -139,10 +145,7 @@ async fn dozens_of_processes_and_api_writers_at_once_lose_no_accepted_edit() -> 
         });
         let m3 = m.clone();
         tasks.spawn(async move {
-            let name = format!("late{i}");
-            let body = json!({"name": name, "entry": {"command": "/bin/false", "disabled": true}});
-            let (status, answer) = m3.api(reqwest::Method::POST, "/api/servers", Some(body)).await?;
-            anyhow::ensure!(status == 200, "POST {name}: {status} {answer}");
+            let name = api_add(&m3, format!("late{i}")).await?;
             Ok((name, true))
         });
     }

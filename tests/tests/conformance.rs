@@ -97,18 +97,8 @@ struct Outcome {
 
 /// All `checks.json` files under `dir`.
 fn checks_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(checks_files(&path));
-        } else if path.file_name().is_some_and(|n| n == "checks.json") {
-            found.push(path);
-        }
-    }
+    let mut found = files_under(dir);
+    found.retain(|path| path.file_name().is_some_and(|n| n == "checks.json"));
     found
 }
 

@@ -4,7 +4,7 @@
 //! first, once), and the "Add to Cursor" button does it in a real headless
 //! Chromium (tests/ui/connect.mjs).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcpool_tests::browser::BrowserScript;
@@ -33,12 +33,19 @@ async fn post(pool: &Mcpool, path: &str) -> anyhow::Result<(reqwest::StatusCode,
     Ok((r.status(), r.json().await?))
 }
 
-#[tokio::test]
-async fn the_api_adds_mcpool_to_a_client_found_here() -> anyhow::Result<()> {
-    let home = TempDir::new("connect-api-home");
+/// A fresh home dir `tag` where Cursor is installed with [`CURSOR_CONFIG`],
+/// and Cursor's dir in it.
+fn home_with_cursor(tag: &str) -> anyhow::Result<(TempDir, PathBuf)> {
+    let home = TempDir::new(tag);
     let cursor_dir = home.path().join(".cursor");
     std::fs::create_dir_all(&cursor_dir)?;
     std::fs::write(cursor_dir.join("mcp.json"), CURSOR_CONFIG)?;
+    Ok((home, cursor_dir))
+}
+
+#[tokio::test]
+async fn the_api_adds_mcpool_to_a_client_found_here() -> anyhow::Result<()> {
+    let (home, cursor_dir) = home_with_cursor("connect-api-home")?;
     std::fs::create_dir_all(home.path().join(".gemini"))?;
     std::fs::write(home.path().join(".gemini/settings.json"), "{\n  \"mcpServers\": {\n")?;
     let home_str = home.path().display().to_string();
@@ -108,10 +115,7 @@ async fn the_api_adds_mcpool_to_a_client_found_here() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn the_add_button_writes_the_config_in_a_real_browser() -> anyhow::Result<()> {
-    let home = TempDir::new("connect-ui-home");
-    let cursor_dir = home.path().join(".cursor");
-    std::fs::create_dir_all(&cursor_dir)?;
-    std::fs::write(cursor_dir.join("mcp.json"), CURSOR_CONFIG)?;
+    let (home, cursor_dir) = home_with_cursor("connect-ui-home")?;
     let home_str = home.path().display().to_string();
     let pool = Mcpool::start_with(json!({"mcpServers": {}}), &[("HOME", &home_str)]).await?;
     let said = BrowserScript::run(

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use mcpool_tests::browser::BrowserScript;
-use mcpool_tests::secrets::new_secret;
+use mcpool_tests::secrets::{new_secret, Keyed};
 use mcpool_tests::*;
 use serde_json::json;
 
@@ -17,11 +17,12 @@ const LIMIT: Duration = Duration::from_secs(20);
 
 #[tokio::test]
 async fn the_activity_view_filters_live_entries_and_cards_plot_calls_and_drops() -> anyhow::Result<()> {
-    let dir = TempDir::new("dashboard-history");
-    let logs = TempDir::new("dashboard-history-logs");
-    let key = new_secret("history-key");
+    let Keyed {
+        dir,
+        scripts: logs,
+        key,
+    } = Keyed::new("dashboard-history", "hist-key").await?;
     let argument = format!("argument-{}", new_secret("history"));
-    store_secret(dir.path(), "hist-key", &key).await?;
     let mut f = faulty_stdio(&logs.path().join("f.log"), &[]);
     f["env"] = json!({"API_KEY": "${keyring:hist-key}"});
     let pool = Mcpool::start_in(dir, json!({"mcpServers": {"f": f}}), &[]).await?;

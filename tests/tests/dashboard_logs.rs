@@ -12,18 +12,15 @@ use mcpool_tests::secrets::{new_secret, token_printing_server};
 use mcpool_tests::*;
 use serde_json::json;
 
-const LIMIT: Duration = Duration::from_secs(20);
-
 #[tokio::test]
 async fn the_log_panel_shows_follows_filters_and_downloads() -> anyhow::Result<()> {
     let dir = TempDir::new("dashboard-logs");
     let secret = new_secret("literal");
     let script = token_printing_server(dir.path())?;
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "f": {"command": script, "env": {"SERVICE_TOKEN": secret}},
     }}))
     .await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
     let screenshot = match std::env::var_os("MCPOOL_SCREENSHOT_DIR") {
         Some(d) => std::path::PathBuf::from(d).join("logs.png"),
         None => dir.path().join("logs.png"),

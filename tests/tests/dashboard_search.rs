@@ -33,8 +33,7 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
     let dir = TempDir::new("dashboard-search");
     let mut a = faulty_stdio(&dir.path().join("a.log"), &[]);
     a["disabledTools"] = json!(["slow"]);
-    let pool = Mcpool::start(json!({"mcpServers": {"a": a}})).await?;
-    pool.wait_status("a", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"a": a}})).await?;
     let agent = pool.agent("/mcp").await?;
     let names = agent.tool_names().await?;
     assert!(

@@ -23,8 +23,7 @@ async fn switch_and_approve_in_a_real_browser() -> anyhow::Result<()> {
     std::fs::write(&raw, r#"[{"name": "arr", "inputSchema": {"type": "array"}}]"#)?;
     let mut f = faulty_stdio(&dir.path().join("f.log"), &["--raw-tools", &raw.display().to_string()]);
     f["env"] = json!({"MCPOOL_FAULTY_DESCRIPTIONS": descriptions});
-    let pool = Mcpool::start(json!({"mcpServers": {"f": f}})).await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": f}})).await?;
     let agent = pool.agent("/mcp").await?;
     assert!(agent.tool_names().await?.contains(&"f__echo".to_string()));
 

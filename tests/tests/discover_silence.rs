@@ -25,11 +25,10 @@ fn protocol(servers: &[Value], name: &str) -> Value {
 async fn a_server_silent_to_discover_connects_without_the_10_s_probe() -> anyhow::Result<()> {
     let (_dir, log) = TempDir::with_spawn_log("discover-silent");
     let started = Instant::now();
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "quiet": faulty_stdio(&log, &["--ignore-discover"]),
     }}))
     .await?;
-    pool.wait_status("quiet", "connected", LIMIT).await?;
     let took = started.elapsed();
     println!("silent to server/discover: connected {took:?} after start");
     assert!(took < QUICK, "the first connect took {took:?}");
@@ -57,8 +56,7 @@ async fn a_stateless_only_server_slower_than_the_probe_is_still_found() -> anyho
     // bridge waits, and `initialize`, sent next, is refused.
     let mut args = STATELESS_ONLY.to_vec();
     args.extend(["--startup-delay-ms", "3000"]);
-    let pool = Mcpool::start(json!({"mcpServers": {"slow": faulty_stdio(&log, &args)}})).await?;
-    pool.wait_status("slow", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"slow": faulty_stdio(&log, &args)}})).await?;
     assert_eq!(protocol(&pool.servers().await?, "slow"), "2026-07-28");
     let agent = pool.agent("/mcp").await?;
     let result = agent.call("slow__echo", json!({"text": "found"})).await?;

@@ -8,19 +8,11 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use mcpool_tests::secrets::{assert_clean, key_checking_server, new_secret};
+use mcpool_tests::secrets::{assert_clean, key_checking_server, new_secret, Keyed};
 use mcpool_tests::*;
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(20);
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// The environment that keeps the agents' config files inside `dir`.
 fn agent_dirs(dir: &Path) -> Vec<(String, String)> {
@@ -43,12 +35,6 @@ async fn doctor(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> anyhow::Resu
     mcpool_cli(dir, &argv, None, &all).await
 }
 
-/// A loopback address nothing listens on.
-fn free_listen() -> anyhow::Result<String> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-    Ok(format!("127.0.0.1:{port}"))
-}
-
 /// The output line of `check`, e.g. `server files`.
 fn line<'a>(out: &'a str, check: &str) -> &'a str {
     out.lines()
@@ -59,13 +45,12 @@ fn line<'a>(out: &'a str, check: &str) -> &'a str {
 #[tokio::test]
 async fn a_runtime_missing_from_path_fails_naming_the_server_and_what_to_install() -> anyhow::Result<()> {
     let dir = TempDir::new("doctor-runtime");
-    let config = dir.path().join("config.json");
-    std::fs::write(
-        &config,
-        serde_json::to_vec(&json!({"mcpServers": {
+    let config = write_config(
+        dir.path(),
+        &json!({"mcpServers": {
             "fetch": {"command": "uvx", "args": ["mcp-server-fetch"]},
             "files": faulty_stdio(&dir.path().join("spawns.log"), &[]),
-        }}))?,
+        }}),
     )?;
     let empty = dir.path().join("empty-bin");
     std::fs::create_dir_all(&empty)?;
@@ -120,11 +105,7 @@ async fn a_version_that_hangs_is_stopped_with_the_children_it_started() -> anyho
             bin("mcpool-faulty").display()
         ),
     )?;
-    let config = dir.path().join("config.json");
-    std::fs::write(
-        &config,
-        serde_json::to_vec(&json!({"mcpServers": {"slow": {"command": script}}}))?,
-    )?;
+    let config = write_config(dir.path(), &json!({"mcpServers": {"slow": {"command": script}}}))?;
     let (listen, config) = (free_listen()?, config.display().to_string());
     let o = doctor(dir.path(), &["--config", &config], &[("MCPOOL_LISTEN", &listen)]).await?;
     let out = stdout(&o);
@@ -155,13 +136,12 @@ async fn a_version_that_hangs_is_stopped_with_the_children_it_started() -> anyho
 #[tokio::test]
 async fn a_broken_config_names_file_server_and_field() -> anyhow::Result<()> {
     let dir = TempDir::new("doctor-config");
-    let config = dir.path().join("config.json");
-    std::fs::write(
-        &config,
-        serde_json::to_vec(&json!({"mcpServers": {
+    let config = write_config(
+        dir.path(),
+        &json!({"mcpServers": {
             "bad": {"command": "x", "timeout": "soon"},
             "files": faulty_stdio(&dir.path().join("spawns.log"), &[]),
-        }}))?,
+        }}),
     )?;
     let (listen, path) = (free_listen()?, config.display().to_string());
     let o = doctor(dir.path(), &["--config", &path], &[("MCPOOL_LISTEN", &listen)]).await?;
@@ -186,12 +166,9 @@ async fn a_broken_config_names_file_server_and_field() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn a_server_down_beside_one_up_and_a_bundle_without_secrets() -> anyhow::Result<()> {
-    let dir = TempDir::new("doctor-down");
-    let scripts = TempDir::new("doctor-down-bin");
-    let key = new_secret("doctor-keyring");
+    let Keyed { dir, scripts, key } = Keyed::new("doctor-down", "doctor-key").await?;
     let literal = new_secret("doctor-header");
     let argument = format!("argument-{}", new_secret("doctor-argument"));
-    store_secret(dir.path(), "doctor-key", &key).await?;
     // It prints the key it got to stderr, as careless servers do.
     let (keyed, _log) = key_checking_server(scripts.path(), "keyed", &key, false)?;
     let (_remote, remote_url) = faulty_http(&scripts.path().join("remote.log"), &[]).await?;
@@ -315,9 +292,8 @@ async fn a_server_down_beside_one_up_and_a_bundle_without_secrets() -> anyhow::R
 #[tokio::test]
 async fn a_healthy_setup_exits_0_with_and_without_an_instance() -> anyhow::Result<()> {
     let dir = TempDir::new("doctor-healthy");
-    let config = dir.path().join("config.json");
     let entry = json!({"mcpServers": {"files": faulty_stdio(&dir.path().join("spawns.log"), &[])}});
-    std::fs::write(&config, serde_json::to_vec(&entry)?)?;
+    let config = write_config(dir.path(), &entry)?;
     let (listen, path) = (free_listen()?, config.display().to_string());
     let o = doctor(dir.path(), &["--config", &path], &[("MCPOOL_LISTEN", &listen)]).await?;
     let out = stdout(&o);

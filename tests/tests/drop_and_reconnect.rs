@@ -11,8 +11,7 @@ const KEPT: &str = "(tools kept; reconnects when next used)";
 #[tokio::test]
 async fn a_drop_keeps_the_tools_shows_stderr_and_reconnects_on_the_next_call_only() -> anyhow::Result<()> {
     let (_dir, log) = TempDir::with_spawn_log("drop");
-    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
-    pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let agent = pool.agent("/mcp").await?;
     assert_eq!(count_lines(&log, "start"), 1);
 
@@ -64,8 +63,9 @@ async fn a_drop_keeps_the_tools_shows_stderr_and_reconnects_on_the_next_call_onl
 
 async fn concurrent_calls_share_one_attempt(n: usize) -> anyhow::Result<()> {
     let (_dir, log) = TempDir::with_spawn_log("share");
-    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &["--startup-delay-ms", "400"])}})).await?;
-    pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
+    let pool =
+        Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &["--startup-delay-ms", "400"])}}))
+            .await?;
     let agent = pool.agent("/mcp").await?;
     let _ = agent.call("f__crash", json!({})).await?;
     pool.wait_status("f", "failed", Duration::from_secs(10)).await?;
@@ -95,13 +95,11 @@ async fn ten_concurrent_calls_share_one_attempt() -> anyhow::Result<()> {
 /// A server that starts fine until `flag` exists, then fails at start.
 fn flaky(dir: &std::path::Path, log: &std::path::Path) -> serde_json::Value {
     let flag = dir.join("fail");
-    let script = format!(
-        "if [ -e '{}' ]; then echo 'config missing: set API_KEY' >&2; exit 1; fi; exec '{}' stdio --spawn-log '{}'",
-        flag.display(),
-        bin("mcpool-faulty").display(),
-        log.display()
+    let prelude = format!(
+        "if [ -e '{}' ]; then echo 'config missing: set API_KEY' >&2; exit 1; fi",
+        flag.display()
     );
-    json!({"command": "sh", "args": ["-c", script]})
+    faulty_after(&prelude, log)
 }
 
 #[tokio::test]
@@ -116,8 +114,7 @@ async fn a_failed_reconnect_returns_its_error_then_backs_off_and_doubles() -> an
         entry["args"][1].as_str().unwrap_or_default()
     );
     entry["args"][1] = json!(script);
-    let pool = Mcpool::start(json!({"mcpServers": {"f": entry}})).await?;
-    pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": entry}})).await?;
     let agent = pool.agent("/mcp").await?;
     let _ = agent.call("f__crash", json!({})).await?;
     pool.wait_status("f", "failed", Duration::from_secs(10)).await?;
@@ -172,8 +169,7 @@ async fn a_failed_reconnect_returns_its_error_then_backs_off_and_doubles() -> an
 #[tokio::test]
 async fn explicit_disconnect_clears_tools_at_once_and_enable_brings_them_back() -> anyhow::Result<()> {
     let (_dir, log) = TempDir::with_spawn_log("disc");
-    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
-    pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
     let agent = pool.agent("/mcp").await?;
     assert!(agent.tool_names().await?.contains(&"f__echo".to_string()));
     let pid = spawned_pids(&log)[0];
@@ -183,12 +179,7 @@ async fn explicit_disconnect_clears_tools_at_once_and_enable_brings_them_back() 
     assert_eq!(body["server"]["status"], "disabled");
     assert!(!agent.tool_names().await?.iter().any(|t| t.starts_with("f__")));
     let r = agent.call("f__echo", json!({"text": "x"})).await?;
-    assert_eq!(r.is_error, Some(true));
-    assert!(
-        text(&r).starts_with("Server 'f' is disconnected in mcpool"),
-        "{}",
-        text(&r)
-    );
+    assert_error_starts(&r, "Server 'f' is disconnected in mcpool");
     // The agent heard about it.
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(
@@ -220,13 +211,11 @@ async fn no_child_process_outlives_a_stop() -> anyhow::Result<()> {
         bin("mcpool-faulty").display(),
         log_b.display()
     );
-    let mut pool = Mcpool::start(json!({"mcpServers": {
+    let mut pool = Mcpool::start_connected(json!({"mcpServers": {
         "a": faulty_stdio(&log_a, &[]),
         "b": {"command": "sh", "args": ["-c", b_script]},
     }}))
     .await?;
-    pool.wait_status("a", "connected", Duration::from_secs(20)).await?;
-    pool.wait_status("b", "connected", Duration::from_secs(20)).await?;
     let pids: Vec<i32> = spawned_pids(&log_a).into_iter().chain(spawned_pids(&log_b)).collect();
     assert_eq!(pids.len(), 2);
     assert!(pids.iter().all(|p| alive(*p)));

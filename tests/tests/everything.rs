@@ -20,16 +20,11 @@ fn everything_stdio() -> Value {
     json!({"command": "node", "args": [everything_js(), "stdio"]})
 }
 
-/// A port that was free a moment ago: server-everything takes only `PORT`
-/// and logs "port 0" for an ephemeral one, so it needs a concrete number.
-fn free_port() -> anyhow::Result<u16> {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(listener.local_addr()?.port())
-}
-
 /// Starts server-everything in Streamable HTTP mode; returns it and its URL
 /// once it says it listens.
 async fn everything_http() -> anyhow::Result<(Child, String)> {
+    // server-everything takes only `PORT` and logs "port 0" for an
+    // ephemeral one, so it needs a concrete number.
     let port = free_port()?;
     let mut child = Command::new("node")
         .arg(everything_js())

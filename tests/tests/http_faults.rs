@@ -32,11 +32,21 @@ fn error_of(server: &Value) -> String {
     server["error"].as_str().unwrap_or_default().to_string()
 }
 
-/// A fault server already answering `mode` before mcpool first dials it.
-async fn faulty_in_mode(log: &std::path::Path, mode: Value) -> anyhow::Result<(tokio::process::Child, String)> {
-    let (child, url) = faulty_http(log, &[]).await?;
+/// A fault server already answering `mode` before mcpool first dials it,
+/// as the remote server `r` of an instance in a fresh dir `tag`, once `r`
+/// is `status`: the instance, `r`'s snapshot then, the fault server and
+/// its URL.
+async fn remote_in_mode(
+    tag: &str,
+    mode: Value,
+    status: &str,
+) -> anyhow::Result<(Mcpool, Value, tokio::process::Child, String)> {
+    let dir = TempDir::new(tag);
+    let (child, url) = faulty_http(&dir.path().join("r.log"), &[]).await?;
     control(&url, mode).await?;
-    Ok((child, url))
+    let pool = Mcpool::start_in(dir, json!({"mcpServers": {"r": remote(&url)}}), &[]).await?;
+    let s = pool.wait_status("r", status, Duration::from_secs(20)).await?;
+    Ok((pool, s, child, url))
 }
 
 /// Calls `tool` `n` times; every call must fail with a sentence containing `needle`.
@@ -54,10 +64,7 @@ async fn calls_fail_with(agent: &Agent, tool: &str, n: usize, needle: &str) -> a
 
 #[tokio::test]
 async fn an_expired_session_is_renewed_and_the_call_runs_exactly_once_more() -> anyhow::Result<()> {
-    let dir = TempDir::new("expired");
-    let (_faulty, url) = faulty_http(&dir.path().join("r.log"), &[]).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"r": remote(&url)}})).await?;
-    pool.wait_status("r", "connected", Duration::from_secs(20)).await?;
+    let (pool, _faulty, url) = Mcpool::start_with_faulty_remote("expired", "r", &[]).await?;
     let agent = pool.agent("/mcp").await?;
     let r = agent.call("r__echo", json!({"text": "one"})).await?;
     assert_eq!(text(&r), "one");
@@ -88,10 +95,7 @@ async fn an_expired_session_is_renewed_and_the_call_runs_exactly_once_more() -> 
 
 #[tokio::test]
 async fn a_401_mid_session_moves_to_needs_auth_drops_the_tools_and_stops_calling() -> anyhow::Result<()> {
-    let dir = TempDir::new("401");
-    let (_faulty, url) = faulty_http(&dir.path().join("r.log"), &[]).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"r": remote(&url)}})).await?;
-    pool.wait_status("r", "connected", Duration::from_secs(20)).await?;
+    let (pool, _faulty, url) = Mcpool::start_with_faulty_remote("401", "r", &[]).await?;
     let agent = pool.agent("/mcp").await?;
     assert!(agent.tool_names().await?.contains(&"r__echo".to_string()));
 
@@ -131,10 +135,7 @@ async fn wait_for_list_changed(agent: &Agent) -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn a_401_at_start_lands_in_needs_auth_and_is_not_retried() -> anyhow::Result<()> {
-    let dir = TempDir::new("401-start");
-    let (_faulty, url) = faulty_in_mode(&dir.path().join("r.log"), json!({"mode": "401"})).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"r": remote(&url)}})).await?;
-    let s = pool.wait_status("r", "needs_auth", Duration::from_secs(20)).await?;
+    let (pool, s, _faulty, url) = remote_in_mode("401-start", json!({"mode": "401"}), "needs_auth").await?;
     assert!(error_of(&s).contains("401"), "{s}");
     assert_eq!(s["tools"], json!([]), "{s}");
     let agent = pool.agent("/mcp").await?;
@@ -151,10 +152,7 @@ async fn a_401_at_start_lands_in_needs_auth_and_is_not_retried() -> anyhow::Resu
 /// A server that answers `mode` from the start fails for good: the sentence
 /// says so and no request reaches it again, for calls or on its own.
 async fn permanent_at_start(mode: &str) -> anyhow::Result<()> {
-    let dir = TempDir::new(&format!("perm-{mode}"));
-    let (_faulty, url) = faulty_in_mode(&dir.path().join("r.log"), json!({"mode": mode})).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"r": remote(&url)}})).await?;
-    let s = pool.wait_status("r", "failed", Duration::from_secs(20)).await?;
+    let (pool, s, _faulty, url) = remote_in_mode(&format!("perm-{mode}"), json!({"mode": mode}), "failed").await?;
     assert!(error_of(&s).contains(mode), "{s}");
     assert!(s["retry_in_ms"].is_null(), "a permanent failure has no retry time: {s}");
     let agent = pool.agent("/mcp").await?;
@@ -182,10 +180,7 @@ async fn a_404_at_initialize_is_permanent_and_never_retried() -> anyhow::Result<
 
 #[tokio::test]
 async fn a_429_waits_at_least_retry_after_without_dialling() -> anyhow::Result<()> {
-    let dir = TempDir::new("429");
-    let (_faulty, url) = faulty_in_mode(&dir.path().join("r.log"), json!({"mode": "429", "retry_after": 5})).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"r": remote(&url)}})).await?;
-    let s = pool.wait_status("r", "failed", Duration::from_secs(20)).await?;
+    let (pool, s, _faulty, url) = remote_in_mode("429", json!({"mode": "429", "retry_after": 5}), "failed").await?;
     assert!(error_of(&s).contains("429"), "{s}");
     let retry_in = s["retry_in_ms"].as_u64().unwrap_or(0);
     assert!(retry_in >= 4000, "Retry-After: 5 must floor the 1 s backoff: {s}");
@@ -210,10 +205,7 @@ async fn a_429_waits_at_least_retry_after_without_dialling() -> anyhow::Result<(
 
 #[tokio::test]
 async fn a_500_at_start_is_transient_and_a_call_after_the_backoff_connects() -> anyhow::Result<()> {
-    let dir = TempDir::new("500");
-    let (_faulty, url) = faulty_in_mode(&dir.path().join("r.log"), json!({"mode": "500"})).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"r": remote(&url)}})).await?;
-    let s = pool.wait_status("r", "failed", Duration::from_secs(20)).await?;
+    let (pool, s, _faulty, url) = remote_in_mode("500", json!({"mode": "500"}), "failed").await?;
     assert!(error_of(&s).contains("500"), "{s}");
     let retry_in = s["retry_in_ms"].as_u64();
     assert!(retry_in.is_some_and(|ms| ms <= 1000), "1 s backoff expected: {s}");
@@ -300,13 +292,11 @@ fn assert_big(r: &rmcp::model::CallToolResult) {
 async fn a_10_mb_reply_arrives_whole_from_remote_and_local_servers() -> anyhow::Result<()> {
     let dir = TempDir::new("big");
     let (_faulty, url) = faulty_http(&dir.path().join("r.log"), &[]).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "r": remote(&url),
         "f": faulty_stdio(&dir.path().join("f.log"), &[]),
     }}))
     .await?;
-    pool.wait_status("r", "connected", Duration::from_secs(20)).await?;
-    pool.wait_status("f", "connected", Duration::from_secs(20)).await?;
     let agent = pool.agent("/mcp").await?;
     assert_big(&agent.call("r__big", json!({})).await?);
     assert_big(&agent.call("f__big", json!({})).await?);
@@ -317,10 +307,8 @@ async fn a_10_mb_reply_arrives_whole_from_remote_and_local_servers() -> anyhow::
 
 #[tokio::test]
 async fn the_per_server_endpoint_is_the_upstream_with_names_unchanged() -> anyhow::Result<()> {
-    let dir = TempDir::new("per-server");
-    let (_faulty, url) = faulty_http(&dir.path().join("r.log"), &["--name", "upstream-faulty"]).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"r": remote(&url)}})).await?;
-    pool.wait_status("r", "connected", Duration::from_secs(20)).await?;
+    let (pool, _faulty, url) =
+        Mcpool::start_with_faulty_remote("per-server", "r", &["--name", "upstream-faulty"]).await?;
     let agent = pool.agent("/servers/r/mcp").await?;
     assert_eq!(agent.server_name().as_deref(), Some("upstream-faulty"));
     let names = agent.tool_names().await?;

@@ -34,8 +34,8 @@ async fn session_of(agent: &mut LineAgent) -> anyhow::Result<Value> {
 #[tokio::test]
 async fn sdk_agents_carry_on_after_a_restart() -> anyhow::Result<()> {
     let log = TempDir::new("restart-spawns");
-    let mut pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log.path().join("spawns"), &[])}})).await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
+    let mut pool =
+        Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log.path().join("spawns"), &[])}})).await?;
     let url = pool.url("/mcp");
     let mut agents = vec![
         LineAgent::python(&url, &pool.token).await?,

@@ -16,8 +16,8 @@ const LIMIT: Duration = Duration::from_secs(20);
 #[tokio::test]
 async fn ended_sessions_leave_nothing_behind() -> anyhow::Result<()> {
     let log = TempDir::new("sessions-log");
-    let pool = Mcpool::start(json!({"mcpServers": {"f": faulty_stdio(&log.path().join("spawns"), &[])}})).await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
+    let pool =
+        Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log.path().join("spawns"), &[])}})).await?;
 
     // Open and end many, on /mcp and on one server's own endpoint.
     for i in 0..60 {

@@ -64,10 +64,6 @@ fn system_path() -> String {
     "/usr/local/bin:/usr/bin:/bin".into()
 }
 
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
 /// Every regular file under `dir`, relative, sorted.
 fn files(dir: &Path) -> Vec<String> {
     fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {

@@ -79,8 +79,7 @@ async fn configured_headers_reach_an_sse_server() -> anyhow::Result<()> {
     assert!(s["error"].as_str().unwrap_or_default().contains("401"), "{s}");
     let agent = pool.agent("/mcp").await?;
     let r = agent.call("bare__echo", json!({"message": "x"})).await?;
-    assert_eq!(r.is_error, Some(true));
-    assert!(text(&r).starts_with("Server 'bare' needs sign-in"), "{}", text(&r));
+    assert_error_starts(&r, "Server 'bare' needs sign-in");
     Ok(())
 }
 

@@ -116,11 +116,8 @@ async fn metrics_url(pool: &Mcpool) -> anyhow::Result<String> {
 
 #[tokio::test]
 async fn metrics_count_calls_errors_reconnects_and_cache_hits_and_hold_no_secret() -> anyhow::Result<()> {
-    let dir = TempDir::new("metrics");
-    let scripts = TempDir::new("metrics-bin");
-    let key = new_secret("metrics-keyring");
+    let Keyed { dir, scripts, key } = Keyed::new("metrics", "metrics-key").await?;
     let argument = format!("argument-{}", new_secret("metrics-argument"));
-    store_secret(dir.path(), "metrics-key", &key).await?;
     let mut pool = Mcpool::start_in(
         dir,
         json!({"mcpServers": {

@@ -3,10 +3,10 @@
 //! with `BROWSER` set to a script that follows the redirect as a user
 //! clicking "Allow" would.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcpool_tests::{faulty_http, mcpool_cli, Mcpool, TempDir};
+use mcpool_tests::{faulty_http, files_under, mcpool_cli, Mcpool, TempDir};
 use serde_json::{json, Value};
 
 async fn oauth(url: &str, path: &str, body: Option<Value>) -> anyhow::Result<Value> {
@@ -21,19 +21,13 @@ async fn oauth(url: &str, path: &str, body: Option<Value>) -> anyhow::Result<Val
 
 /// Files under `dir` whose bytes contain `needle`.
 fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
-    let mut hits = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return hits;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            hits.extend(files_containing(&path, needle));
-        } else if std::fs::read(&path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes())) {
-            hits.push(path.display().to_string());
-        }
-    }
-    hits
+    let holds =
+        |path: &PathBuf| std::fs::read(path).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle.as_bytes()));
+    files_under(dir)
+        .iter()
+        .filter(|path| holds(path))
+        .map(|path| path.display().to_string())
+        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -14,13 +14,7 @@ const AFTERLIFE: Duration = Duration::from_secs(2);
 /// A local server that first starts a child of its own (a grandchild of
 /// mcpool) and writes its PID to `pid_file`, then becomes our fault server.
 fn server_with_grandchild(log: &Path, pid_file: &Path) -> serde_json::Value {
-    let script = format!(
-        "sleep 1000 & echo $! > '{}'; exec '{}' stdio --spawn-log '{}'",
-        pid_file.display(),
-        bin("mcpool-faulty").display(),
-        log.display()
-    );
-    json!({"command": "/bin/sh", "args": ["-c", script]})
+    faulty_after(&format!("sleep 1000 & echo $! > '{}'", pid_file.display()), log)
 }
 
 /// The PIDs whose parent is `parent` (from /proc).
@@ -50,8 +44,7 @@ async fn started(tag: &str) -> anyhow::Result<(Mcpool, Vec<i32>, TempDir)> {
     let dir = TempDir::new(tag);
     let log = dir.path().join("spawns.log");
     let pid_file = dir.path().join("grandchild.pid");
-    let pool = Mcpool::start(json!({"mcpServers": {"g": server_with_grandchild(&log, &pid_file)}})).await?;
-    pool.wait_status("g", "connected", Duration::from_secs(20)).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"g": server_with_grandchild(&log, &pid_file)}})).await?;
     let server = *spawned_pids(&log)
         .first()
         .ok_or_else(|| anyhow::anyhow!("no start line"))?;

@@ -27,10 +27,6 @@ fn run(cmd: &mut Command) -> Output {
     out
 }
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
 fn arch() -> String {
     stdout(&run(Command::new("dpkg").arg("--print-architecture")))
         .trim()

@@ -15,9 +15,7 @@ const LIMIT: Duration = Duration::from_secs(10);
 const SETTLE: Duration = Duration::from_millis(1500);
 
 async fn pool_with(name: &str, log: &std::path::Path) -> anyhow::Result<Mcpool> {
-    let pool = Mcpool::start(json!({"mcpServers": {name: faulty_stdio(log, &[])}})).await?;
-    pool.wait_status(name, "connected", Duration::from_secs(20)).await?;
-    Ok(pool)
+    Mcpool::start_connected(json!({"mcpServers": {name: faulty_stdio(log, &[])}})).await
 }
 
 fn result_text(result: ServerResult) -> String {

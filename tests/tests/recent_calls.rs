@@ -46,13 +46,10 @@ async fn calls(pool: &Mcpool) -> anyhow::Result<(String, Vec<Value>)> {
 
 #[tokio::test]
 async fn the_dashboard_data_names_calls_and_timings_and_shows_a_redacted_stderr_tail() -> anyhow::Result<()> {
-    let dir = TempDir::new("recent-calls");
-    let scripts = TempDir::new("recent-calls-bin");
-    let key = new_secret("keyring");
+    let Keyed { dir, scripts, key } = Keyed::new("recent-calls", "chatty-key").await?;
     let literal = new_secret("literal");
     // Passed as an argument only: it must never come back from /api.
     let argument = format!("argument-{}", new_secret("argument"));
-    store_secret(dir.path(), "chatty-key", &key).await?;
     let (_limited, limited_url) = faulty_http(&scripts.path().join("limited.log"), &[]).await?;
     control(&limited_url, json!({"mode": "429", "retry_after": 120})).await?;
     let before_start = rfc3339(SystemTime::now());

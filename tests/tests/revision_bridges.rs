@@ -12,22 +12,17 @@
 //!   agent's next round's answer to the server; an agent that did not
 //!   declare the capability is not asked, and the server hears why.
 
-use std::time::Duration;
-
 use mcpool_tests::*;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
 
-const LIMIT: Duration = Duration::from_secs(30);
-
 #[tokio::test]
 async fn a_2026_07_28_servers_input_request_is_asked_of_a_session_agent() -> anyhow::Result<()> {
     let dir = TempDir::new("bridge-input");
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "s": faulty_stdio(&dir.path().join("s.log"), &STATELESS_ONLY),
     }}))
     .await?;
-    pool.wait_status("s", "connected", LIMIT).await?;
 
     // A session agent that answers elicitation: asked, and the call completes.
     for path in ["/mcp", "/servers/s/mcp"] {
@@ -44,11 +39,9 @@ async fn a_2026_07_28_servers_input_request_is_asked_of_a_session_agent() -> any
     // One that did not declare elicitation is not asked: one sentence.
     let plain = pool.agent("/mcp").await?;
     let r = plain.call("s__elicit", json!({"message": "Pick a number"})).await?;
-    assert_eq!(r.is_error, Some(true));
-    assert!(
-        text(&r).starts_with("Server 's' asked for an answer from the user (elicitation) before answering"),
-        "{}",
-        text(&r)
+    assert_error_starts(
+        &r,
+        "Server 's' asked for an answer from the user (elicitation) before answering",
     );
 
     // A 2026-07-28 agent gets the InputRequiredResult and answers it itself.
@@ -73,11 +66,10 @@ async fn a_2026_07_28_servers_input_request_is_asked_of_a_session_agent() -> any
 #[tokio::test]
 async fn a_session_servers_elicitation_during_a_2026_07_28_call_becomes_a_round() -> anyhow::Result<()> {
     let dir = TempDir::new("bridge-rounds");
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "f": faulty_stdio(&dir.path().join("f.log"), &[]),
     }}))
     .await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
     // A session agent that would answer is connected, and is not asked
     // about another agent's call.
     let bystander = pool.agent_with("/mcp", AgentHandler::answering("not mine")).await?;
@@ -146,13 +138,11 @@ async fn a_2026_07_28_agent_lacking_a_capability_gets_32021() -> anyhow::Result<
     let dir = TempDir::new("bridge-32021");
     let mut loose = STATELESS_ONLY.to_vec();
     loose.push("--ignore-client-capabilities");
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "s": faulty_stdio(&dir.path().join("s.log"), &STATELESS_ONLY),
         "loose": faulty_stdio(&dir.path().join("loose.log"), &loose),
     }}))
     .await?;
-    pool.wait_status("s", "connected", LIMIT).await?;
-    pool.wait_status("loose", "connected", LIMIT).await?;
     for tool in ["s__elicit", "loose__elicit"] {
         let call = json!({"name": tool, "arguments": {"message": "Pick"}});
         let reply = pool.stateless_request("/mcp", "tools/call", call, json!({})).await?;

@@ -255,10 +255,7 @@ async fn a_2026_07_28_server_announces_list_changes_through_subscriptions_listen
 
 #[tokio::test]
 async fn resource_subscriptions_reach_a_2026_07_28_server_through_subscriptions_listen() -> anyhow::Result<()> {
-    let dir = TempDir::new("revsubs");
-    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS_ONLY).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
-    pool.wait_status("h", "connected", LIMIT).await?;
+    let (pool, _http, _) = Mcpool::start_with_faulty_remote("revsubs", "h", &STATELESS_ONLY).await?;
     let subscriber = pool.agent("/mcp").await?;
     let other = pool.agent("/mcp").await?;
     let uri = "faulty://static/hello";
@@ -330,10 +327,7 @@ async fn progress_and_cancellation_reach_a_2026_07_28_server() -> anyhow::Result
 
 #[tokio::test]
 async fn log_messages_of_a_2026_07_28_server_reach_the_agents() -> anyhow::Result<()> {
-    let dir = TempDir::new("revlog");
-    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS_ONLY).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
-    pool.wait_status("h", "connected", LIMIT).await?;
+    let (pool, _http, _) = Mcpool::start_with_faulty_remote("revlog", "h", &STATELESS_ONLY).await?;
     let caller = pool.agent("/mcp").await?;
     let r = caller.call("h__log", json!({"message": "disk at 91%"})).await?;
     assert_eq!(text(&r), "logged");
@@ -345,10 +339,7 @@ async fn log_messages_of_a_2026_07_28_server_reach_the_agents() -> anyhow::Resul
 
 #[tokio::test]
 async fn set_level_to_a_2026_07_28_server_is_kept_for_its_requests() -> anyhow::Result<()> {
-    let dir = TempDir::new("revlevel");
-    let (_http, url) = faulty_http(&dir.path().join("http.log"), &STATELESS_ONLY).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
-    pool.wait_status("h", "connected", LIMIT).await?;
+    let (pool, _http, _) = Mcpool::start_with_faulty_remote("revlevel", "h", &STATELESS_ONLY).await?;
     let own = pool.agent("/servers/h/mcp").await?;
     // 2026-07-28 has no logging/setLevel; mcpool answers it and sends the
     // level in each request's _meta.

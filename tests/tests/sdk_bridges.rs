@@ -13,13 +13,9 @@
 //!
 //! Each agent answers, and the tool's result carries the answer.
 
-use std::time::Duration;
-
 use mcpool_tests::sdk_agents::sdk_agent_2026;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-
-const LIMIT: Duration = Duration::from_secs(30);
 
 /// One call through `tests/js/bridge_agent.mjs` on SDK line `sdk` (`v1`,
 /// `v2`), or `tests/py/agent2026.py` (`py2`).
@@ -49,13 +45,11 @@ async fn a_question_crosses_revisions_between_the_typescript_sdks() -> anyhow::R
         "command": "node",
         "args": [repo_root().join("tests/js/v2_server.mjs"), "--node-modules", node_modules()],
     });
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "f": faulty_stdio(&dir.path().join("f.log"), &[]),
         "ts": ts_server,
     }}))
     .await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
-    pool.wait_status("ts", "connected", LIMIT).await?;
     let servers = pool.servers().await?;
     let protocol = |name: &str| {
         servers

@@ -5,7 +5,6 @@
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 use std::time::Duration;
 
 use mcpool_tests::secrets::*;
@@ -14,20 +13,6 @@ use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(20);
 const NO_BUS: (&str, &str) = ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/mcpool-test-bus");
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-/// A loopback port that nothing listens on.
-fn closed_port() -> anyhow::Result<u16> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(l.local_addr()?.port())
-}
-
 #[tokio::test]
 async fn no_secret_reaches_the_cache_the_log_the_api_or_an_error() -> anyhow::Result<()> {
     let bin_dir = TempDir::new("nosecret-bin");
@@ -43,7 +28,7 @@ async fn no_secret_reaches_the_cache_the_log_the_api_or_an_error() -> anyhow::Re
     let (svc, svc_log) = key_checking_server(bin_dir.path(), "svc", &key, false)?;
     let (leaky, _) = key_checking_server(bin_dir.path(), "leaky", &key, true)?;
     let (_remote, url) = faulty_http(&bin_dir.path().join("remote.log"), &["--require-bearer", &bearer]).await?;
-    let closed = format!("http://127.0.0.1:{}/mcp?key=${{keyring:svc-key}}", closed_port()?);
+    let closed = format!("http://127.0.0.1:{}/mcp?key=${{keyring:svc-key}}", free_port()?);
     let pool = Mcpool::start_in(
         dir,
         json!({"mcpServers": {
@@ -168,16 +153,13 @@ async fn secret_set_list_and_rm_use_the_real_keyring_and_never_show_values() -> 
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(list().await?.lines().collect::<Vec<_>>(), ["beta"]);
     let o = mcpool_cli(dir.path(), &["secret", "rm", "alpha"], None, &[]).await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("no secret named 'alpha'"), "{}", stderr(&o));
+    assert_failed_saying(&o, "no secret named 'alpha'");
 
     // Bad input is refused and stores nothing.
     let o = set("empty", String::new()).await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("no value given for 'empty'"), "{}", stderr(&o));
+    assert_failed_saying(&o, "no value given for 'empty'");
     let o = set("__internal", one.clone()).await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("not a valid secret name"), "{}", stderr(&o));
+    assert_failed_saying(&o, "not a valid secret name");
     assert_eq!(list().await?.lines().collect::<Vec<_>>(), ["beta"]);
 
     let o = mcpool_cli(dir.path(), &["secret", "rm", "beta"], None, &[]).await?;

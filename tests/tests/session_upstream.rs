@@ -19,11 +19,9 @@ const BOTH: [&str; 2] = ["--max-protocol-version", "2026-07-28"];
 
 #[tokio::test]
 async fn a_session_agent_is_asked_by_request_over_a_session_connection() -> anyhow::Result<()> {
-    let dir = TempDir::new("session-upstream");
-    let log = dir.path().join("h.log");
-    let (_http, url) = faulty_http(&log, &BOTH).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
-    let server = pool.wait_status("h", "connected", LIMIT).await?;
+    let (pool, _http, _) = Mcpool::start_with_faulty_remote("session-upstream", "h", &BOTH).await?;
+    let log = pool.dir.path().join("h.log");
+    let server = pool.server("h").await?;
     assert_eq!(server["protocol"], "2026-07-28", "{server}");
     assert_eq!(count_lines(&log, "initialize"), 0, "the first connection discovers");
 
@@ -84,11 +82,8 @@ async fn a_session_agent_is_asked_by_request_over_a_session_connection() -> anyh
 
 #[tokio::test]
 async fn a_server_that_refuses_initialize_is_bridged_over_its_one_connection() -> anyhow::Result<()> {
-    let dir = TempDir::new("session-refused");
-    let log = dir.path().join("h.log");
-    let (_http, url) = faulty_http(&log, &STATELESS_ONLY).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {"h": {"url": url}}})).await?;
-    pool.wait_status("h", "connected", LIMIT).await?;
+    let (pool, _http, _) = Mcpool::start_with_faulty_remote("session-refused", "h", &STATELESS_ONLY).await?;
+    let log = pool.dir.path().join("h.log");
     let agent = pool
         .agent_with("/servers/h/mcp", AgentHandler::answering("seven"))
         .await?;

@@ -22,18 +22,17 @@ const LIMIT: Duration = Duration::from_secs(30);
 
 /// `f`: the fault server on 2025-11-25; `s`: the same on 2026-07-28 only;
 /// profile `p`: `f` alone.
-async fn pool(dir: &TempDir) -> anyhow::Result<Mcpool> {
-    let pool = Mcpool::start(json!({
+/// In a fresh dir `tag`, where the servers log.
+async fn pool(tag: &str) -> anyhow::Result<Mcpool> {
+    let dir = TempDir::new(tag);
+    let config = json!({
         "mcpServers": {
             "f": faulty_stdio(&dir.path().join("f.log"), &[]),
             "s": faulty_stdio(&dir.path().join("s.log"), &STATELESS_ONLY),
         },
         "profiles": {"p": {"servers": ["f"]}},
-    }))
-    .await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
-    pool.wait_status("s", "connected", LIMIT).await?;
-    Ok(pool)
+    });
+    Mcpool::start_connected_in(dir, config).await
 }
 
 fn error_code(reply: &Value) -> Option<i64> {
@@ -42,8 +41,7 @@ fn error_code(reply: &Value) -> Option<i64> {
 
 #[tokio::test]
 async fn a_2026_07_28_agent_discovers_lists_and_calls_on_every_endpoint() -> anyhow::Result<()> {
-    let dir = TempDir::new("stateless-agent");
-    let pool = pool(&dir).await?;
+    let pool = pool("stateless-agent").await?;
 
     // server/discover names 2026-07-28 and what /mcp offers.
     let reply = pool
@@ -112,8 +110,7 @@ async fn a_2026_07_28_agent_discovers_lists_and_calls_on_every_endpoint() -> any
 
 #[tokio::test]
 async fn a_2026_07_28_request_is_never_refused_with_unsupported_protocol_version() -> anyhow::Result<()> {
-    let dir = TempDir::new("stateless-32022");
-    let pool = pool(&dir).await?;
+    let pool = pool("stateless-32022").await?;
     let requests = [
         ("server/discover", json!({})),
         ("tools/list", json!({})),
@@ -162,8 +159,7 @@ async fn a_2026_07_28_request_is_never_refused_with_unsupported_protocol_version
 #[tokio::test]
 #[allow(deprecated)] // logging and subscriptions: SEP-2577, still passed through
 async fn methods_2026_07_28_removed_are_404_method_not_found() -> anyhow::Result<()> {
-    let dir = TempDir::new("stateless-removed");
-    let pool = pool(&dir).await?;
+    let pool = pool("stateless-removed").await?;
     let removed = [
         ("initialize", json!({})),
         ("ping", json!({})),
@@ -208,8 +204,7 @@ async fn methods_2026_07_28_removed_are_404_method_not_found() -> anyhow::Result
 
 #[tokio::test]
 async fn progress_and_logs_ride_the_stream_of_the_request_that_asked() -> anyhow::Result<()> {
-    let dir = TempDir::new("stateless-progress");
-    let pool = pool(&dir).await?;
+    let pool = pool("stateless-progress").await?;
     for server in ["f", "s"] {
         let reply = pool
             .stateless_request(
@@ -271,31 +266,24 @@ async fn progress_and_logs_ride_the_stream_of_the_request_that_asked() -> anyhow
 
 #[tokio::test]
 async fn a_call_while_the_server_restarts_keeps_its_tools_for_a_2026_07_28_agent() -> anyhow::Result<()> {
-    let dir = TempDir::new("stateless-kept");
-    let pool = pool(&dir).await?;
+    let pool = pool("stateless-kept").await?;
     let agent = pool.stateless_agent("/mcp").await?;
 
     let r = agent.call("f__crash", json!({"message": "disk on fire"})).await?;
-    assert_eq!(r.is_error, Some(true));
-    assert!(
-        text(&r).starts_with("Server 'f' dropped the connection during this call"),
-        "{}",
-        text(&r)
-    );
+    assert_error_starts(&r, "Server 'f' dropped the connection during this call");
     pool.wait_status("f", "failed", LIMIT).await?;
     // Kept: listed while the server is down, and nothing respawned for it.
     assert!(agent.tool_names().await?.contains(&"f__echo".to_string()));
-    assert_eq!(count_lines(&dir.path().join("f.log"), "start"), 1);
+    assert_eq!(count_lines(&pool.dir.path().join("f.log"), "start"), 1);
     // The next call reconnects, once.
     assert_eq!(text(&agent.call("f__echo", json!({"text": "back"})).await?), "back");
-    assert_eq!(count_lines(&dir.path().join("f.log"), "start"), 2);
+    assert_eq!(count_lines(&pool.dir.path().join("f.log"), "start"), 2);
     Ok(())
 }
 
 #[tokio::test]
 async fn subscriptions_listen_hears_list_changes_and_resource_updates() -> anyhow::Result<()> {
-    let dir = TempDir::new("stateless-listen");
-    let pool = pool(&dir).await?;
+    let pool = pool("stateless-listen").await?;
     // Past the one re-list mcpool does after connecting.
     tokio::time::sleep(Duration::from_secs(1)).await;
     let agent = pool.stateless_agent("/mcp").await?;

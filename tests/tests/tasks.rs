@@ -4,12 +4,8 @@
 //! extension, and that agent's `tasks/get` and `tasks/cancel` reach the
 //! server that made the task, on `/mcp` and `/servers/NAME/mcp`.
 
-use std::time::Duration;
-
 use mcpool_tests::*;
 use serde_json::{json, Value};
-
-const LIMIT: Duration = Duration::from_secs(30);
 
 fn takes_tasks() -> Value {
     json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
@@ -22,13 +18,11 @@ fn result(reply: &mcpool_tests::stateless::StatelessReply) -> Value {
 #[tokio::test]
 async fn tasks_pass_through_to_the_server_that_made_them() -> anyhow::Result<()> {
     let dir = TempDir::new("tasks");
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "s": faulty_stdio(&dir.path().join("s.log"), &STATELESS_ONLY),
         "other": faulty_stdio(&dir.path().join("other.log"), &STATELESS_ONLY),
     }}))
     .await?;
-    pool.wait_status("s", "connected", LIMIT).await?;
-    pool.wait_status("other", "connected", LIMIT).await?;
 
     // The endpoint says it takes tasks.
     let discovered = pool

@@ -50,9 +50,7 @@ async fn disabled_tools_are_not_listed_and_refused_and_the_switch_writes_the_con
     a["disabledTools"] = json!(["crash", "hang"]);
     let mut b = faulty_stdio(&logs.path().join("b.log"), &[]);
     b["enabledTools"] = json!(["echo", "add"]);
-    let pool = Mcpool::start(json!({"mcpServers": {"a": a, "b": b}})).await?;
-    pool.wait_status("a", "connected", LIMIT).await?;
-    pool.wait_status("b", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"a": a, "b": b}})).await?;
 
     let agent = pool.agent("/mcp").await?;
     let names = agent.tool_names().await?;
@@ -188,8 +186,7 @@ async fn a_changed_description_is_held_back_until_approved_across_restarts() -> 
     let descriptions = logs.path().join("descriptions.json");
     let mut a = faulty_stdio(&logs.path().join("a.log"), &[]);
     a["env"] = json!({"MCPOOL_FAULTY_DESCRIPTIONS": descriptions});
-    let mut pool = Mcpool::start(json!({"mcpServers": {"a": a}})).await?;
-    pool.wait_status("a", "connected", LIMIT).await?;
+    let mut pool = Mcpool::start_connected(json!({"mcpServers": {"a": a}})).await?;
     let agent = pool.agent("/mcp").await?;
     assert!(agent.tool_names().await?.contains(&"a__echo".to_string()));
     let first = wait_tool(&pool, "a", "echo", |t| t["state"] == "live").await?;

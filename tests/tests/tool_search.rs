@@ -24,22 +24,7 @@ fn everything() -> Value {
 }
 
 fn found_names(structured: &Value) -> Vec<String> {
-    structured["tools"]
-        .as_array()
-        .map(|t| {
-            t.iter()
-                .filter_map(|t| t["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-async fn started(config: Value, servers: &[&str]) -> anyhow::Result<Mcpool> {
-    let pool = Mcpool::start(config).await?;
-    for s in servers {
-        pool.wait_status(s, "connected", LIMIT).await?;
-    }
-    Ok(pool)
+    names_in(&structured["tools"])
 }
 
 async fn changes(agent: &mut LineAgent) -> anyhow::Result<u64> {
@@ -59,7 +44,7 @@ async fn sdk_agents_find_a_tool_by_a_paraphrase_then_list_and_call_it_by_name() 
         "toolListing": "search",
         "mcpServers": {"everything": everything(), "a": faulty_stdio(&logs.path().join("a.log"), &[])}
     });
-    let pool = started(config, &["everything", "a"]).await?;
+    let pool = Mcpool::start_connected(config).await?;
     for sdk in ["python", "typescript"] {
         let url = pool.url("/mcp");
         let mut agent = match sdk {
@@ -138,7 +123,7 @@ async fn the_call_tool_keeps_tool_control_and_the_recent_calls_and_hidden_tools_
         "mcpServers": {"a": a},
         "profiles": {"only-echo": {"tools": ["a__echo"]}}
     });
-    let pool = started(config, &["a"]).await?;
+    let pool = Mcpool::start_connected(config).await?;
     let agent = pool.agent("/mcp").await?;
     let names = agent.tool_names().await?;
     assert!(
@@ -234,7 +219,7 @@ async fn the_call_tool_keeps_tool_control_and_the_recent_calls_and_hidden_tools_
 async fn kept_tools_of_a_dropped_server_are_found_and_calling_one_reconnects_it() -> anyhow::Result<()> {
     let logs = TempDir::new("search-kept");
     let config = json!({"toolListing": "search", "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])}});
-    let pool = started(config, &["a"]).await?;
+    let pool = Mcpool::start_connected(config).await?;
     let agent = pool.agent("/mcp").await?;
     let _ = agent
         .call(
@@ -268,7 +253,7 @@ async fn kept_tools_of_a_dropped_server_are_found_and_calling_one_reconnects_it(
 async fn tools_waiting_for_approval_are_never_found_until_approved() -> anyhow::Result<()> {
     let logs = TempDir::new("search-approval");
     let config = json!({"approveNewTools": "ask", "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])}});
-    let pool = started(config, &["a"]).await?;
+    let pool = Mcpool::start_connected(config).await?;
     let agent = pool.agent("/mcp").await?;
     let search = |query: &'static str| agent.call("mcpool__search_tools", json!({"query": query, "limit": 20}));
     let r = search("returns the sum of a and b").await?;
@@ -307,7 +292,7 @@ async fn tools_waiting_for_approval_are_never_found_until_approved() -> anyhow::
 async fn a_2026_07_28_agent_hears_its_found_tools_through_listen_and_calls_them() -> anyhow::Result<()> {
     let logs = TempDir::new("search-2026");
     let config = json!({"toolListing": "search", "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])}});
-    let pool = started(config, &["a"]).await?;
+    let pool = Mcpool::start_connected(config).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let agent = pool.stateless_agent("/mcp").await?;
     let mut stream = agent
@@ -343,7 +328,7 @@ async fn a_2026_07_28_agent_hears_its_found_tools_through_listen_and_calls_them(
 async fn auto_lists_everything_until_the_budget_and_the_url_and_the_cli_say_the_same() -> anyhow::Result<()> {
     let logs = TempDir::new("search-auto");
     let a = faulty_stdio(&logs.path().join("a.log"), &[]);
-    let pool = started(json!({"mcpServers": {"a": a.clone()}}), &["a"]).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"a": a.clone()}})).await?;
     let all = pool.agent("/mcp").await?.tool_names().await?;
     assert!(
         all.contains(&"a__echo".to_string()) && all.contains(&"mcpool__search_tools".to_string()),
@@ -415,7 +400,7 @@ async fn auto_lists_everything_until_the_budget_and_the_url_and_the_cli_say_the_
 async fn the_most_used_tools_stay_listed_across_a_restart() -> anyhow::Result<()> {
     let logs = TempDir::new("search-most-used");
     let config = json!({"toolListing": "search", "pinMostUsed": 1, "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])}});
-    let mut pool = started(config, &["a"]).await?;
+    let mut pool = Mcpool::start_connected(config).await?;
     let agent = pool.agent("/mcp").await?;
     for _ in 0..3 {
         agent

@@ -41,13 +41,10 @@ exec '{}' stdio
 
 #[tokio::test]
 async fn a_secret_a_connected_server_prints_never_reaches_api_events_status_or_agents() -> anyhow::Result<()> {
-    let dir = TempDir::new("leak-after-connect");
-    let scripts = TempDir::new("leak-after-connect-bin");
-    let key = new_secret("keyring");
+    let Keyed { dir, scripts, key } = Keyed::new("leak-after-connect", "leaky-key").await?;
     let literal = new_secret("literal");
     let in_url = new_secret("query");
-    store_secret(dir.path(), "leaky-key", &key).await?;
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let closed = free_port()?;
     let pool = Mcpool::start_in(
         dir,
         json!({"mcpServers": {
@@ -121,11 +118,10 @@ async fn a_64_kb_error_body_becomes_a_short_excerpt_and_the_rest_goes_to_the_log
     let dir = TempDir::new("big-error-body");
     let bearer = new_secret("literal-bearer");
     let (_remote, url) = faulty_http(&dir.path().join("remote.log"), &[]).await?;
-    let pool = Mcpool::start(json!({"mcpServers": {
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
         "echoer": {"url": url, "headers": {"Authorization": format!("Bearer {bearer}")}},
     }}))
     .await?;
-    pool.wait_status("echoer", "connected", LIMIT).await?;
     let agent = pool.agent("/mcp").await?;
     control(&url, json!({"mode": "400-echo"})).await?;
     let during = outcome(&agent, "echoer__echo", json!({"text": "hi"})).await;
@@ -201,8 +197,7 @@ async fn a_tool_error_is_redacted_like_a_protocol_error() -> anyhow::Result<()> 
     let token = new_secret("tool-error");
     let mut entry = faulty_stdio(&dir.path().join("spawns.log"), &[]);
     entry["env"] = json!({"SERVICE_TOKEN": token});
-    let pool = Mcpool::start(json!({"mcpServers": {"f": entry}})).await?;
-    pool.wait_status("f", "connected", LIMIT).await?;
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": entry}})).await?;
     for path in ["/mcp", "/servers/f/mcp"] {
         let agent = pool.agent(path).await?;
         let tool = if path == "/mcp" { "f__fail" } else { "fail" };

@@ -360,8 +360,7 @@ mod tests {
 
     #[test]
     fn store_load_and_reject_bad_files() {
-        let dir = std::env::temp_dir().join(format!("mcpool-cache-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::scratch::scratch_dir("cache");
         let cache = ToolCache::new(&dir);
         let tool: Tool = serde_json::from_value(json!({"name": "echo", "inputSchema": {"type": "object"}})).unwrap();
         cache.store("k1", "s", std::slice::from_ref(&tool)).unwrap();

@@ -24,6 +24,8 @@ pub mod os;
 pub mod pool;
 pub mod registry;
 pub mod sandbox;
+#[cfg(test)]
+pub(crate) mod scratch;
 pub mod search;
 pub mod secrets;
 pub mod server_logs;

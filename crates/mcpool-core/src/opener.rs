@@ -56,8 +56,7 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn browser_gets_the_url_as_its_one_argument() {
-        let dir = std::env::temp_dir().join(format!("mcpool-opener-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::made_scratch_dir("opener");
         let out = dir.join("got");
         let script = dir.join("browser.sh");
         std::fs::write(

@@ -525,12 +525,10 @@ mod tests {
         );
     }
 
-    #[test]
-    fn specs_resolve_and_errors_are_redacted() {
-        let store = MemoryStore::default();
-        store.set("K", "s3cr3t-value").unwrap();
-        let spec = crate::config::ServerSpec {
-            name: "r".into(),
+    /// A remote server `name` at `url` with `headers`, as the config gives it.
+    fn http_spec(name: &str, url: &str, headers: BTreeMap<String, String>) -> crate::config::ServerSpec {
+        crate::config::ServerSpec {
+            name: name.into(),
             disabled: false,
             timeout: std::time::Duration::from_secs(1),
             max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
@@ -539,10 +537,18 @@ mod tests {
             oauth: None,
             sandbox: Default::default(),
             transport: crate::config::TransportSpec::Http {
-                url: "https://h.example/mcp?key=${keyring:K}".into(),
-                headers: [("Authorization".to_string(), "Bearer ${keyring:K}".to_string())].into(),
+                url: url.into(),
+                headers,
             },
-        };
+        }
+    }
+
+    #[test]
+    fn specs_resolve_and_errors_are_redacted() {
+        let store = MemoryStore::default();
+        store.set("K", "s3cr3t-value").unwrap();
+        let headers = [("Authorization".to_string(), "Bearer ${keyring:K}".to_string())].into();
+        let spec = http_spec("r", "https://h.example/mcp?key=${keyring:K}", headers);
         let r = resolve_spec(&spec, &store).unwrap();
         let crate::config::TransportSpec::Http { url, headers } = &r.spec.transport else {
             panic!()
@@ -573,20 +579,7 @@ mod tests {
     fn log_text_is_redacted_of_every_value_resolved_so_far() {
         let store = MemoryStore::default();
         store.set("L", "log-secret-\"q\"").unwrap();
-        let mut spec = crate::config::ServerSpec {
-            name: "l".into(),
-            disabled: false,
-            timeout: std::time::Duration::from_secs(1),
-            max_message_bytes: crate::config::DEFAULT_MAX_MESSAGE_BYTES,
-            call_timeout: Some(crate::config::DEFAULT_CALL_TIMEOUT),
-            log_arguments: false,
-            oauth: None,
-            sandbox: Default::default(),
-            transport: crate::config::TransportSpec::Http {
-                url: "https://h.example/mcp?k=${keyring:L}".into(),
-                headers: Default::default(),
-            },
-        };
+        let mut spec = http_spec("l", "https://h.example/mcp?k=${keyring:L}", Default::default());
         assert_eq!(redact_resolved("before log-secret-\"q\""), "before log-secret-\"q\"");
         resolve_spec(&spec, &store).unwrap();
         let line = format!(

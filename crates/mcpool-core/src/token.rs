@@ -118,15 +118,9 @@ mod tests {
     use super::*;
     use crate::secrets::MemoryStore;
 
-    fn temp(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("mcpool-token-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
-    }
-
     #[test]
     fn env_wins_then_keyring_generated_once() {
-        let dir = temp("kr");
+        let dir = crate::scratch::scratch_dir("token-kr");
         let store = MemoryStore::default();
         assert_eq!(
             resolve(Some("abc".into()), &store, &dir, true).unwrap().unwrap().value,
@@ -143,7 +137,7 @@ mod tests {
 
     #[test]
     fn without_a_keyring_a_0600_file_with_a_warning() {
-        let dir = temp("file");
+        let dir = crate::scratch::scratch_dir("token-file");
         let store = MemoryStore::unavailable();
         let made = resolve(None, &store, &dir, true).unwrap().unwrap();
         assert!(made.warning.as_deref().unwrap_or("").contains("kept in"), "{made:?}");

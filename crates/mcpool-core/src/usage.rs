@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn counts_survive_a_restart_and_a_corrupt_file_is_an_empty_start() {
-        let dir = std::env::temp_dir().join(format!("mcpool-usage-{}", std::process::id()));
+        let dir = crate::scratch::scratch_dir("usage");
         let path = dir.join("usage").join("default.json");
         let usage = Usage::open(path.clone());
         usage.record("gh", "create_issue", 200);

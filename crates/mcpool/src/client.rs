@@ -42,6 +42,22 @@ async fn instance_token(setup: &Setup) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))
 }
 
+/// [`send`], and the error a refused token gets.
+pub(crate) async fn send_accepted(
+    instance: &Instance,
+    method: reqwest::Method,
+    path: &str,
+) -> anyhow::Result<reqwest::Response> {
+    let response = send(instance, method, path).await?;
+    if response.status() == reqwest::StatusCode::UNAUTHORIZED {
+        return Err(anyhow!(
+            "the instance at {} refused the token (check MCPOOL_TOKEN)",
+            instance.listen
+        ));
+    }
+    Ok(response)
+}
+
 pub(crate) async fn send(
     instance: &Instance,
     method: reqwest::Method,
@@ -67,13 +83,7 @@ pub(crate) async fn send(
 }
 
 pub async fn status(instance: &Instance, json: bool) -> anyhow::Result<ExitCode> {
-    let response = send(instance, reqwest::Method::GET, "/api/servers").await?;
-    if response.status() == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(anyhow!(
-            "the instance at {} refused the token (check MCPOOL_TOKEN)",
-            instance.listen
-        ));
-    }
+    let response = send_accepted(instance, reqwest::Method::GET, "/api/servers").await?;
     let text = response.error_for_status()?.text().await?;
     if json {
         println!("{text}");
@@ -135,13 +145,7 @@ pub async fn action(instance: &Instance, name: &str, verb: &str) -> anyhow::Resu
 /// `mcpool ui`: asks the instance for a one-time dashboard link, prints it
 /// and (unless `no_open`) opens it in the default browser.
 pub async fn ui(instance: &Instance, no_open: bool) -> anyhow::Result<ExitCode> {
-    let response = send(instance, reqwest::Method::POST, "/api/ui/link").await?;
-    if response.status() == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(anyhow!(
-            "the instance at {} refused the token (check MCPOOL_TOKEN)",
-            instance.listen
-        ));
-    }
+    let response = send_accepted(instance, reqwest::Method::POST, "/api/ui/link").await?;
     let body: serde_json::Value = response.error_for_status()?.json().await?;
     let path = body["path"]
         .as_str()

@@ -5,10 +5,10 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context};
+use anyhow::Context;
 use serde_json::Value;
 
-use crate::client::send;
+use crate::client::send_accepted;
 use crate::Instance;
 
 /// A little longer than the instance waits for the browser.
@@ -20,14 +20,8 @@ async fn call(
     method: reqwest::Method,
     path: &str,
 ) -> anyhow::Result<(reqwest::StatusCode, Value)> {
-    let response = send(instance, method, path).await?;
+    let response = send_accepted(instance, method, path).await?;
     let status = response.status();
-    if status == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(anyhow!(
-            "the instance at {} refused the token (check MCPOOL_TOKEN)",
-            instance.listen
-        ));
-    }
     Ok((status, response.json().await.unwrap_or_default()))
 }
 

@@ -224,9 +224,22 @@ fn read_secrets(names: &[String], kind: &str) -> anyhow::Result<BTreeMap<String,
     Ok(out)
 }
 
-/// The sentence of an edit error, with the field for a bad input.
-fn sentence(e: EditError) -> anyhow::Error {
-    anyhow!("{e}")
+/// Runs a config edit off the async threads; its error as the sentence it is.
+async fn edit<T: Send + 'static>(f: impl FnOnce() -> Result<T, EditError> + Send + 'static) -> anyhow::Result<T> {
+    tokio::task::spawn_blocking(f).await?.map_err(|e| anyhow!("{e}"))
+}
+
+/// Tells what an edit did: `done`, a line for each of `notes`, and the
+/// backup of the previous version when one was kept.
+fn tell(done: String, notes: impl IntoIterator<Item = String>, backup: Option<PathBuf>) -> ExitCode {
+    eprintln!("{done}");
+    for note in notes {
+        eprintln!("  {note}");
+    }
+    if let Some(b) = backup {
+        eprintln!("  previous version: {}", b.display());
+    }
+    ExitCode::SUCCESS
 }
 
 pub async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
@@ -238,41 +251,37 @@ pub async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     c.secret_env = placeholder(&args.secret_env);
     c.secret_headers = placeholder(&args.secret_headers);
     let p = path.clone();
-    tokio::task::spawn_blocking(move || editing::check_add(&p, &c))
-        .await?
-        .map_err(sentence)?;
+    edit(move || editing::check_add(&p, &c)).await?;
     change.secret_env = read_secrets(&args.secret_env, "environment variable")?;
     change.secret_headers = read_secrets(&args.secret_headers, "header")?;
     let store: Arc<dyn SecretStore> = Arc::new(args.setup.keyring());
     let p = path.clone();
-    let written = tokio::task::spawn_blocking(move || editing::add(&p, change, store.as_ref()))
-        .await?
-        .map_err(sentence)?;
-    eprintln!("added '{}' to {}", written.name, path.display());
-    for name in &written.secrets {
-        eprintln!("  secret kept in the keyring as {name}");
-    }
-    if let Some(b) = written.backup {
-        eprintln!("  previous version: {}", b.display());
-    }
-    Ok(ExitCode::SUCCESS)
+    let written = edit(move || editing::add(&p, change, store.as_ref())).await?;
+    let kept = written
+        .secrets
+        .iter()
+        .map(|name| format!("secret kept in the keyring as {name}"));
+    Ok(tell(
+        format!("added '{}' to {}", written.name, path.display()),
+        kept,
+        written.backup,
+    ))
 }
 
 pub async fn remove(args: RemoveArgs) -> anyhow::Result<ExitCode> {
     let path = crate::config_path(args.config);
     let store: Arc<dyn SecretStore> = Arc::new(args.setup.keyring());
     let (p, name, with_secrets) = (path.clone(), args.name.clone(), args.secrets);
-    let removed = tokio::task::spawn_blocking(move || editing::remove(&p, &name, with_secrets, store.as_ref()))
-        .await?
-        .map_err(sentence)?;
-    eprintln!("removed '{}' from {}", args.name, path.display());
-    for name in &removed.removed_secrets {
-        eprintln!("  removed the keyring entry {name}");
-    }
-    if let Some(b) = removed.backup {
-        eprintln!("  previous version: {}", b.display());
-    }
-    Ok(ExitCode::SUCCESS)
+    let removed = edit(move || editing::remove(&p, &name, with_secrets, store.as_ref())).await?;
+    let gone = removed
+        .removed_secrets
+        .iter()
+        .map(|name| format!("removed the keyring entry {name}"));
+    Ok(tell(
+        format!("removed '{}' from {}", args.name, path.display()),
+        gone,
+        removed.backup,
+    ))
 }
 
 /// The config's servers, with the running instance's status when one answers.

@@ -9,7 +9,7 @@ use anyhow::{anyhow, Context};
 use clap::Subcommand;
 use serde::Deserialize;
 
-use crate::client::send;
+use crate::client::send_accepted;
 use crate::Instance;
 
 #[derive(Subcommand)]
@@ -56,13 +56,7 @@ pub async fn run(command: ToolsCommand) -> anyhow::Result<ExitCode> {
 }
 
 async fn get_json(instance: &Instance, path: &str) -> anyhow::Result<serde_json::Value> {
-    let response = send(instance, reqwest::Method::GET, path).await?;
-    if response.status() == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(anyhow!(
-            "the instance at {} refused the token (check MCPOOL_TOKEN)",
-            instance.listen
-        ));
-    }
+    let response = send_accepted(instance, reqwest::Method::GET, path).await?;
     let text = response.error_for_status()?.text().await?;
     serde_json::from_str(&text).with_context(|| format!("unexpected answer from {path}"))
 }

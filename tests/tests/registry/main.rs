@@ -4,8 +4,7 @@
 //! serving the published example server.json documents of tests/registry/
 //! in the official API's shapes. Secrets go to the real keyring.
 
-use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::path::Path;
 
 use mcpool_core::secrets::SecretStore;
 use mcpool_tests::secrets::new_secret;
@@ -14,14 +13,6 @@ use serde_json::{json, Value};
 
 mod server;
 use server::TestRegistry;
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
 
 /// A directory on PATH holding only stand-ins for `commands`.
 fn fake_path(dir: &Path, commands: &[&str]) -> anyhow::Result<String> {
@@ -34,33 +25,14 @@ fn fake_path(dir: &Path, commands: &[&str]) -> anyhow::Result<String> {
     Ok(bin.display().to_string())
 }
 
-/// A loopback port that nothing listens on.
-fn closed_port() -> anyhow::Result<u16> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0")?;
-    Ok(l.local_addr()?.port())
-}
-
-fn write_config(dir: &Path, config: &Value) -> anyhow::Result<PathBuf> {
-    let path = dir.join("config.json");
-    std::fs::write(&path, serde_json::to_vec_pretty(config)?)?;
-    Ok(path)
-}
-
 fn names(v: &Value) -> Vec<String> {
-    v["servers"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s["name"].as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
+    names_in(&v["servers"])
 }
 
 #[tokio::test]
 async fn cli_search_reads_the_configured_registries() -> anyhow::Result<()> {
     let registry = TestRegistry::start().await?;
-    let dead = format!("http://127.0.0.1:{}", closed_port()?);
+    let dead = format!("http://127.0.0.1:{}", free_port()?);
     let dir = TempDir::new("registry-search");
     let config = write_config(dir.path(), &json!({"registries": [format!("{}/", registry.url)]}))?;
     let cfg = config.display().to_string();

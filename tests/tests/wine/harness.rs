@@ -94,7 +94,7 @@ impl WinePool {
         args: &[&str],
         env: &[(&str, String)],
     ) -> anyhow::Result<Self> {
-        std::fs::write(dir.join("config.json"), serde_json::to_vec_pretty(config)?)?;
+        write_config(dir, config)?;
         let token = format!("wine-token-{}", std::process::id());
         let stderr_log = dir.join(format!("{program}.stderr"));
         let mut cmd = wine_cmd(bins, prefix, program, dir);

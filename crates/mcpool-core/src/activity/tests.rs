@@ -8,10 +8,7 @@ use super::series::{band, Histogram};
 use super::*;
 
 fn temp_file(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcpool-activity-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir.join("default.db")
+    crate::scratch::made_scratch_dir(&format!("activity-{name}")).join("default.db")
 }
 
 fn call(server: &str, tool: &str, client: &str, outcome: &str, ms: u64, ago: Duration) -> Entry {

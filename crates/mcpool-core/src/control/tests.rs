@@ -6,9 +6,7 @@ use crate::editing::ServerChange;
 /// A control over a pool that loaded `config` from a file in a fresh
 /// folder of its own (`name`).
 fn control_with(name: &str, config: Value) -> (Control, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("mcpool-control-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::made_scratch_dir(&format!("control-{name}"));
     let path = dir.join("config.json");
     std::fs::write(&path, config.to_string()).unwrap();
     let control = Control::new(Pool::default());

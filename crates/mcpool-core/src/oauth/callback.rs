@@ -194,18 +194,14 @@ mod tests {
         let listener = bind(None).await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let waiting = tokio::spawn(async move { wait(listener, "st", "srv").await });
-        let client = reqwest::Client::new();
-        let miss = client
-            .get(format!("http://127.0.0.1:{port}/favicon.ico"))
-            .send()
-            .await
-            .unwrap();
+        let get = |path: &str| {
+            reqwest::Client::new()
+                .get(format!("http://127.0.0.1:{port}{path}"))
+                .send()
+        };
+        let miss = get("/favicon.ico").await.unwrap();
         assert_eq!(miss.status(), 404);
-        let hit = client
-            .get(format!("http://127.0.0.1:{port}/callback?code=c0de&state=st"))
-            .send()
-            .await
-            .unwrap();
+        let hit = get("/callback?code=c0de&state=st").await.unwrap();
         assert_eq!(hit.status(), 200);
         assert!(hit.text().await.unwrap().contains("You can close this tab"));
         let got = waiting.await.unwrap().unwrap();

@@ -90,12 +90,16 @@ impl Pool {
         view
     }
 
-    fn build_tool_view(&self) -> ToolView {
-        let lists: Vec<(String, Lists)> = self
-            .servers()
+    /// Every server's name and its current lists, which the views are built from.
+    fn server_lists(&self) -> Vec<(String, Lists)> {
+        self.servers()
             .iter()
             .map(|s| (s.name().to_string(), s.lists()))
-            .collect();
+            .collect()
+    }
+
+    fn build_tool_view(&self) -> ToolView {
+        let lists = self.server_lists();
         let control = &self.inner.ctx.tools;
         tool_view_of(&self.inner.builtin_tools, &lists, |server, tool| {
             control.visible(server, tool)
@@ -103,11 +107,7 @@ impl Pool {
     }
 
     fn build_prompt_view(&self) -> PromptView {
-        let lists: Vec<(String, Lists)> = self
-            .servers()
-            .iter()
-            .map(|s| (s.name().to_string(), s.lists()))
-            .collect();
+        let lists = self.server_lists();
         let pairs = lists
             .iter()
             .flat_map(|(server, l)| l.prompts.iter().map(move |p| (server.as_str(), p.name.as_str())));

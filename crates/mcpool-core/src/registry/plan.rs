@@ -161,6 +161,15 @@ pub fn suggested_name(registry_name: &str) -> String {
     }
 }
 
+/// The `i`th of `server`'s packages or remotes (`what`), or the error that
+/// names the one it lacks.
+fn nth<'a, T>(server: &ServerJson, items: &'a [T], i: usize, what: &str) -> Result<&'a T, PlanError> {
+    items.get(i).ok_or_else(|| PlanError::NoSuchChoice {
+        server: server.name.clone(),
+        what: format!("{what} number {}", i + 1),
+    })
+}
+
 /// The add form for `server` run as `choice` (by default the first of
 /// [`choices`]).
 pub fn form(server: &ServerJson, choice: Option<Choice>) -> Result<Form, PlanError> {
@@ -174,17 +183,11 @@ pub fn form(server: &ServerJson, choice: Option<Choice>) -> Result<Form, PlanErr
     let mut b = Builder::new(&server.name);
     let (shape, kind, registry_type) = match choice {
         Choice::Package(i) => {
-            let p = server.packages.get(i).ok_or_else(|| PlanError::NoSuchChoice {
-                server: server.name.clone(),
-                what: format!("package number {}", i + 1),
-            })?;
+            let p = nth(server, &server.packages, i, "package")?;
             (b.package(p)?, "local", p.registry_type.clone())
         }
         Choice::Remote(i) => {
-            let r = server.remotes.get(i).ok_or_else(|| PlanError::NoSuchChoice {
-                server: server.name.clone(),
-                what: format!("remote number {}", i + 1),
-            })?;
+            let r = nth(server, &server.remotes, i, "remote")?;
             (b.remote(r)?, "remote", r.kind.clone())
         }
     };

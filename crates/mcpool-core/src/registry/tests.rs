@@ -329,8 +329,7 @@ fn server_names_are_one_path_segment() {
 
 #[test]
 fn a_runtime_on_path_or_what_to_install() {
-    let dir = std::env::temp_dir().join(format!("mcpool-runtime-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = crate::scratch::made_scratch_dir("registry-runtime");
     // A program as each OS finds one: on Windows by an extension of PATHEXT.
     let npx = dir.join(if cfg!(windows) { "npx.cmd" } else { "npx" });
     std::fs::write(&npx, "#!/bin/sh\n").expect("write");
@@ -388,8 +387,7 @@ fn a_boolean_flag_is_there_only_when_true() {
 #[test]
 fn a_program_found_by_name_or_by_path_and_hints_for_interpreters() {
     use super::runtime::{find, install_hint};
-    let dir = std::env::temp_dir().join(format!("mcpool-find-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = crate::scratch::made_scratch_dir("registry-find");
     let uvx = dir.join(if cfg!(windows) { "uvx.cmd" } else { "uvx" });
     std::fs::write(&uvx, "#!/bin/sh\n").expect("write");
     let plain = dir.join("plain");

@@ -3,13 +3,7 @@ use std::time::Duration;
 
 use super::file::{self, Appender, Line, Source, ROTATE_AT};
 use super::*;
-
-/// A fresh, empty folder of this test's own.
-fn scratch(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("mcpool-server-logs-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
+use crate::scratch::scratch_dir;
 
 #[test]
 fn file_names_stay_in_the_folder_and_apart() {
@@ -69,7 +63,7 @@ fn lines_are_written_and_read_back() {
 
 #[test]
 fn a_server_keeps_at_most_two_files_of_a_mebibyte() {
-    let dir = scratch("rotate");
+    let dir = scratch_dir("server-logs-rotate");
     let path = file::file_for(&dir, "noisy");
     let mut appender = Appender::new(path.clone());
     let line = "y".repeat(199);
@@ -103,7 +97,7 @@ fn a_server_keeps_at_most_two_files_of_a_mebibyte() {
 
 #[test]
 fn search_keeps_the_last_matches_of_both_files_oldest_first() {
-    let dir = scratch("search");
+    let dir = scratch_dir("server-logs-search");
     let path = file::file_for(&dir, "s");
     std::fs::create_dir_all(&dir).unwrap();
     let line = |n: u32, text: &str| format!("2026-12-02T00:00:{n:02}.000Z stderr {text}\n");
@@ -143,7 +137,7 @@ fn search_keeps_the_last_matches_of_both_files_oldest_first() {
 
 #[test]
 fn appended_lines_are_written_then_streamed() {
-    let dir = scratch("append");
+    let dir = scratch_dir("server-logs-append");
     let logs = ServerLogs::open(dir.clone());
     let mut rx = logs.subscribe();
     logs.for_server("svc").stderr("ready");
@@ -178,7 +172,7 @@ fn appended_lines_are_written_then_streamed() {
 
 #[test]
 fn a_disk_error_drops_lines_and_goes_on() {
-    let dir = scratch("disk-error");
+    let dir = scratch_dir("server-logs-disk-error");
     std::fs::create_dir_all(dir.parent().unwrap()).unwrap();
     // A file where the folder should be: every write fails.
     std::fs::write(&dir, b"in the way").unwrap();
@@ -198,7 +192,7 @@ fn a_disk_error_drops_lines_and_goes_on() {
 #[test]
 fn the_layer_takes_events_about_a_server_redacted() {
     use tracing_subscriber::layer::SubscriberExt;
-    let dir = scratch("layer");
+    let dir = scratch_dir("server-logs-layer");
     let logs = ServerLogs::open(dir.clone());
     let secret = "layer-secret-4f1c9a".to_string();
     crate::secrets::remember_secrets(std::slice::from_ref(&secret));
@@ -227,7 +221,7 @@ fn the_layer_takes_events_about_a_server_redacted() {
 
 #[tokio::test]
 async fn stderr_goes_to_the_log_redacted_and_whole() {
-    let dir = scratch("stderr");
+    let dir = scratch_dir("server-logs-stderr");
     let logs = ServerLogs::open(dir.clone());
     let secret = "stderr-secret-77d2e0".to_string();
     crate::secrets::remember_secrets(std::slice::from_ref(&secret));

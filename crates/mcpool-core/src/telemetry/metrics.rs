@@ -12,7 +12,7 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
-use prometheus_client::registry::{Registry, Unit};
+use prometheus_client::registry::{Metric, Registry, Unit};
 
 use crate::activity::{Entry, Kind, Watcher};
 use crate::lifecycle::Status;
@@ -92,53 +92,54 @@ pub struct Metrics {
     scrape: Mutex<()>,
 }
 
+/// The registry being filled: each metric made and registered in one step.
+struct Registrar(Registry);
+
+impl Registrar {
+    /// A new metric registered as `name` with `help`; the handle that updates it.
+    fn add<M: Metric + Clone + Default>(&mut self, name: &str, help: &str) -> M {
+        let metric = M::default();
+        self.0.register(name, help, metric.clone());
+        metric
+    }
+}
+
 impl Metrics {
     /// The metrics of `pool`, watching its activity from now on.
     pub fn watch(pool: &Pool) -> Arc<Metrics> {
-        let mut registry = Registry::default();
-        let calls = Family::<CallLabels, Counter>::default();
-        registry.register(
+        let mut reg = Registrar(Registry::default());
+        let calls = reg.add(
             "mcpool_tool_calls",
             "Tool calls agents made, by server, tool and outcome",
-            calls.clone(),
         );
-        let errors = Family::<ToolLabels, Counter>::default();
-        registry.register(
+        let errors = reg.add(
             "mcpool_tool_call_errors",
             "Tool calls that failed (every outcome but ok, task, input_required and cancelled)",
-            errors.clone(),
         );
         let durations: Family<ToolLabels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(duration_histogram);
-        registry.register_with_unit(
+        reg.0.register_with_unit(
             "mcpool_tool_call_duration",
             "How long tool calls took, from the agent's request to mcpool's answer",
             Unit::Seconds,
             durations.clone(),
         );
-        let reconnects = Family::<CauseLabels, Counter>::default();
-        registry.register(
+        let reconnects = reg.add(
             "mcpool_reconnects",
             "Connection attempts after the first, by cause (demand, user, wake)",
-            reconnects.clone(),
         );
-        let status = Family::<StatusLabels, Gauge>::default();
-        registry.register(
+        let status = reg.add(
             "mcpool_server_status",
             "1 for each server's current status, 0 for the others",
-            status.clone(),
         );
-        let sessions = Gauge::default();
-        registry.register("mcpool_agent_sessions", "Agent sessions open now", sessions.clone());
-        let cache_hits = Counter::default();
-        registry.register(
+        let sessions = reg.add("mcpool_agent_sessions", "Agent sessions open now");
+        let cache_hits = reg.add(
             "mcpool_tool_cache_hits",
             "Tool lists offered from the disk cache before their server answered",
-            cache_hits.clone(),
         );
         let metrics = Arc::new(Metrics {
             pool: pool.clone(),
-            registry,
+            registry: reg.0,
             calls,
             errors,
             durations,

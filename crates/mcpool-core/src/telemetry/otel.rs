@@ -50,6 +50,14 @@ pub struct OtelError {
     error: String,
 }
 
+/// How an exporter for `signal` that could not be built is told.
+fn build_failed<E: std::fmt::Display>(signal: &'static str) -> impl FnOnce(E) -> OtelError {
+    move |e| OtelError {
+        signal,
+        error: e.to_string(),
+    }
+}
+
 /// Whether `name` is set to something (the SDK's own reading of its variables).
 fn set(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty())
@@ -81,10 +89,7 @@ pub fn start() -> Result<bool, OtelError> {
             .with_http()
             .with_protocol(Protocol::HttpBinary)
             .build()
-            .map_err(|e| OtelError {
-                signal: "traces",
-                error: e.to_string(),
-            })?;
+            .map_err(build_failed("traces"))?;
         let provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
             .with_resource(resource.clone())
@@ -99,10 +104,7 @@ pub fn start() -> Result<bool, OtelError> {
             .with_http()
             .with_protocol(Protocol::HttpBinary)
             .build()
-            .map_err(|e| OtelError {
-                signal: "metrics",
-                error: e.to_string(),
-            })?;
+            .map_err(build_failed("metrics"))?;
         let provider = SdkMeterProvider::builder()
             .with_periodic_exporter(exporter)
             .with_resource(resource)

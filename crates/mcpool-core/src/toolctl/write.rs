@@ -210,8 +210,7 @@ mod tests {
     #[test]
     fn the_file_keeps_its_mode() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("mcpool-switch-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::made_scratch_dir("switch");
         let path = dir.join("config.json");
         std::fs::write(&path, FILE).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();

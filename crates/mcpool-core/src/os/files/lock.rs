@@ -103,15 +103,9 @@ fn open(lock: &Path) -> std::io::Result<File> {
 mod tests {
     use super::*;
 
-    fn dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("mcpool-lock-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
-    }
-
     #[test]
     fn a_second_writer_waits_for_the_first_and_gives_up_with_a_sentence() {
-        let dir = dir("wait");
+        let dir = crate::scratch::scratch_dir("lock-wait");
         let target = dir.join("sub").join("config.json");
         let first = FileLock::acquire(&target, WAIT).unwrap();
         assert!(lock_path(&target).exists(), "the lock file is beside the target");
@@ -129,7 +123,7 @@ mod tests {
 
     #[test]
     fn threads_take_turns() {
-        let dir = dir("turns");
+        let dir = crate::scratch::scratch_dir("lock-turns");
         let target = dir.join("config.json");
         let inside = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let threads: Vec<_> = (0..8)

@@ -239,16 +239,10 @@ pub(super) fn current_user_sid() -> std::io::Result<String> {
 mod tests {
     use super::*;
 
-    fn dir(name: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("mcpool-acl-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
-    }
-
     /// Through the real calls (run under Wine by `scripts/windows.sh test`).
     #[test]
     fn a_private_file_has_a_protected_dacl_for_the_user_alone() {
-        let dir = dir("private");
+        let dir = crate::scratch::scratch_dir("acl-private");
         let path = dir.join("token");
         super::super::write_private(&path, b"secret").unwrap();
         let sid = current_user_sid().unwrap();
@@ -269,7 +263,7 @@ mod tests {
     #[test]
     fn a_replace_over_a_file_held_open_names_the_file() {
         use std::os::windows::fs::OpenOptionsExt;
-        let dir = dir("busy");
+        let dir = crate::scratch::scratch_dir("acl-busy");
         std::fs::create_dir_all(&dir).unwrap();
         let target = dir.join("config.json");
         std::fs::write(&target, b"old").unwrap();

@@ -34,8 +34,7 @@ async fn exit_status_is_seen_and_described() {
 
 #[tokio::test]
 async fn env_and_working_directory_reach_the_child() {
-    let dir = std::env::temp_dir().join(format!("mcpool-process-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::made_scratch_dir("process");
     let env = BTreeMap::from([("MCPOOL_PROCESS_TEST".to_string(), "a value".to_string())]);
     let script = if cfg!(windows) {
         "echo %MCPOOL_PROCESS_TEST%& cd"
@@ -89,8 +88,7 @@ async fn a_missing_command_is_an_error_not_a_tree() {
 
 #[test]
 fn find_looks_in_path_as_the_os_does() {
-    let dir = std::env::temp_dir().join(format!("mcpool-find-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::made_scratch_dir("process-find");
     let path = std::env::join_paths([dir.as_path()]).unwrap();
     // A program the OS would run, under the name a config uses.
     let program = if cfg!(windows) { "tool.cmd" } else { "tool" };

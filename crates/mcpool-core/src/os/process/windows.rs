@@ -245,8 +245,7 @@ mod tests {
 
     #[test]
     fn npx_is_npx_cmd_on_the_childs_path() {
-        let dir = std::env::temp_dir().join(format!("mcpool-pathext-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::made_scratch_dir("pathext");
         std::fs::write(dir.join("npx.cmd"), "@echo off\r\n").unwrap();
         let env = BTreeMap::from([("Path".to_string(), dir.to_string_lossy().into_owned())]);
         assert_eq!(program("npx", &env), dir.join("npx.cmd"));
@@ -260,8 +259,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_batch_argument_that_cannot_pass_literally_is_refused() {
-        let dir = std::env::temp_dir().join(format!("mcpool-batbadbut-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::made_scratch_dir("batbadbut");
         std::fs::write(dir.join("server.cmd"), "@echo off\r\n").unwrap();
         let env = BTreeMap::from([("PATH".to_string(), dir.to_string_lossy().into_owned())]);
         let args = vec!["a\nb".to_string()];
