@@ -1,12 +1,13 @@
 //! Starting an instance and waiting for its servers to connect, the way
 //! most tests begin.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::process::Child;
 
-use crate::{faulty_http, Mcpool, TempDir};
+use crate::{faulty_http, faulty_stdio, Mcpool, TempDir};
 
 /// How long [`Mcpool::start_connected`] waits for each server.
 const CONNECT_LIMIT: Duration = Duration::from_secs(30);
@@ -45,5 +46,15 @@ impl Mcpool {
         let (faulty, url) = faulty_http(&dir.path().join(format!("{name}.log")), args).await?;
         let pool = Self::start_connected_in(dir, json!({"mcpServers": {name: {"url": url}}})).await?;
         Ok((pool, faulty, url))
+    }
+
+    /// Starts an instance in a fresh dir `tag` whose one server `name` is
+    /// our fault server over stdio, started with `args`, and waits until it
+    /// is connected: the instance and the server's spawn log (in that dir).
+    pub async fn start_with_faulty(tag: &str, name: &str, args: &[&str]) -> anyhow::Result<(Self, PathBuf)> {
+        let dir = TempDir::new(tag);
+        let log = dir.path().join("spawns.log");
+        let pool = Self::start_connected_in(dir, json!({"mcpServers": {name: faulty_stdio(&log, args)}})).await?;
+        Ok((pool, log))
     }
 }

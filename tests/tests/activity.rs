@@ -60,16 +60,12 @@ fn db_bytes(pool: &Mcpool) -> Vec<u8> {
 
 #[tokio::test]
 async fn every_request_and_event_is_kept_filtered_followed_and_survives_kill_9() -> anyhow::Result<()> {
-    let Keyed {
-        dir,
-        scripts: logs,
-        key,
-    } = Keyed::new("activity", "act-key").await?;
+    let Keyed { dir, scripts, key } = Keyed::new("activity", "act-key").await?;
     let argument = format!("argument-{}", new_secret("quiet"));
     let logged = format!("logged-{}", new_secret("verbose"));
-    let mut quiet = faulty_stdio(&logs.path().join("quiet.log"), &[]);
+    let mut quiet = faulty_stdio(&scripts.path().join("quiet.log"), &[]);
     quiet["env"] = json!({"API_KEY": "${keyring:act-key}"});
-    let mut verbose = faulty_stdio(&logs.path().join("verbose.log"), &[]);
+    let mut verbose = faulty_stdio(&scripts.path().join("verbose.log"), &[]);
     verbose["env"] = json!({"API_KEY": "${keyring:act-key}"});
     verbose["logArguments"] = json!(true);
     let mut pool = Mcpool::start_in(dir, json!({"mcpServers": {"quiet": quiet, "verbose": verbose}}), &[]).await?;

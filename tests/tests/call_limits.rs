@@ -20,11 +20,7 @@ fn limited(log: &std::path::Path, call_timeout_ms: u64) -> Value {
 
 #[tokio::test]
 async fn a_reply_behind_stray_json_lines_is_read_and_the_first_line_is_told() -> anyhow::Result<()> {
-    let dir = TempDir::new("stray-lines");
-    let pool = Mcpool::start_connected(json!({"mcpServers": {
-        "noisy": faulty_stdio(&dir.path().join("spawns.log"), &[]),
-    }}))
-    .await?;
+    let (pool, _) = Mcpool::start_with_faulty("stray-lines", "noisy", &[]).await?;
     let agent = pool.agent("/mcp").await?;
     for lines in [1, 2, 5] {
         let call = agent.call("noisy__stray", json!({"lines": lines}));

@@ -533,8 +533,7 @@ async fn config_edits_restart_only_the_changed_server() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn sigterm_stops_the_instance_with_exit_zero() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("cli-term");
-    let mut pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
+    let (mut pool, log) = Mcpool::start_with_faulty("cli-term", "f", &[]).await?;
     let agent = pool.agent("/mcp").await?;
     assert_eq!(text(&agent.call("f__echo", json!({"text": "x"})).await?), "x");
     let pid = spawned_pids(&log)[0];

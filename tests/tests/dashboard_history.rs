@@ -17,13 +17,9 @@ const LIMIT: Duration = Duration::from_secs(20);
 
 #[tokio::test]
 async fn the_activity_view_filters_live_entries_and_cards_plot_calls_and_drops() -> anyhow::Result<()> {
-    let Keyed {
-        dir,
-        scripts: logs,
-        key,
-    } = Keyed::new("dashboard-history", "hist-key").await?;
+    let Keyed { dir, scripts, key } = Keyed::new("dashboard-history", "hist-key").await?;
     let argument = format!("argument-{}", new_secret("history"));
-    let mut f = faulty_stdio(&logs.path().join("f.log"), &[]);
+    let mut f = faulty_stdio(&scripts.path().join("f.log"), &[]);
     f["env"] = json!({"API_KEY": "${keyring:hist-key}"});
     let pool = Mcpool::start_in(dir, json!({"mcpServers": {"f": f}}), &[]).await?;
     pool.wait_status("f", "connected", LIMIT).await?;

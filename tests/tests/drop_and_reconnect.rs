@@ -10,8 +10,7 @@ const KEPT: &str = "(tools kept; reconnects when next used)";
 
 #[tokio::test]
 async fn a_drop_keeps_the_tools_shows_stderr_and_reconnects_on_the_next_call_only() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("drop");
-    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
+    let (pool, log) = Mcpool::start_with_faulty("drop", "f", &[]).await?;
     let agent = pool.agent("/mcp").await?;
     assert_eq!(count_lines(&log, "start"), 1);
 
@@ -168,8 +167,7 @@ async fn a_failed_reconnect_returns_its_error_then_backs_off_and_doubles() -> an
 
 #[tokio::test]
 async fn explicit_disconnect_clears_tools_at_once_and_enable_brings_them_back() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("disc");
-    let pool = Mcpool::start_connected(json!({"mcpServers": {"f": faulty_stdio(&log, &[])}})).await?;
+    let (pool, log) = Mcpool::start_with_faulty("disc", "f", &[]).await?;
     let agent = pool.agent("/mcp").await?;
     assert!(agent.tool_names().await?.contains(&"f__echo".to_string()));
     let pid = spawned_pids(&log)[0];

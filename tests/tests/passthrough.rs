@@ -14,10 +14,6 @@ const LIMIT: Duration = Duration::from_secs(10);
 /// `list_changed` it would send has arrived.
 const SETTLE: Duration = Duration::from_millis(1500);
 
-async fn pool_with(name: &str, log: &std::path::Path) -> anyhow::Result<Mcpool> {
-    Mcpool::start_connected(json!({"mcpServers": {name: faulty_stdio(log, &[])}})).await
-}
-
 fn result_text(result: ServerResult) -> String {
     match result {
         ServerResult::CallToolResult(r) => text(&r),
@@ -27,8 +23,7 @@ fn result_text(result: ServerResult) -> String {
 
 #[tokio::test]
 async fn sampling_goes_to_the_agent_whose_call_asked_for_it() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("sampling");
-    let pool = pool_with("f", &log).await?;
+    let (pool, _) = Mcpool::start_with_faulty("sampling", "f", &[]).await?;
     // `idle` connects first, so a pool that picked "any agent" would pick it.
     let idle = pool.agent("/mcp").await?;
     let caller = pool.agent("/mcp").await?;
@@ -50,8 +45,7 @@ async fn sampling_goes_to_the_agent_whose_call_asked_for_it() -> anyhow::Result<
 
 #[tokio::test]
 async fn progress_reaches_the_calling_agent_under_its_own_token() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("progress");
-    let pool = pool_with("f", &log).await?;
+    let (pool, _) = Mcpool::start_with_faulty("progress", "f", &[]).await?;
     let a = pool.agent("/mcp").await?;
     let b = pool.agent("/mcp").await?;
     let bystander = pool.agent("/mcp").await?;
@@ -102,8 +96,7 @@ async fn progress_reaches_the_calling_agent_under_its_own_token() -> anyhow::Res
 
 #[tokio::test]
 async fn log_messages_reach_every_agent_that_sees_the_server() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("logging");
-    let pool = pool_with("f", &log).await?;
+    let (pool, _) = Mcpool::start_with_faulty("logging", "f", &[]).await?;
     let caller = pool.agent("/mcp").await?;
     let other = pool.agent("/mcp").await?;
     let own = pool.agent("/servers/f/mcp").await?;
@@ -126,8 +119,7 @@ async fn log_messages_reach_every_agent_that_sees_the_server() -> anyhow::Result
 
 #[tokio::test]
 async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("resources");
-    let pool = pool_with("f", &log).await?;
+    let (pool, _) = Mcpool::start_with_faulty("resources", "f", &[]).await?;
     let subscriber = pool.agent("/mcp").await?;
     let other = pool.agent("/mcp").await?;
     let uri = "faulty://static/hello";
@@ -177,8 +169,7 @@ async fn resource_updates_reach_only_the_subscribed_agent() -> anyhow::Result<()
 
 #[tokio::test]
 async fn completion_reaches_the_prompt_server_through_mcp() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("complete");
-    let pool = pool_with("faulty", &log).await?;
+    let (pool, _) = Mcpool::start_with_faulty("complete", "faulty", &[]).await?;
     let agent = pool.agent("/mcp").await?;
     let prompts = agent.service.peer().list_all_prompts().await?;
     assert!(prompts.iter().any(|p| p.name == "faulty__greet"), "{prompts:?}");
@@ -206,8 +197,7 @@ async fn completion_reaches_the_prompt_server_through_mcp() -> anyhow::Result<()
 
 #[tokio::test]
 async fn a_cancelled_call_is_cancelled_upstream_and_the_server_keeps_serving() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("cancel");
-    let pool = pool_with("f", &log).await?;
+    let (pool, log) = Mcpool::start_with_faulty("cancel", "f", &[]).await?;
     let agent = pool.agent("/mcp").await?;
 
     let handle = agent.start_call("f__hang", json!({})).await?;
@@ -230,8 +220,7 @@ async fn a_cancelled_call_is_cancelled_upstream_and_the_server_keeps_serving() -
 
 #[tokio::test]
 async fn list_changed_only_when_the_visible_tools_really_change() -> anyhow::Result<()> {
-    let (_dir, log) = TempDir::with_spawn_log("listchanged");
-    let pool = pool_with("f", &log).await?;
+    let (pool, log) = Mcpool::start_with_faulty("listchanged", "f", &[]).await?;
     tokio::time::sleep(SETTLE).await;
     let all = pool.agent("/mcp").await?;
     let own = pool.agent("/servers/f/mcp").await?;

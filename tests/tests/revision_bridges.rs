@@ -65,11 +65,7 @@ async fn a_2026_07_28_servers_input_request_is_asked_of_a_session_agent() -> any
 
 #[tokio::test]
 async fn a_session_servers_elicitation_during_a_2026_07_28_call_becomes_a_round() -> anyhow::Result<()> {
-    let dir = TempDir::new("bridge-rounds");
-    let pool = Mcpool::start_connected(json!({"mcpServers": {
-        "f": faulty_stdio(&dir.path().join("f.log"), &[]),
-    }}))
-    .await?;
+    let (pool, _) = Mcpool::start_with_faulty("bridge-rounds", "f", &[]).await?;
     // A session agent that would answer is connected, and is not asked
     // about another agent's call.
     let bystander = pool.agent_with("/mcp", AgentHandler::answering("not mine")).await?;

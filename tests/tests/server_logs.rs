@@ -58,13 +58,9 @@ async fn wait_line(pool: &Mcpool, server: &str, needle: &str) -> anyhow::Result<
 
 #[tokio::test]
 async fn a_servers_log_shows_stderr_and_mcpool_lines_live_bounded_and_redacted() -> anyhow::Result<()> {
-    let Keyed {
-        dir,
-        scripts: bin_dir,
-        key,
-    } = Keyed::new("logs", "svc-key").await?;
-    let (svc, _) = key_checking_server(bin_dir.path(), "svc", &key, false)?;
-    let noisy = noisy_server(bin_dir.path())?;
+    let Keyed { dir, scripts, key } = Keyed::new("logs", "svc-key").await?;
+    let (svc, _) = key_checking_server(scripts.path(), "svc", &key, false)?;
+    let noisy = noisy_server(scripts.path())?;
     let pool = Mcpool::start_in(
         dir,
         json!({"mcpServers": {
