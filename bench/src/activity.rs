@@ -84,10 +84,7 @@ struct Instance {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.out.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
-    let tmp = bin_dir
-        .join("bench-tmp")
-        .join(format!("activity-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp)?;
+    let tmp = sys::scratch_dir(&bin_dir, "activity")?;
     let load_before = sys::loadavg();
     let result = run_all(&cli, &mcpool, &faulty, &tmp).await;
     let _ = std::fs::remove_dir_all(&tmp);

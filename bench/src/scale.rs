@@ -88,8 +88,7 @@ async fn main() -> anyhow::Result<()> {
         .tools
         .checked_sub(builtin)
         .with_context(|| format!("mcpool-faulty has {builtin} tools of its own; --tools must be at least that"))?;
-    let tmp = bin_dir.join("bench-tmp").join(format!("scale-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp)?;
+    let tmp = sys::scratch_dir(&bin_dir, "scale")?;
     let load_before = sys::loadavg();
     let runs = sys::runs(
         cli.runs,
@@ -313,34 +312,28 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         "",
         0,
     );
-    row(
-        &mut out,
-        "`mcpool serve` RSS, idle, every server connected",
-        per_run(&|r| mib(r.idle_rss_kib as f64)),
-        "MiB",
-        1,
-    );
-    row(
-        &mut out,
-        &format!("`mcpool serve` RSS after the {} agents' calls", cli.agents),
-        per_run(&|r| mib(r.busy_rss_kib as f64)),
-        "MiB",
-        1,
-    );
-    row(
-        &mut out,
-        "`mcpool serve` peak RSS (VmHWM)",
-        per_run(&|r| mib(r.hwm_kib as f64)),
-        "MiB",
-        1,
-    );
-    row(
-        &mut out,
-        &format!("the {} servers' RSS together (idle)", cli.servers),
-        per_run(&|r| mib(r.children_rss_kib as f64)),
-        "MiB",
-        0,
-    );
+    // Memory rows: what, the KiB a run measured, digits shown (in MiB).
+    let memory: [(String, fn(&Run) -> u64, usize); 4] = [
+        (
+            "`mcpool serve` RSS, idle, every server connected".into(),
+            |r| r.idle_rss_kib,
+            1,
+        ),
+        (
+            format!("`mcpool serve` RSS after the {} agents' calls", cli.agents),
+            |r| r.busy_rss_kib,
+            1,
+        ),
+        ("`mcpool serve` peak RSS (VmHWM)".into(), |r| r.hwm_kib, 1),
+        (
+            format!("the {} servers' RSS together (idle)", cli.servers),
+            |r| r.children_rss_kib,
+            0,
+        ),
+    ];
+    for (what, kib, digits) in memory {
+        row(&mut out, &what, per_run(&|r| mib(kib(r) as f64)), "MiB", digits);
+    }
     let _ = writeln!(out);
     out
 }

@@ -71,10 +71,7 @@ struct Cli {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let (bin_dir, [mcpool]) = sys::bench_bins(cli.out.bin_dir.as_deref(), ["mcpool"])?;
-    let tmp = bin_dir
-        .join("bench-tmp")
-        .join(format!("sessions-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp)?;
+    let tmp = sys::scratch_dir(&bin_dir, "sessions")?;
     let load_before = sys::loadavg();
     let runs = sys::runs(
         cli.runs,

@@ -28,6 +28,14 @@ pub fn bench_bins<const N: usize>(bin_dir: Option<&Path>, names: [&str; N]) -> a
     Ok((dir, bins))
 }
 
+/// This run's scratch dir under `bin_dir/bench-tmp`, `NAME-PID`, made.
+#[allow(dead_code)] // mcpool-bench keeps its own.
+pub fn scratch_dir(bin_dir: &Path, name: &str) -> anyhow::Result<PathBuf> {
+    let tmp = bin_dir.join("bench-tmp").join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp)?;
+    Ok(tmp)
+}
+
 /// Prints `section`, and with `write` puts it in that file under `heading`.
 #[allow(dead_code)] // mcpool-bench writes the whole file.
 pub fn publish(write: Option<&Path>, heading: &str, section: &str) -> anyhow::Result<()> {

@@ -53,6 +53,14 @@ async fn without_a_display_it_says_so_and_points_to_mcpool_serve() -> anyhow::Re
     Ok(())
 }
 
+/// The app stopped at start as it should: with no panic, and before it
+/// listened.
+#[track_caller]
+fn assert_stopped_cleanly(stdout: &str, stderr: &str) {
+    assert!(!stderr.contains("panicked"), "no panic: {stderr}");
+    assert!(!stdout.contains("listening"), "{stdout}");
+}
+
 #[tokio::test]
 async fn a_display_that_cannot_be_opened_is_said_plainly() -> anyhow::Result<()> {
     // No X server has this number (its socket would be /tmp/.X11-unix/X4093).
@@ -66,8 +74,7 @@ async fn a_display_that_cannot_be_opened_is_said_plainly() -> anyhow::Result<()>
     assert_eq!(code, Some(2), "exit code; stderr:\n{stderr}");
     assert!(stderr.contains("cannot open the display (DISPLAY=:4093)"), "{stderr}");
     assert!(stderr.contains("mcpool serve"), "points to mcpool serve: {stderr}");
-    assert!(!stderr.contains("panicked"), "no panic: {stderr}");
-    assert!(!stdout.contains("listening"), "{stdout}");
+    assert_stopped_cleanly(&stdout, &stderr);
     Ok(())
 }
 
@@ -82,8 +89,7 @@ async fn a_taken_address_is_said_plainly_with_what_to_do() -> anyhow::Result<()>
     assert_eq!(code, Some(1), "exit code; stderr:\n{stderr}");
     assert!(stderr.contains(&format!("mcpool: cannot listen on {addr}")), "{stderr}");
     assert!(stderr.contains("is mcpool already running?"), "{stderr}");
-    assert!(!stderr.contains("panicked"), "no panic: {stderr}");
-    assert!(!stdout.contains("listening"), "{stdout}");
+    assert_stopped_cleanly(&stdout, &stderr);
     Ok(())
 }
 

@@ -19,6 +19,7 @@ pub mod agent;
 pub mod browser;
 pub mod events;
 pub mod faulty;
+pub mod http;
 pub mod netns;
 pub mod output;
 pub mod process;
@@ -33,6 +34,7 @@ pub use stateless::STATELESS_ONLY;
 
 pub use agent::*;
 pub use faulty::{control, count_lines, faulty_after, faulty_http, faulty_stdio, spawned_pids, stats};
+pub use http::{get_json_with, get_unfollowed, initialize_request};
 pub use output::{assert_failed_saying, stderr, stdout};
 pub use process::{first_line, listening_port, spawn_quiet};
 pub use setup::{files_under, free_listen, free_port, names_in, write_config};
@@ -399,12 +401,7 @@ impl Mcpool {
 
     /// `GET path` with the token; the JSON of a 2xx answer.
     pub async fn get_json(&self, path: &str) -> anyhow::Result<Value> {
-        let r = reqwest::Client::new()
-            .get(self.url(path))
-            .bearer_auth(&self.token)
-            .send()
-            .await?;
-        Ok(r.error_for_status()?.json().await?)
+        get_json_with(&self.url(path), &self.token).await
     }
 
     pub async fn server(&self, name: &str) -> anyhow::Result<Value> {

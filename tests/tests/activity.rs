@@ -175,11 +175,7 @@ async fn every_request_and_event_is_kept_filtered_followed_and_survives_kill_9()
     let cursor = first["next_cursor"].as_str().unwrap_or_default().to_string();
     let second = items(&activity(&pool, &format!("?kind=tool&limit=2&cursor={cursor}")).await?.1);
     assert_eq!(second[0]["id"].as_i64(), tools[2]["id"].as_i64());
-    let r = reqwest::Client::new()
-        .get(pool.url("/api/activity?limit=0"))
-        .bearer_auth(&pool.token)
-        .send()
-        .await?;
+    let r = pool.get("/api/activity?limit=0").await?;
     assert_eq!(r.status(), 400);
     assert_eq!(r.json::<Value>().await?["field"], "limit");
     let r = reqwest::Client::new().get(pool.url("/api/activity")).send().await?;

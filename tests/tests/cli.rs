@@ -298,8 +298,7 @@ async fn a_non_loopback_listen_address_needs_the_flag() -> anyhow::Result<()> {
 async fn requests_need_the_token_and_a_loopback_origin() -> anyhow::Result<()> {
     let pool = Mcpool::start(json!({"mcpServers": {}})).await?;
     let http = reqwest::Client::new();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    let init = initialize_request();
     for path in ["/mcp", "/servers/x/mcp"] {
         let post = || {
             http.post(pool.url(path))

@@ -51,13 +51,7 @@ async fn the_api_adds_mcpool_to_a_client_found_here() -> anyhow::Result<()> {
     let home_str = home.path().display().to_string();
     let pool = Mcpool::start_with(json!({"mcpServers": {}}), &[("HOME", &home_str)]).await?;
 
-    let v: Value = reqwest::Client::new()
-        .get(pool.url("/api/connect"))
-        .bearer_auth(&pool.token)
-        .send()
-        .await?
-        .json()
-        .await?;
+    let v = pool.get_json("/api/connect").await?;
     let found = |client: &str| {
         v["snippets"]
             .as_array()

@@ -71,12 +71,7 @@ async fn the_dashboard_follows_a_crash_and_reconnects_in_a_real_browser() -> any
     assert!(png.starts_with(b"\x89PNG"), "a PNG screenshot");
 
     // The link cannot be used from outside the browser either.
-    let again = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?
-        .get(&link)
-        .send()
-        .await?;
+    let again = get_unfollowed(&link).await?;
     assert_eq!(again.status(), reqwest::StatusCode::UNAUTHORIZED);
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! which holds no secret and no tool argument.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
@@ -42,15 +42,20 @@ fn line<'a>(out: &'a str, check: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// A config in `dir` with the server `name` as `entry` beside `files`, a
+/// fault server that connects; its path.
+fn config_beside_files(dir: &Path, name: &str, entry: Value) -> anyhow::Result<PathBuf> {
+    let files = faulty_stdio(&dir.join("spawns.log"), &[]);
+    write_config(dir, &json!({"mcpServers": {name: entry, "files": files}}))
+}
+
 #[tokio::test]
 async fn a_runtime_missing_from_path_fails_naming_the_server_and_what_to_install() -> anyhow::Result<()> {
     let dir = TempDir::new("doctor-runtime");
-    let config = write_config(
+    let config = config_beside_files(
         dir.path(),
-        &json!({"mcpServers": {
-            "fetch": {"command": "uvx", "args": ["mcp-server-fetch"]},
-            "files": faulty_stdio(&dir.path().join("spawns.log"), &[]),
-        }}),
+        "fetch",
+        json!({"command": "uvx", "args": ["mcp-server-fetch"]}),
     )?;
     let empty = dir.path().join("empty-bin");
     std::fs::create_dir_all(&empty)?;
@@ -136,13 +141,7 @@ async fn a_version_that_hangs_is_stopped_with_the_children_it_started() -> anyho
 #[tokio::test]
 async fn a_broken_config_names_file_server_and_field() -> anyhow::Result<()> {
     let dir = TempDir::new("doctor-config");
-    let config = write_config(
-        dir.path(),
-        &json!({"mcpServers": {
-            "bad": {"command": "x", "timeout": "soon"},
-            "files": faulty_stdio(&dir.path().join("spawns.log"), &[]),
-        }}),
-    )?;
+    let config = config_beside_files(dir.path(), "bad", json!({"command": "x", "timeout": "soon"}))?;
     let (listen, path) = (free_listen()?, config.display().to_string());
     let o = doctor(dir.path(), &["--config", &path], &[("MCPOOL_LISTEN", &listen)]).await?;
     let out = stdout(&o);

@@ -13,9 +13,12 @@ use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
-fn init() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}})
+/// An `initialize` to `url` by `method`, accepting what an agent accepts;
+/// the test adds the headers it checks.
+fn initialize_at(http: &reqwest::Client, method: reqwest::Method, url: String) -> reqwest::RequestBuilder {
+    http.request(method, url)
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize_request())
 }
 
 #[tokio::test]
@@ -29,11 +32,8 @@ async fn the_bearer_scheme_is_case_insensitive_and_hosts_must_be_loopback() -> a
             .send()
             .await?;
         assert_eq!(r.status(), 200, "{scheme}");
-        let r = http
-            .post(pool.url("/mcp"))
+        let r = initialize_at(&http, reqwest::Method::POST, pool.url("/mcp"))
             .header("authorization", format!("{scheme} {}", pool.token))
-            .header("accept", "application/json, text/event-stream")
-            .json(&init())
             .send()
             .await?;
         assert_eq!(r.status(), 200, "/mcp with {scheme}");
@@ -48,12 +48,9 @@ async fn the_bearer_scheme_is_case_insensitive_and_hosts_must_be_loopback() -> a
         ("GET", "/ui"),
     ] {
         let method: reqwest::Method = method.parse()?;
-        let r = http
-            .request(method.clone(), pool.url(path))
+        let r = initialize_at(&http, method.clone(), pool.url(path))
             .bearer_auth(&pool.token)
             .header("host", format!("rebind.example:{}", pool.port))
-            .header("accept", "application/json, text/event-stream")
-            .json(&init())
             .send()
             .await?;
         assert_eq!(r.status(), 403, "{method} {path} with a foreign Host");
@@ -261,7 +258,7 @@ async fn an_unreadable_body_is_400() -> anyhow::Result<()> {
     let (status, body) = exchange(pool.port, &broken).await?;
     assert_eq!(status, 400, "{body}");
     // The same request, whole, is answered.
-    let whole = init().to_string();
+    let whole = initialize_request().to_string();
     let good = raw_request(
         &pool,
         "POST",
@@ -276,7 +273,7 @@ async fn an_unreadable_body_is_400() -> anyhow::Result<()> {
 #[tokio::test]
 async fn a_request_needs_exactly_one_host() -> anyhow::Result<()> {
     let pool = Mcpool::start(json!({"mcpServers": {}})).await?;
-    let body = init().to_string();
+    let body = initialize_request().to_string();
     let length = format!("content-length: {}\r\n", body.len());
     let host = format!("host: 127.0.0.1:{}\r\n", pool.port);
     for (what, headers) in [

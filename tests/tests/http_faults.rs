@@ -122,6 +122,17 @@ async fn a_401_mid_session_moves_to_needs_auth_drops_the_tools_and_stops_calling
     Ok(())
 }
 
+/// Calls to `r__echo` fail, saying `first` at once and `later` after a
+/// pause, at a server already reached: how many requests it had before them.
+async fn calls_fail_for_a_while(agent: &Agent, url: &str, first: &str, later: &str) -> anyhow::Result<u64> {
+    let before = requests(url).await?;
+    assert!(before >= 1);
+    calls_fail_with(agent, "r__echo", 3, first).await?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    calls_fail_with(agent, "r__echo", 1, later).await?;
+    Ok(before)
+}
+
 /// The agent heard `tools/list_changed` (bounded wait: notifications are async).
 async fn wait_for_list_changed(agent: &Agent) -> anyhow::Result<()> {
     for _ in 0..100 {
@@ -139,11 +150,7 @@ async fn a_401_at_start_lands_in_needs_auth_and_is_not_retried() -> anyhow::Resu
     assert!(error_of(&s).contains("401"), "{s}");
     assert_eq!(s["tools"], json!([]), "{s}");
     let agent = pool.agent("/mcp").await?;
-    let before = requests(&url).await?;
-    assert!(before >= 1);
-    calls_fail_with(&agent, "r__echo", 3, "needs sign-in in the mcpool tray").await?;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    calls_fail_with(&agent, "r__echo", 1, "needs sign-in").await?;
+    let before = calls_fail_for_a_while(&agent, &url, "needs sign-in in the mcpool tray", "needs sign-in").await?;
     assert_eq!(requests(&url).await?, before, "needs_auth server was retried");
     assert_eq!(initializes(&url).await?, 0);
     Ok(())
@@ -156,11 +163,7 @@ async fn permanent_at_start(mode: &str) -> anyhow::Result<()> {
     assert!(error_of(&s).contains(mode), "{s}");
     assert!(s["retry_in_ms"].is_null(), "a permanent failure has no retry time: {s}");
     let agent = pool.agent("/mcp").await?;
-    let before = requests(&url).await?;
-    assert!(before >= 1);
-    calls_fail_with(&agent, "r__echo", 3, "it will not be retried").await?;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    calls_fail_with(&agent, "r__echo", 1, "it will not be retried").await?;
+    let before = calls_fail_for_a_while(&agent, &url, "it will not be retried", "it will not be retried").await?;
     let r = agent.call("r__echo", json!({"text": "x"})).await?;
     assert!(text(&r).starts_with("Server 'r' cannot start ("), "{}", text(&r));
     assert_eq!(requests(&url).await?, before, "a permanent failure was retried");
@@ -319,15 +322,7 @@ async fn the_per_server_endpoint_is_the_upstream_with_names_unchanged() -> anyho
     assert_eq!(text(&r), "direct");
     assert_eq!(echo_calls(&url).await?, 1);
 
-    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
-    let response = reqwest::Client::new()
-        .post(pool.url("/servers/nope/mcp"))
-        .bearer_auth(&pool.token)
-        .header("accept", "application/json, text/event-stream")
-        .json(&initialize)
-        .send()
-        .await?;
+    let response = pool.post_mcp("/servers/nope/mcp", &initialize_request()).await?;
     assert_eq!(response.status().as_u16(), 404);
     Ok(())
 }

@@ -161,13 +161,7 @@ async fn a_profile_url_lists_only_its_subset_and_refuses_the_rest() -> anyhow::R
     // An unknown profile is 404 with a sentence, and the token is still needed.
     let client = reqwest::Client::new();
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
-    let r = client
-        .post(pool.url("/profiles/nope/mcp"))
-        .bearer_auth(&pool.token)
-        .header("accept", "application/json, text/event-stream")
-        .json(&body)
-        .send()
-        .await?;
+    let r = pool.post_mcp("/profiles/nope/mcp", &body).await?;
     assert_eq!(r.status().as_u16(), 404);
     assert_eq!(r.text().await?, "mcpool has no profile named 'nope'\n");
     let r = client.post(pool.url("/profiles/review/mcp")).json(&body).send().await?;

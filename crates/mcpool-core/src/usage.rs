@@ -51,17 +51,7 @@ impl Usage {
     /// The counts kept at `path`; a missing, unreadable or corrupt file is
     /// an empty start (logged when it exists).
     pub fn open(path: PathBuf) -> Self {
-        let counts = match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!("ignoring the tool usage counts in {}: {e}", path.display());
-                Counts::default()
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Counts::default(),
-            Err(e) => {
-                tracing::warn!("cannot read the tool usage counts in {}: {e}", path.display());
-                Counts::default()
-            }
-        };
+        let counts = crate::os::files::read_json_or_default(&path, "the tool usage counts file");
         Usage {
             path: Some(path),
             state: std::sync::Mutex::new(State { counts, dirty: false }),

@@ -185,15 +185,7 @@ async fn start<'a>(
         Ok(watcher.items.lock().ok().and_then(|i| i.first().cloned()))
     })
     .await?;
-    // Uncached: AppIndicator announces a new icon with its own NewIcon
-    // signal, not PropertiesChanged, so a cache would go stale.
-    let tray: zbus::Proxy = zbus::proxy::Builder::new(desktop)
-        .destination(dest.clone())?
-        .path(item_path)?
-        .interface("org.kde.StatusNotifierItem")?
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .await?;
+    let tray = tray_item(desktop, dest.clone(), item_path).await?;
     let menu_path: OwnedObjectPath = tray
         .get_property("Menu")
         .await

@@ -102,13 +102,7 @@ pub async fn sign_in_from_the_tray(
             .and_then(|i| i.get(items_before..).and_then(|new| new.first().cloned())))
     })
     .await?;
-    let item: zbus::Proxy = zbus::proxy::Builder::new(desktop)
-        .destination(dest.clone())?
-        .path(item_path)?
-        .interface("org.kde.StatusNotifierItem")?
-        .cache_properties(zbus::proxy::CacheProperties::No)
-        .build()
-        .await?;
+    let item = tray_item(desktop, dest.clone(), item_path).await?;
     let menu_path: OwnedObjectPath = item.get_property("Menu").await?;
     let menu = TrayMenu {
         conn: desktop,

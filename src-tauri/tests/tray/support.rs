@@ -214,6 +214,19 @@ pub fn rgba(png_path: &Path) -> anyhow::Result<Vec<u8>> {
     })
 }
 
+/// The StatusNotifierItem `dest` registered at `path`, uncached:
+/// AppIndicator announces a new icon with its own NewIcon signal, not
+/// PropertiesChanged, so a cache would go stale.
+pub async fn tray_item(desktop: &zbus::Connection, dest: String, path: String) -> anyhow::Result<zbus::Proxy<'static>> {
+    Ok(zbus::proxy::Builder::new(desktop)
+        .destination(dest)?
+        .path(path)?
+        .interface("org.kde.StatusNotifierItem")?
+        .cache_properties(zbus::proxy::CacheProperties::No)
+        .build()
+        .await?)
+}
+
 /// The image the tray item shows now: AppIndicator names a PNG file
 /// (`IconName`, absolute or within `IconThemePath`).
 pub async fn shown_icon(item: &zbus::Proxy<'_>) -> anyhow::Result<Vec<u8>> {

@@ -171,10 +171,8 @@ async fn api_search_the_add_form_and_offline_with_the_last_results() -> anyhow::
     assert_eq!(remote["entry"]["headers"]["X-API-Key"], "{X-API-Key}");
     assert_eq!(remote["runtime"], Value::Null);
     assert_eq!(remote["choices"].as_array().map(Vec::len), Some(3));
-    let missing = reqwest::Client::new()
-        .get(mcpool.url("/api/registry/server?name=io.github.example/nothing"))
-        .bearer_auth(&mcpool.token)
-        .send()
+    let missing = mcpool
+        .get("/api/registry/server?name=io.github.example/nothing")
         .await?;
     assert_eq!(missing.status(), 404);
     let unauthorized = reqwest::get(mcpool.url("/api/registry/search?q=weather")).await?;

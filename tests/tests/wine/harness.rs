@@ -150,14 +150,7 @@ impl WinePool {
     }
 
     pub async fn status(&self, name: &str) -> anyhow::Result<String> {
-        let servers: Vec<Value> = reqwest::Client::new()
-            .get(self.url("/api/servers"))
-            .bearer_auth(&self.token)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
+        let servers: Vec<Value> = serde_json::from_value(get_json_with(&self.url("/api/servers"), &self.token).await?)?;
         Ok(servers
             .iter()
             .find(|s| s["name"] == name)

@@ -119,13 +119,7 @@ async fn a_batch_argument_that_cannot_pass_is_refused_with_a_sentence() -> anyho
     }}});
     let mut pool = WinePool::start(&bins, &prefix, dir.path(), &config).await?;
     pool.wait_status("s", "failed").await?;
-    let servers: Vec<Value> = reqwest::Client::new()
-        .get(pool.url("/api/servers"))
-        .bearer_auth(&pool.token)
-        .send()
-        .await?
-        .json()
-        .await?;
+    let servers: Vec<Value> = serde_json::from_value(get_json_with(&pool.url("/api/servers"), &pool.token).await?)?;
     let error = servers[0]["error"].as_str().unwrap_or_default().to_string();
     assert!(error.contains("batch file arguments are invalid"), "{error}");
     pool.interrupt().await?;
@@ -354,12 +348,7 @@ async fn the_tray_app_serves_the_pool_and_without_webview2_opens_the_dashboard_i
     );
     // The link signs the browser in: a redirect to the dashboard with its
     // session cookie (a link nobody issued gets the sign-in page, 401).
-    let r = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()?
-        .get(&link)
-        .send()
-        .await?;
+    let r = get_unfollowed(&link).await?;
     assert_eq!(r.status().as_u16(), 303, "{link}");
     assert!(
         r.headers().contains_key("set-cookie"),

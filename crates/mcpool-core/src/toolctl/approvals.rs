@@ -105,23 +105,8 @@ impl Approvals {
     /// Loads the file; an unreadable or corrupt one is logged and treated as
     /// empty, which is what a first start looks like.
     pub fn open(path: PathBuf) -> Self {
-        let servers = match std::fs::read(&path) {
-            Ok(bytes) => match serde_json::from_slice::<ApprovalFile>(&bytes) {
-                Ok(file) => file.servers,
-                Err(e) => {
-                    tracing::warn!(
-                        "the tool approvals file {} is corrupt ({e}); starting afresh",
-                        path.display()
-                    );
-                    BTreeMap::new()
-                }
-            },
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
-            Err(e) => {
-                tracing::warn!("cannot read the tool approvals file {}: {e}", path.display());
-                BTreeMap::new()
-            }
-        };
+        let file: ApprovalFile = crate::os::files::read_json_or_default(&path, "the tool approvals file");
+        let servers = file.servers;
         Approvals {
             path: Some(path),
             servers: Mutex::new(servers),

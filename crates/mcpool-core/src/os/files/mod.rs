@@ -39,6 +39,23 @@ pub const BUSY_WAIT: Duration = Duration::from_secs(5);
 /// How often a waiting replace tries again.
 const BUSY_POLL: Duration = Duration::from_millis(50);
 
+/// The JSON kept at `path`, or the default when there is none yet; a file
+/// that cannot be read or parsed is logged (as `what`) and is the default
+/// too, which is what a first start looks like.
+pub fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(path: &Path, what: &str) -> T {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
+            tracing::warn!("{what} {} is corrupt ({e}); starting afresh", path.display());
+            T::default()
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => T::default(),
+        Err(e) => {
+            tracing::warn!("cannot read {what} {}: {e}", path.display());
+            T::default()
+        }
+    }
+}
+
 /// Writes `bytes` to `path` atomically, readable by the user alone, synced
 /// to disk before the rename. Creates the parent folder if it is missing.
 pub fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
