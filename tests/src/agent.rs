@@ -12,7 +12,7 @@ use rmcp::ClientHandler;
 use serde_json::{json, Value};
 use tokio::process::Command;
 
-use crate::{python, repo_root};
+use crate::{python, repo_root, Mcpool};
 
 /// What an rmcp test agent saw from the server.
 #[derive(Clone, Default)]
@@ -253,6 +253,17 @@ pub fn text(result: &CallToolResult) -> String {
 /// Runs the Python SDK agent script and returns its JSON report.
 pub async fn python_agent(args: &[&str]) -> anyhow::Result<Value> {
     python_agent_with_env(args, &[]).await
+}
+
+impl Mcpool {
+    /// Runs the Python SDK agent's `scenario` on `path` here, with the
+    /// token and `extra` arguments; its JSON report.
+    pub async fn python_scenario(&self, path: &str, scenario: &str, extra: &[&str]) -> anyhow::Result<Value> {
+        let url = self.url(path);
+        let mut args = vec!["--url", &url, "--token", &self.token, "--scenario", scenario];
+        args.extend_from_slice(extra);
+        python_agent(&args).await
+    }
 }
 
 /// Runs the Python SDK agent script with extra environment (which a

@@ -122,15 +122,7 @@ async fn broken_tools_are_repaired_or_left_out_and_the_rest_stay() -> anyhow::Re
             "{gone} is offered on /servers/broken/mcp: {names:?}"
         );
     }
-    let report = python_agent(&[
-        "--url",
-        &pool.url("/servers/broken/mcp"),
-        "--token",
-        &pool.token,
-        "--scenario",
-        "list",
-    ])
-    .await?;
+    let report = pool.python_scenario("/servers/broken/mcp", "list", &[]).await?;
     let tools: Vec<&str> = report["tools"]
         .as_array()
         .map(|a| a.iter().filter_map(Value::as_str).collect())

@@ -339,13 +339,21 @@ async fn bad_file_is_ignored_then_overwritten(
     Ok(())
 }
 
-#[tokio::test]
-async fn truncated_and_empty_cache_files_are_ignored_with_one_warning_and_overwritten() -> anyhow::Result<()> {
-    let bin_dir = TempDir::new("cache-corrupt-bin");
+/// The wrapped server `s` (its script in a fresh dir `tag`, which comes
+/// back first) as an instance's one server, connected with a live list:
+/// the dir, the server, the instance and that list's names.
+async fn wrapped_and_listed(tag: &str) -> anyhow::Result<(TempDir, Wrapped, Mcpool, Vec<String>)> {
+    let bin_dir = TempDir::new(tag);
     let s = Wrapped::new(bin_dir.path(), "s")?;
-    let mut pool = Mcpool::start(json!({"mcpServers": {"s": s.entry(json!({}))}})).await?;
+    let pool = Mcpool::start(json!({"mcpServers": {"s": s.entry(json!({}))}})).await?;
     let live = names_in_state(&pool.wait_status("s", "connected", LIMIT).await?, "live").unwrap_or_default();
     assert!(!live.is_empty());
+    Ok((bin_dir, s, pool, live))
+}
+
+#[tokio::test]
+async fn truncated_and_empty_cache_files_are_ignored_with_one_warning_and_overwritten() -> anyhow::Result<()> {
+    let (_bin_dir, s, mut pool, live) = wrapped_and_listed("cache-corrupt-bin").await?;
     let file = wait_cache_files(&pool, 1).await?.remove(0);
     let good = std::fs::read(&file)?;
 
@@ -358,11 +366,7 @@ async fn truncated_and_empty_cache_files_are_ignored_with_one_warning_and_overwr
 
 #[tokio::test]
 async fn a_transient_start_failure_keeps_cached_tools_and_a_permanent_one_drops_them() -> anyhow::Result<()> {
-    let bin_dir = TempDir::new("cache-failures-bin");
-    let s = Wrapped::new(bin_dir.path(), "s")?;
-    let mut pool = Mcpool::start(json!({"mcpServers": {"s": s.entry(json!({}))}})).await?;
-    let live = names_in_state(&pool.wait_status("s", "connected", LIMIT).await?, "live").unwrap_or_default();
-    assert!(!live.is_empty());
+    let (_bin_dir, s, mut pool, live) = wrapped_and_listed("cache-failures-bin").await?;
     wait_cache_files(&pool, 1).await?;
 
     // Transient (the process exits before initialize): kept, as after a drop.

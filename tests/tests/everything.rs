@@ -70,14 +70,7 @@ fn strings(v: &Value) -> Vec<String> {
 /// The Python SDK agent runs list, call, progress, prompt and resource
 /// through `path`, with tool and prompt names given by `name`.
 async fn python_sees_everything(pool: &Mcpool, path: &str, name: impl Fn(&str) -> String) -> anyhow::Result<()> {
-    let url = pool.url(path);
-    let report = python_agent(&[
-        "--url",
-        &url,
-        "--token",
-        &pool.token,
-        "--scenario",
-        "all",
+    let extra = [
         "--tool",
         &name("echo"),
         "--args",
@@ -90,8 +83,8 @@ async fn python_sees_everything(pool: &Mcpool, path: &str, name: impl Fn(&str) -
         &name("simple-prompt"),
         "--resource",
         FEATURES_URI,
-    ])
-    .await?;
+    ];
+    let report = pool.python_scenario(path, "all", &extra).await?;
 
     let tools = strings(&report["tools"]);
     for tool in ["echo", "get-sum", "trigger-long-running-operation"] {
@@ -202,17 +195,9 @@ async fn everything_through_mcpool(entry: Value) -> anyhow::Result<()> {
     rmcp_sees_everything(&pool, "/servers/everything/mcp", plain).await?;
 
     // The per-server endpoint says it is server-everything itself.
-    let report = python_agent(&[
-        "--url",
-        &pool.url("/servers/everything/mcp"),
-        "--token",
-        &pool.token,
-        "--scenario",
-        "ping",
-    ])
-    .await?;
+    let report = pool.python_scenario("/servers/everything/mcp", "ping", &[]).await?;
     assert_eq!(report["server_info"]["name"], "mcp-servers/everything", "{report}");
-    let report = python_agent(&["--url", &pool.url("/mcp"), "--token", &pool.token, "--scenario", "ping"]).await?;
+    let report = pool.python_scenario("/mcp", "ping", &[]).await?;
     assert_eq!(report["server_info"]["name"], "mcpool", "{report}");
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! the file holds only references and keeps its comments, and bad input
 //! writes nothing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use mcpool_tests::secrets::*;
@@ -158,13 +158,20 @@ async fn cli_add_list_remove_work_on_the_file_without_an_instance() -> anyhow::R
     Ok(())
 }
 
-#[tokio::test]
-async fn cli_add_reaches_a_running_instance_and_list_shows_its_status() -> anyhow::Result<()> {
-    let dir = TempDir::new("edit-cli-live");
+/// An instance in a fresh dir `tag` started on [`COMMENTED`], a fresh
+/// secret, and a server script `name` there that starts only with it.
+async fn commented_with_keyed(tag: &str, name: &str) -> anyhow::Result<(Mcpool, String, PathBuf)> {
+    let dir = TempDir::new(tag);
     std::fs::write(dir.path().join("config.json"), COMMENTED)?;
     let m = Mcpool::start_in_dir(dir, &[]).await?;
-    let secret = new_secret("cli-live");
-    let (script, _log) = key_checking_server(m.dir.path(), "live", &secret, false)?;
+    let secret = new_secret(tag);
+    let (script, _log) = key_checking_server(m.dir.path(), name, &secret, false)?;
+    Ok((m, secret, script))
+}
+
+#[tokio::test]
+async fn cli_add_reaches_a_running_instance_and_list_shows_its_status() -> anyhow::Result<()> {
+    let (m, secret, script) = commented_with_keyed("edit-cli-live", "live").await?;
     let cfg = m.config_path().display().to_string();
     let script_s = script.display().to_string();
     let o = m
@@ -200,11 +207,7 @@ async fn cli_add_reaches_a_running_instance_and_list_shows_its_status() -> anyho
 
 #[tokio::test]
 async fn the_api_tests_adds_edits_and_removes_a_server() -> anyhow::Result<()> {
-    let dir = TempDir::new("edit-api");
-    std::fs::write(dir.path().join("config.json"), COMMENTED)?;
-    let m = Mcpool::start_in_dir(dir, &[]).await?;
-    let secret = new_secret("api-add");
-    let (script, _log) = key_checking_server(m.dir.path(), "keyed", &secret, false)?;
+    let (m, secret, script) = commented_with_keyed("edit-api", "keyed").await?;
     let config = m.config_path();
     let body = |args: Vec<&str>| {
         json!({

@@ -42,6 +42,13 @@ async fn wait_tool(pool: &Mcpool, server: &str, tool: &str, check: impl Fn(&Valu
     }
 }
 
+/// `POST path` is refused with 404 and the sentence `error`.
+async fn assert_not_found(pool: &Mcpool, path: &str, error: &str) -> anyhow::Result<()> {
+    let (status, body) = pool.post(path).await?;
+    assert_eq!((status, body["error"].clone()), (404, json!(error)));
+    Ok(())
+}
+
 #[tokio::test]
 async fn disabled_tools_are_not_listed_and_refused_and_the_switch_writes_the_config() -> anyhow::Result<()> {
     let logs = TempDir::new("toolctl-logs");
@@ -114,11 +121,12 @@ async fn disabled_tools_are_not_listed_and_refused_and_the_switch_writes_the_con
     );
     assert_eq!(text(&agent.call("b__slow", json!({"ms": 1})).await?), "slept 1");
 
-    let (status, body) = pool.post("/api/servers/zz/tools/echo/disable").await?;
-    assert_eq!(
-        (status, body["error"].clone()),
-        (404, json!("mcpool has no server named 'zz'"))
-    );
+    assert_not_found(
+        &pool,
+        "/api/servers/zz/tools/echo/disable",
+        "mcpool has no server named 'zz'",
+    )
+    .await?;
     Ok(())
 }
 
@@ -247,11 +255,12 @@ async fn a_changed_description_is_held_back_until_approved_across_restarts() -> 
     pool.restart().await?;
     pool.wait_status("a", "connected", LIMIT).await?;
     wait_tool(&pool, "a", "echo", |t| t["state"] == "live").await?;
-    let (status, body) = pool.post("/api/servers/a/tools/nope/approve").await?;
-    assert_eq!(
-        (status, body["error"].clone()),
-        (404, json!("server 'a' lists no tool named 'nope'"))
-    );
+    assert_not_found(
+        &pool,
+        "/api/servers/a/tools/nope/approve",
+        "server 'a' lists no tool named 'nope'",
+    )
+    .await?;
     Ok(())
 }
 

@@ -200,6 +200,19 @@ fn sources(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 
 const SERVICE: &str = "pub fn port() -> Option<String> { std::env::var(\"PORT\").ok() }\n";
 
+/// `doc` checked against a tree of `files`, their rooms, and the one
+/// source that reads the environment (the service's).
+fn check_against(doc: &str, files: &[&str]) -> Vec<String> {
+    let tree = listed(files);
+    let owned: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+    check(
+        doc,
+        &tree,
+        &rooms(&owned, &tree),
+        &sources(&[("crates/a/src/service/mod.rs", SERVICE)]),
+    )
+}
+
 #[test]
 fn a_true_map_passes() {
     let tree = listed(&FILES);
@@ -234,14 +247,7 @@ fn a_room_without_an_entry_is_reported() {
         "crates/b/src/main.rs",
         "ui/app.js",
     ]);
-    let tree = listed(&files);
-    let owned: Vec<String> = files.iter().map(|f| f.to_string()).collect();
-    let problems = check(
-        DOC,
-        &tree,
-        &rooms(&owned, &tree),
-        &sources(&[("crates/a/src/service/mod.rs", SERVICE)]),
-    );
+    let problems = check_against(DOC, &files);
     let missing = [
         "`crates/a/src/control/`",
         "`crates/a/src/token.rs`",
@@ -268,15 +274,8 @@ fn paths_that_are_not_in_the_tree_are_reported() {
         .copied()
         .filter(|f| !f.ends_with("views.rs") && !f.starts_with("scripts/"))
         .collect();
-    let tree = listed(&files);
-    let owned: Vec<String> = files.iter().map(|f| f.to_string()).collect();
     let doc = DOC.replace("and `docs/behaviour.md`", "and `docs/behavior.md`");
-    let problems = check(
-        &doc,
-        &tree,
-        &rooms(&owned, &tree),
-        &sources(&[("crates/a/src/service/mod.rs", SERVICE)]),
-    );
+    let problems = check_against(&doc, &files);
     let expected = [
         "line 3: `docs/behavior.md` is not in the tree",
         "line 17: `views.rs` is not in the tree (looked under `crates/a/src/pool/`, `crates/a/src/`, `crates/a/`, \
@@ -294,15 +293,8 @@ fn paths_that_are_not_in_the_tree_are_reported() {
 
 #[test]
 fn a_heading_must_name_its_room_from_the_root() {
-    let tree = listed(&FILES);
-    let files: Vec<String> = FILES.iter().map(|f| f.to_string()).collect();
     let doc = DOC.replace("### `docs/`", "### `behaviour.md`");
-    let problems = check(
-        &doc,
-        &tree,
-        &rooms(&files, &tree),
-        &sources(&[("crates/a/src/service/mod.rs", SERVICE)]),
-    );
+    let problems = check_against(&doc, &FILES);
     assert!(
         problems
             .iter()

@@ -124,17 +124,22 @@ pub(crate) fn plan_line<'a>(plan: &'a str, server: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// The GitHub server as Claude Desktop and Cursor both have it.
+fn github() -> Value {
+    json!({
+        "command": "npx",
+        "args": ["-y", "@modelcontextprotocol/server-github"],
+        "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": GH_TOKEN}
+    })
+}
+
 /// Writes one config per client, in its real format and place.
 pub(crate) fn write_clients(s: &Setup) -> Vec<PathBuf> {
     let desktop = s.write(
         &s.xdg_config().join("Claude/claude_desktop_config.json"),
         &serde_json::to_string_pretty(&json!({
             "mcpServers": {
-                "github": {
-                    "command": "npx",
-                    "args": ["-y", "@modelcontextprotocol/server-github"],
-                    "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": GH_TOKEN}
-                },
+                "github": github(),
                 "filesystem": {
                     "command": "npx",
                     "args": ["-y", "@modelcontextprotocol/server-filesystem", "/home/user/notes"]
@@ -177,11 +182,7 @@ pub(crate) fn write_clients(s: &Setup) -> Vec<PathBuf> {
         &serde_json::to_string_pretty(&json!({
             "mcpServers": {
                 // The same server as in Claude Desktop: added once.
-                "github": {
-                    "command": "npx",
-                    "args": ["-y", "@modelcontextprotocol/server-github"],
-                    "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": GH_TOKEN}
-                },
+                "github": github(),
                 "search": {"url": format!("https://search.example/mcp?api_key={SEARCH_KEY}&region=eu")}
             }
         }))
