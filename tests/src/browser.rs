@@ -14,6 +14,12 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 use crate::{node_modules, repo_root, Mcpool, TempDir};
 
+/// Where a browser script saves its screenshot: `$var` when set (to keep
+/// it, e.g. for the docs), else `default` (a file the test throws away).
+pub fn screenshot_path(var: &str, default: std::path::PathBuf) -> std::ffi::OsString {
+    std::env::var_os(var).unwrap_or_else(|| default.into())
+}
+
 pub struct BrowserScript {
     node: Child,
     input: Option<ChildStdin>,

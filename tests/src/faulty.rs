@@ -5,11 +5,10 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Context;
 use serde_json::{json, Value};
 use tokio::process::{Child, Command};
 
-use crate::{bin, spawn_quiet};
+use crate::{announced, bin, spawn_quiet};
 
 /// A config entry that runs our fault-injecting server over stdio, logging
 /// its spawns to `log`.
@@ -59,11 +58,7 @@ pub async fn faulty_http(log: &Path, extra: &[&str]) -> anyhow::Result<(Child, S
         .arg(log)
         .args(extra);
     let (child, line) = spawn_quiet(&mut cmd, Duration::from_secs(20)).await?;
-    let url = line
-        .strip_prefix("LISTENING ")
-        .context("unexpected first line")?
-        .to_string();
-    Ok((child, url))
+    Ok((child, announced(&line, "LISTENING ")?))
 }
 
 /// POSTs a fault mode to the HTTP fault server (`/control` beside `/mcp`).

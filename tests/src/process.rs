@@ -1,6 +1,7 @@
 //! Processes the tests and benchmarks start: the first line one prints on
-//! stdout (its address, mostly), and the port in mcpool's
-//! `mcpool listening on http://127.0.0.1:PORT/mcp` line.
+//! stdout (its address, mostly), the address after its prefix, the port in
+//! mcpool's `mcpool listening on http://127.0.0.1:PORT/mcp` line, and the
+//! Python SDK's server.
 
 use std::time::Duration;
 
@@ -42,6 +43,28 @@ pub fn listening_port(line: &str) -> anyhow::Result<u16> {
         .next()
         .and_then(|p| p.trim_end_matches("/mcp").parse().ok())
         .ok_or_else(|| anyhow!("unexpected first line: {line}"))
+}
+
+/// What a first line says after `prefix` (`LISTENING `, `mcpool listening
+/// on `): the address a program announced; an error naming the line when
+/// it says something else.
+pub fn announced(line: &str, prefix: &str) -> anyhow::Result<String> {
+    line.strip_prefix(prefix)
+        .map(str::to_string)
+        .with_context(|| format!("unexpected first line: {line:?}"))
+}
+
+/// Starts `tests/py/sse_server.py` (the Python SDK's server; SSE unless
+/// `extra` says `--transport http`) on a free loopback port: it and its URL.
+pub async fn python_sse_server(extra: &[&str]) -> anyhow::Result<(Child, String)> {
+    let mut cmd = Command::new(crate::python());
+    cmd.arg(crate::repo_root().join("tests/py/sse_server.py"))
+        .args(["--port", "0"])
+        .args(extra);
+    let (child, line) = spawn_quiet(&mut cmd, Duration::from_secs(30))
+        .await
+        .context("sse_server.py printed no LISTENING line")?;
+    Ok((child, announced(&line, "LISTENING ")?))
 }
 
 #[cfg(test)]

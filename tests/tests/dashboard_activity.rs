@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use mcpool_tests::browser::BrowserScript;
+use mcpool_tests::browser::{screenshot_path, BrowserScript};
 use mcpool_tests::secrets::{new_secret, token_printing_server};
 use mcpool_tests::*;
 use serde_json::json;
@@ -37,8 +37,7 @@ async fn countdown_stderr_last_connected_and_calls_in_a_real_browser() -> anyhow
         &[
             (
                 "SCREENSHOT",
-                std::env::var_os("MCPOOL_ACTIVITY_SCREENSHOT")
-                    .unwrap_or_else(|| dir.path().join("activity.png").into()),
+                screenshot_path("MCPOOL_ACTIVITY_SCREENSHOT", dir.path().join("activity.png")),
             ),
             ("SECRET", std::ffi::OsString::from(&secret)),
             ("ARGUMENT", std::ffi::OsString::from(&argument)),

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use mcpool_tests::browser::BrowserScript;
+use mcpool_tests::browser::{screenshot_path, BrowserScript};
 use mcpool_tests::secrets::{new_secret, Keyed};
 use mcpool_tests::*;
 use serde_json::json;
@@ -30,8 +30,7 @@ async fn the_activity_view_filters_live_entries_and_cards_plot_calls_and_drops()
         &[
             (
                 "SCREENSHOT",
-                std::env::var_os("MCPOOL_HISTORY_SCREENSHOT")
-                    .unwrap_or_else(|| pool.dir.path().join("history.png").into()),
+                screenshot_path("MCPOOL_HISTORY_SCREENSHOT", pool.dir.path().join("history.png")),
             ),
             ("SECRET", std::ffi::OsString::from(&key)),
             ("ARGUMENT", std::ffi::OsString::from(&argument)),

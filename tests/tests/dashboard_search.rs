@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use mcpool_tests::browser::BrowserScript;
+use mcpool_tests::browser::{screenshot_path, BrowserScript};
 use mcpool_tests::*;
 use serde_json::{json, Value};
 
@@ -47,7 +47,7 @@ async fn search_and_token_costs_in_a_real_browser() -> anyhow::Result<()> {
         "search.mjs",
         &[(
             "SCREENSHOT",
-            std::env::var_os("MCPOOL_SEARCH_SCREENSHOT").unwrap_or_else(|| dir.path().join("search.png").into()),
+            screenshot_path("MCPOOL_SEARCH_SCREENSHOT", dir.path().join("search.png")),
         )],
     )
     .await?;

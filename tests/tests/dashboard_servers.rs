@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use anyhow::{ensure, Context};
 use mcpool_core::secrets::{Keyring, SecretStore};
-use mcpool_tests::browser::BrowserScript;
+use mcpool_tests::browser::{screenshot_path, BrowserScript};
 use mcpool_tests::secrets::*;
 use mcpool_tests::*;
 use serde_json::{json, Value};
@@ -93,8 +93,7 @@ async fn add_edit_and_remove_a_server_in_a_real_browser() -> anyhow::Result<()> 
     let pool = Mcpool::start_in_dir(dir, &[]).await?;
     pool.wait_status("a", "connected", LIMIT).await?;
 
-    let screenshot =
-        std::env::var_os("MCPOOL_SERVERS_SCREENSHOT").unwrap_or_else(|| bin_dir.path().join("servers.png").into());
+    let screenshot = screenshot_path("MCPOOL_SERVERS_SCREENSHOT", bin_dir.path().join("servers.png"));
     let browser = BrowserScript::open(
         &pool,
         "servers.mjs",

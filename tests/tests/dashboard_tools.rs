@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use anyhow::Context;
-use mcpool_tests::browser::BrowserScript;
+use mcpool_tests::browser::{screenshot_path, BrowserScript};
 use mcpool_tests::*;
 use serde_json::{json, Value};
 
@@ -37,7 +37,7 @@ async fn switch_and_approve_in_a_real_browser() -> anyhow::Result<()> {
     })
     .await?;
 
-    let screenshot = std::env::var_os("MCPOOL_TOOLS_SCREENSHOT").unwrap_or_else(|| dir.path().join("tools.png").into());
+    let screenshot = screenshot_path("MCPOOL_TOOLS_SCREENSHOT", dir.path().join("tools.png"));
     let steps = BrowserScript::run(
         &pool,
         "tools.mjs",

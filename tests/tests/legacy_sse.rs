@@ -3,27 +3,9 @@
 
 use std::time::Duration;
 
-use anyhow::Context;
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::process::{Child, Command};
-
-/// Starts the Python SDK's SSE server on a free loopback port; returns it and its URL.
-async fn sse_server(extra: &[&str]) -> anyhow::Result<(Child, String)> {
-    let mut cmd = Command::new(python());
-    cmd.arg(repo_root().join("tests/py/sse_server.py"))
-        .args(["--port", "0"])
-        .args(extra);
-    let (child, line) = spawn_quiet(&mut cmd, Duration::from_secs(30))
-        .await
-        .context("sse_server.py printed no LISTENING line")?;
-    let url = line
-        .strip_prefix("LISTENING ")
-        .with_context(|| format!("unexpected first line: {line}"))?
-        .to_string();
-    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-    Ok((child, url))
-}
+use tokio::process::Child;
 
 /// Tools listed and called through `/mcp` under `name`'s prefix.
 async fn works_through_the_endpoint(pool: &Mcpool, name: &str) -> anyhow::Result<()> {
@@ -39,6 +21,13 @@ async fn works_through_the_endpoint(pool: &Mcpool, name: &str) -> anyhow::Result
     let r = agent.call(&format!("{name}__add"), json!({"a": 2, "b": 3})).await?;
     assert_eq!(text(&r), "5");
     Ok(())
+}
+
+/// The Python SDK's SSE server ([`python_sse_server`]), on loopback.
+async fn sse_server(extra: &[&str]) -> anyhow::Result<(Child, String)> {
+    let (child, url) = python_sse_server(extra).await?;
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    Ok((child, url))
 }
 
 #[tokio::test]

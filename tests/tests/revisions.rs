@@ -27,7 +27,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use mcpool_tests::*;
 use serde_json::{json, Value};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 const LIMIT: Duration = Duration::from_secs(30);
 const OLDEST: [&str; 2] = ["--max-protocol-version", "2024-11-05"];
@@ -110,30 +110,9 @@ async fn a_server_on_both_revisions_gets_2026_07_28_and_the_default_fault_server
     Ok(())
 }
 
-/// Starts `tests/py/sse_server.py --transport http` (the Python SDK's
-/// Streamable HTTP, session revisions only); returns it and its URL.
-async fn python_http_server() -> anyhow::Result<(Child, String)> {
-    let mut child = Command::new(python())
-        .arg(repo_root().join("tests/py/sse_server.py"))
-        .args(["--port", "0", "--transport", "http"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()?;
-    let line = first_line(&mut child, LIMIT)
-        .await
-        .context("sse_server.py printed no LISTENING line")?;
-    let url = line
-        .strip_prefix("LISTENING ")
-        .context("unexpected first line")?
-        .to_string();
-    Ok((child, url))
-}
-
 #[tokio::test]
 async fn python_sdk_servers_answer_the_probe_with_an_error_and_get_initialize() -> anyhow::Result<()> {
-    let (_http, url) = python_http_server().await?;
+    let (_http, url) = python_sse_server(&["--transport", "http"]).await?;
     let dir = TempDir::new("revpy");
     let script = dir.path().join("stdio_server.py");
     std::fs::write(

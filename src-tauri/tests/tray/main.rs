@@ -27,7 +27,7 @@ mod support;
 mod x11;
 
 use desktop::{MenuNode, Note, Notifications, TrayMenu, Watcher};
-use mcpool_tests::{alive, control, faulty_http, faulty_stdio, first_line, spawned_pids};
+use mcpool_tests::{alive, announced, control, faulty_http, faulty_stdio, first_line, spawned_pids};
 use support::*;
 
 pub const TOKEN: &str = "tray-test-token";
@@ -172,10 +172,7 @@ async fn start<'a>(
     let line = first_line(app, Duration::from_secs(60))
         .await
         .context("the app did not start listening")?;
-    let endpoint = line
-        .strip_prefix("mcpool listening on ")
-        .with_context(|| format!("unexpected first line {line:?}"))?
-        .to_string();
+    let endpoint = announced(&line, "mcpool listening on ")?;
     let api = Api {
         base: endpoint.trim_end_matches("/mcp").to_string(),
         http: reqwest::Client::new(),

@@ -16,7 +16,7 @@ use zbus::Connection;
 
 use crate::desktop::{MenuNode, Notifications, TrayMenu, Watcher};
 use crate::support::*;
-use mcpool_tests::{faulty_http, first_line};
+use mcpool_tests::{announced, faulty_http, first_line};
 
 const SERVER: &str = "oauth";
 
@@ -56,9 +56,7 @@ pub async fn sign_in_from_the_tray(
     let line = first_line(&mut app, Duration::from_secs(60))
         .await
         .context("the second app did not start listening")?;
-    let endpoint = line
-        .strip_prefix("mcpool listening on ")
-        .with_context(|| format!("unexpected first line {line:?}"))?;
+    let endpoint = announced(&line, "mcpool listening on ")?;
     let api = Api {
         base: endpoint.trim_end_matches("/mcp").to_string(),
         http: reqwest::Client::new(),

@@ -49,25 +49,28 @@ fn error_message(effect: &Effect) -> Option<(Value, String)> {
     }
 }
 
-/// The messages `effects` send upstream, in order.
-fn to_upstream(effects: &[Effect]) -> Vec<Value> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::ToUpstream(m) => Some(m.clone()),
-            _ => None,
-        })
-        .collect()
+/// What `pick` finds in each of `effects`, in order.
+fn picked<T>(effects: &[Effect], pick: impl Fn(&Effect) -> Option<&T>) -> Vec<T>
+where
+    T: Clone,
+{
+    effects.iter().filter_map(pick).cloned().collect()
 }
 
+/// The messages `effects` send upstream, in order.
+fn to_upstream(effects: &[Effect]) -> Vec<Value> {
+    picked(effects, |e| match e {
+        Effect::ToUpstream(m) => Some(m),
+        _ => None,
+    })
+}
+
+/// The connections `effects` open, in order.
 fn connects(effects: &[Effect]) -> Vec<Connect> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Connect(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect()
+    picked(effects, |e| match e {
+        Effect::Connect(c) => Some(c),
+        _ => None,
+    })
 }
 
 /// The session comes up: the agent's `initialize` (id 1) gets the answer.
