@@ -35,7 +35,7 @@ pub use stateless::STATELESS_ONLY;
 pub use agent::*;
 pub use faulty::{control, count_lines, faulty_after, faulty_http, faulty_stdio, spawned_pids, stats};
 pub use http::{get_json_with, get_unfollowed, initialize_request};
-pub use output::{assert_failed_saying, stderr, stdout};
+pub use output::{assert_failed_saying, assert_said, stderr, stdout};
 pub use process::{announced, first_line, listening_port, python_sse_server, spawn_quiet};
 pub use setup::{files_under, free_listen, free_port, names_in, write_config};
 

@@ -252,7 +252,7 @@ async fn a_server_down_beside_one_up_and_a_bundle_without_secrets() -> anyhow::R
     assert!(checks
         .iter()
         .all(|c| ["ok", "warn", "fail"].contains(&c["status"].as_str().unwrap_or("?")) && c["detail"].is_string()));
-    assert!(stderr(&o).contains("It contains no secrets"), "{}", stderr(&o));
+    assert_said(&o, "It contains no secrets");
 
     let mode = std::fs::metadata(&bundle_path)?.permissions().mode() & 0o777;
     assert_eq!(mode, 0o600);

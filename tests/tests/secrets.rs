@@ -123,7 +123,7 @@ async fn secret_set_list_and_rm_use_the_real_keyring_and_never_show_values() -> 
     assert_eq!(list().await?, "", "a fresh profile has no secrets");
     let o = set("beta", format!("{two}\n")).await?;
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("${keyring:beta}"), "{}", stderr(&o));
+    assert_said(&o, "${keyring:beta}");
     let o = set("alpha", one.clone()).await?;
     assert!(o.status.success(), "{}", stderr(&o));
     // Overwriting keeps one name.

@@ -35,6 +35,18 @@ fn object(properties: Value, required: &[&str]) -> Arc<JsonObject> {
     schema(json!({ "type": "object", "properties": properties, "required": required }))
 }
 
+/// The schema of a tool that takes no arguments.
+fn no_arguments() -> Arc<JsonObject> {
+    object(json!({}), &[])
+}
+
+/// The schema of a tool that takes one count, `field`, optional unless
+/// `required`.
+fn count_schema(field: &str, required: bool) -> Arc<JsonObject> {
+    let required: &[&str] = if required { &[field] } else { &[] };
+    object(json!({ field: { "type": "integer", "minimum": 0 } }), required)
+}
+
 fn text_schema(field: &str, description: &str) -> Arc<JsonObject> {
     object(
         json!({ field: { "type": "string", "description": description } }),
@@ -80,21 +92,21 @@ fn original_tools() -> Vec<Tool> {
             "Writes a message to stderr and exits with code 3 without answering",
             object(json!({ "message": { "type": "string" } }), &[]),
         ),
-        Tool::new("hang", "Never answers (until cancelled)", object(json!({}), &[])),
+        Tool::new("hang", "Never answers (until cancelled)", no_arguments()),
         Tool::new(
             "slow",
             "Sleeps ms milliseconds, then answers",
-            object(json!({ "ms": { "type": "integer", "minimum": 0 } }), &["ms"]),
+            count_schema("ms", true),
         ),
         Tool::new(
             "big",
             "Returns `bytes` 'x' characters (default 10 MiB)",
-            object(json!({ "bytes": { "type": "integer", "minimum": 0 } }), &[]),
+            count_schema("bytes", false),
         ),
         Tool::new(
             "malformed",
             "stdio: writes a line of invalid JSON to stdout, then answers",
-            object(json!({}), &[]),
+            no_arguments(),
         ),
         Tool::new(
             "progress",
@@ -117,12 +129,12 @@ fn original_tools() -> Vec<Tool> {
         Tool::new(
             "stray",
             "stdio: writes `lines` lines of JSON that are not JSON-RPC (a JSON logger's) to stdout, then answers",
-            object(json!({ "lines": { "type": "integer", "minimum": 0 } }), &[]),
+            count_schema("lines", false),
         ),
         Tool::new(
             "wrong_id",
             "stdio: answers with the request's id of the other JSON type (3 as \"3\"), then never answers (until cancelled)",
-            object(json!({}), &[]),
+            no_arguments(),
         ),
         Tool::new(
             "sample",
@@ -134,7 +146,7 @@ fn original_tools() -> Vec<Tool> {
             "Asks the client to elicit an answer",
             text_schema("message", "Message shown to the user"),
         ),
-        Tool::new("roots", "Asks the client for its roots", object(json!({}), &[])),
+        Tool::new("roots", "Asks the client for its roots", no_arguments()),
         Tool::new(
             "log",
             "Sends an info log message",
@@ -162,12 +174,12 @@ fn original_tools() -> Vec<Tool> {
             "spawn",
             "Starts a grandchild (`mcpool-faulty linger`) that ignores its stdin closing and runs until killed; \
              returns its process id",
-            object(json!({}), &[]),
+            no_arguments(),
         ),
         Tool::new(
             "argv",
             "Returns this process's command-line arguments (after the program) as a JSON array",
-            object(json!({}), &[]),
+            no_arguments(),
         ),
     ]
 }

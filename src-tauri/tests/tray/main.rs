@@ -173,10 +173,7 @@ async fn start<'a>(
         .await
         .context("the app did not start listening")?;
     let endpoint = announced(&line, "mcpool listening on ")?;
-    let api = Api {
-        base: endpoint.trim_end_matches("/mcp").to_string(),
-        http: reqwest::Client::new(),
-    };
+    let api = Api::at(&endpoint);
     api.wait_status(&ALL, "connected").await?;
     let (dest, item_path) = eventually("a StatusNotifierItem registered", PATIENCE, || async {
         Ok(watcher.items.lock().ok().and_then(|i| i.first().cloned()))

@@ -56,11 +56,7 @@ pub async fn sign_in_from_the_tray(
     let line = first_line(&mut app, Duration::from_secs(60))
         .await
         .context("the second app did not start listening")?;
-    let endpoint = announced(&line, "mcpool listening on ")?;
-    let api = Api {
-        base: endpoint.trim_end_matches("/mcp").to_string(),
-        http: reqwest::Client::new(),
-    };
+    let api = Api::at(&announced(&line, "mcpool listening on ")?);
     api.wait_status(&[SERVER], "needs_auth").await?;
 
     // The notification's one button signs in: no dashboard, no question.

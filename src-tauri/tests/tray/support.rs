@@ -87,6 +87,14 @@ pub struct Api {
 }
 
 impl Api {
+    /// The API of the app whose MCP endpoint is `endpoint` (`…/mcp`).
+    pub fn at(endpoint: &str) -> Self {
+        Api {
+            base: endpoint.trim_end_matches("/mcp").to_string(),
+            http: reqwest::Client::new(),
+        }
+    }
+
     pub async fn servers(&self) -> anyhow::Result<Vec<Value>> {
         Ok(self
             .http

@@ -272,8 +272,7 @@ async fn a_file_argument_imports_only_that_file() -> anyhow::Result<()> {
 
     // A file that is not there fails clearly.
     let o = s.mcpool(&["import", "no-such.json", "--yes"]).await?;
-    assert!(!o.status.success());
-    assert!(stderr(&o).contains("cannot read no-such.json"), "{}", stderr(&o));
+    assert_failed_saying(&o, "cannot read no-such.json");
     Ok(())
 }
 

@@ -110,11 +110,7 @@ async fn cli_search_reads_the_configured_registries() -> anyhow::Result<()> {
     write_config(dir.path(), &json!({"registries": [dead]}))?;
     let o = search(&["brave"]).await?;
     assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains(&format!("the registry {dead} could not be reached")),
-        "{}",
-        stderr(&o)
-    );
+    assert_said(&o, &format!("the registry {dead} could not be reached"));
     Ok(())
 }
 
@@ -254,7 +250,7 @@ async fn add_writes_the_entry_and_puts_secrets_in_the_keyring() -> anyhow::Resul
     ];
     let o = mcpool_cli(dir.path(), &args, None, &env).await?;
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("added 'brave-search'"), "{}", stderr(&o));
+    assert_said(&o, "added 'brave-search'");
     let text = std::fs::read_to_string(&config)?;
     assert!(!text.contains(&key), "the secret is not in the config: {text}");
     let written: Value = mcpool_core::jsonc::value(&text)?;
@@ -398,7 +394,7 @@ async fn missing_values_and_runtimes_are_refused_with_nothing_written() -> anyho
     )
     .await?;
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(stderr(&o).contains("not on PATH"), "{}", stderr(&o));
+    assert_said(&o, "not on PATH");
     let written: Value = serde_json::from_str(&std::fs::read_to_string(&config)?)?;
     assert_eq!(
         written["mcpServers"]["weather-mcp"]["env"]["WEATHER_UNITS"],

@@ -202,26 +202,27 @@ fn each_client_has_its_windows_place() {
 #[test]
 fn the_linux_and_macos_places_are_unchanged() {
     let env = |name: &str| (name == "HOME").then(|| "/home/ada".into());
-    let linux = Dirs::for_platform(Platform::Linux, &env, no_home);
-    assert_eq!(
-        linux.location(Client::ClaudeDesktop).0,
-        Path::new("/home/ada/.config/Claude/claude_desktop_config.json")
-    );
-    assert_eq!(
-        linux.location(Client::VsCode).0,
-        Path::new("/home/ada/.config/Code/User/mcp.json")
-    );
-    assert_eq!(
-        linux.location(Client::ClaudeCode).0,
-        Path::new("/home/ada/.claude.json")
-    );
-    let mac = Dirs::for_platform(Platform::MacOs, &env, no_home);
-    assert_eq!(
-        mac.location(Client::ClaudeDesktop).0,
-        Path::new("/home/ada/Library/Application Support/Claude/claude_desktop_config.json")
-    );
-    assert_eq!(
-        mac.location(Client::OpenCode).0,
-        Path::new("/home/ada/.config/opencode/opencode.json")
-    );
+    let places = [
+        (
+            Platform::Linux,
+            Client::ClaudeDesktop,
+            "/home/ada/.config/Claude/claude_desktop_config.json",
+        ),
+        (Platform::Linux, Client::VsCode, "/home/ada/.config/Code/User/mcp.json"),
+        (Platform::Linux, Client::ClaudeCode, "/home/ada/.claude.json"),
+        (
+            Platform::MacOs,
+            Client::ClaudeDesktop,
+            "/home/ada/Library/Application Support/Claude/claude_desktop_config.json",
+        ),
+        (
+            Platform::MacOs,
+            Client::OpenCode,
+            "/home/ada/.config/opencode/opencode.json",
+        ),
+    ];
+    for (platform, client, place) in places {
+        let dirs = Dirs::for_platform(platform, &env, no_home);
+        assert_eq!(dirs.location(client).0, Path::new(place), "{client:?} on {platform:?}");
+    }
 }

@@ -133,10 +133,14 @@ mod tests {
 
     #[test]
     fn only_values_a_header_cannot_carry_are_wrapped() {
-        assert_eq!(header_value("plain-name_1"), "plain-name_1");
-        assert_eq!(header_value("a b"), "a b");
-        assert_eq!(header_value(" a"), "=?base64?IGE=?=");
-        assert_eq!(header_value("line\nbreak"), "=?base64?bGluZQpicmVhaw==?=");
-        assert_eq!(header_value("=?base64?x?="), "=?base64?PT9iYXNlNjQ/eD89?=");
+        for (value, sent) in [
+            ("plain-name_1", "plain-name_1"),
+            ("a b", "a b"),
+            (" a", "=?base64?IGE=?="),
+            ("line\nbreak", "=?base64?bGluZQpicmVhaw==?="),
+            ("=?base64?x?=", "=?base64?PT9iYXNlNjQ/eD89?="),
+        ] {
+            assert_eq!(header_value(value), sent, "{value:?}");
+        }
     }
 }
