@@ -66,6 +66,10 @@ struct Cli {
 
 type Client = RunningService<RoleClient, ()>;
 
+/// A memory row of the report: what, the KiB a run measured, and the
+/// digits shown (in MiB).
+type MemoryRow = (String, fn(&Run) -> u64, usize);
+
 #[derive(Default)]
 struct Run {
     connected_ms: f64,
@@ -312,8 +316,7 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         "",
         0,
     );
-    // Memory rows: what, the KiB a run measured, digits shown (in MiB).
-    let memory: [(String, fn(&Run) -> u64, usize); 4] = [
+    let memory: [MemoryRow; 4] = [
         (
             "`mcpool serve` RSS, idle, every server connected".into(),
             |r| r.idle_rss_kib,
