@@ -6,6 +6,7 @@
 
 mod http;
 mod oauth;
+mod schemas;
 mod server;
 mod shared;
 mod stdio;

@@ -4,7 +4,7 @@
 // the tests exercise over the legacy (initialize) lifecycle.
 #![allow(deprecated)]
 
-use std::{sync::Arc, time::Duration};
+use std::time::Duration;
 
 use rmcp::{
     model::{
@@ -19,40 +19,11 @@ use rmcp::{
 use serde::{de::DeserializeOwned, Deserialize};
 use serde_json::{json, Value};
 
+use crate::schemas::{count_schema, no_arguments, object, text_schema};
 use crate::shared::Shared;
 
 /// Default size of the `big` tool's answer: 10 MiB.
 pub const DEFAULT_BIG_BYTES: usize = 10 * 1024 * 1024;
-
-fn schema(value: Value) -> Arc<JsonObject> {
-    match value {
-        Value::Object(map) => Arc::new(map),
-        _ => Arc::new(JsonObject::new()),
-    }
-}
-
-fn object(properties: Value, required: &[&str]) -> Arc<JsonObject> {
-    schema(json!({ "type": "object", "properties": properties, "required": required }))
-}
-
-/// The schema of a tool that takes no arguments.
-fn no_arguments() -> Arc<JsonObject> {
-    object(json!({}), &[])
-}
-
-/// The schema of a tool that takes one count, `field`, optional unless
-/// `required`.
-fn count_schema(field: &str, required: bool) -> Arc<JsonObject> {
-    let required: &[&str] = if required { &[field] } else { &[] };
-    object(json!({ field: { "type": "integer", "minimum": 0 } }), required)
-}
-
-fn text_schema(field: &str, description: &str) -> Arc<JsonObject> {
-    object(
-        json!({ field: { "type": "string", "description": description } }),
-        &[field],
-    )
-}
 
 /// Names a JSON file `{"TOOL": "description", ...}` whose descriptions
 /// replace the built-in ones at every listing, so a test can change a tool
