@@ -37,11 +37,11 @@ const NAME: &str = "bench-sandbox";
 #[derive(Debug, Parser)]
 #[command(about = "Benchmarks a local server's start with and without its sandbox")]
 struct Cli {
+    #[command(flatten)]
+    out: sys::Out,
     /// Starts per mode.
     #[arg(long, default_value_t = 60)]
     runs: usize,
-    #[command(flatten)]
-    out: sys::Out,
 }
 
 #[tokio::main]

@@ -34,6 +34,31 @@ fn probe(sandbox: Value) -> Value {
     json!({"command": python(), "args": [script], "sandbox": sandbox})
 }
 
+/// mcpool with `home` as its home folder and a variable of its own that
+/// only an unconfined or `standard` server inherits.
+async fn start_at_home(dir: TempDir, home: &Path, config: Value) -> anyhow::Result<Mcpool> {
+    let home = home.display().to_string();
+    Mcpool::start_in(
+        dir,
+        config,
+        &[("HOME", &home), ("MCPOOL_SANDBOX_TEST_SECRET", "s3cret")],
+    )
+    .await
+}
+
+/// What the probe server's `tool` answered.
+async fn said(agent: &Agent, tool: &str, args: Value) -> anyhow::Result<String> {
+    Ok(text(&agent.call(&format!("probe__{tool}"), args).await?))
+}
+
+/// The probe's answer is a refusal by the kernel.
+fn assert_denied(answer: &str) {
+    assert!(
+        answer.starts_with("refused:") && answer.contains("Permission denied"),
+        "{answer}"
+    );
+}
+
 /// The sandbox `/api/servers` gives `name`.
 async fn sandbox_of(pool: &Mcpool, name: &str) -> anyhow::Result<Value> {
     Ok(pool.wait_status(name, "connected", LIMIT).await?["sandbox"].clone())
@@ -51,8 +76,7 @@ async fn the_filesystem_server_sees_only_its_grant_and_the_pool_goes_on() -> any
         },
         "plain": faulty_stdio(&dir.0.join("spawns.log"), &[]),
     }});
-    let home_text = home.display().to_string();
-    let pool = Mcpool::start_in(dir, config, &[("HOME", &home_text)]).await?;
+    let pool = start_at_home(dir, &home, config).await?;
     let sandbox = sandbox_of(&pool, "files").await?;
     assert_eq!(sandbox["mode"], "standard");
     assert_eq!(sandbox["state"], "enforced", "{sandbox}");
@@ -76,10 +100,14 @@ async fn the_filesystem_server_sees_only_its_grant_and_the_pool_goes_on() -> any
         "the read fails as denied: {said}"
     );
     // The server, mcpool and its other servers go on.
-    let again = agent.call("files__list_directory", json!({"path": project})).await?;
-    assert!(text(&again).contains("readme.txt"));
-    let echoed = agent.call("plain__echo", json!({"text": "still here"})).await?;
-    assert_eq!(text(&echoed), "still here");
+    let after = [
+        ("files__list_directory", json!({"path": project}), "readme.txt"),
+        ("plain__echo", json!({"text": "still here"}), "still here"),
+    ];
+    for (tool, args, expected) in after {
+        let answer = text(&agent.call(tool, args).await?);
+        assert!(answer.contains(expected), "{tool}: {answer}");
+    }
     assert_eq!(pool.server("files").await?["status"], "connected");
     Ok(())
 }
@@ -95,13 +123,7 @@ async fn the_everything_server_and_a_python_server_start_and_answer_under_standa
             "probe": probe(json!("standard")),
         }
     });
-    let home_text = home.display().to_string();
-    let pool = Mcpool::start_in(
-        dir,
-        config,
-        &[("HOME", &home_text), ("MCPOOL_SANDBOX_TEST_SECRET", "s3cret")],
-    )
-    .await?;
+    let pool = start_at_home(dir, &home, config).await?;
     assert_eq!(
         sandbox_of(&pool, "everything").await?["mode"],
         "standard",
@@ -110,45 +132,23 @@ async fn the_everything_server_and_a_python_server_start_and_answer_under_standa
     let agent = pool.agent("/mcp").await?;
     let echoed = agent.call("everything__echo", json!({"message": "hi"})).await?;
     assert!(text(&echoed).contains("hi"), "{}", text(&echoed));
-    let key = text(
-        &agent
-            .call("probe__read", json!({"path": home.join(".ssh/id_ed25519")}))
-            .await?,
-    );
-    assert!(
-        key.starts_with("refused:") && key.contains("Permission denied"),
-        "{key}"
-    );
+    let key = said(&agent, "read", json!({"path": home.join(".ssh/id_ed25519")})).await?;
+    assert_denied(&key);
     // Its own folder under mcpool's data folder is writable, and is its temp.
     let own = pool.data_dir().join("servers/probe/tmp/scratch.txt");
-    let wrote = text(&agent.call("probe__write", json!({"path": own, "text": "mine"})).await?);
+    let wrote = said(&agent, "write", json!({"path": own, "text": "mine"})).await?;
     assert_eq!(wrote, "written");
-    let elsewhere = text(
-        &agent
-            .call("probe__write", json!({"path": home.join("dropped.txt"), "text": "x"}))
-            .await?,
-    );
+    let elsewhere = said(&agent, "write", json!({"path": home.join("dropped.txt"), "text": "x"})).await?;
     assert!(elsewhere.starts_with("refused:"), "{elsewhere}");
     // A child process is under the same limits.
-    let child = text(
-        &agent
-            .call("probe__child_read", json!({"path": home.join(".ssh/id_ed25519")}))
-            .await?,
-    );
-    assert!(
-        child.starts_with("refused:") && child.contains("Permission denied"),
-        "{child}"
-    );
+    let child = said(&agent, "child_read", json!({"path": home.join(".ssh/id_ed25519")})).await?;
+    assert_denied(&child);
     // The network stays on under standard.
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
-    let connected = text(&agent.call("probe__connect", json!({"port": port})).await?);
+    let connected = said(&agent, "connect", json!({"port": port})).await?;
     assert_eq!(connected, "connected");
-    let inherited = text(
-        &agent
-            .call("probe__getenv", json!({"name": "MCPOOL_SANDBOX_TEST_SECRET"}))
-            .await?,
-    );
+    let inherited = said(&agent, "getenv", json!({"name": "MCPOOL_SANDBOX_TEST_SECRET"})).await?;
     assert_eq!(inherited, "set: s3cret", "standard keeps mcpool's environment");
     Ok(())
 }
@@ -160,13 +160,7 @@ async fn strict_refuses_tcp_and_what_needs_no_network_works() -> anyhow::Result<
     let config = json!({"mcpServers": {
         "probe": probe(json!({"mode": "strict", "allowRead": [&project]})),
     }});
-    let home_text = home.display().to_string();
-    let pool = Mcpool::start_in(
-        dir,
-        config,
-        &[("HOME", &home_text), ("MCPOOL_SANDBOX_TEST_SECRET", "s3cret")],
-    )
-    .await?;
+    let pool = start_at_home(dir, &home, config).await?;
     let sandbox = sandbox_of(&pool, "probe").await?;
     assert_eq!(
         (sandbox["mode"].as_str(), sandbox["state"].as_str()),
@@ -175,25 +169,14 @@ async fn strict_refuses_tcp_and_what_needs_no_network_works() -> anyhow::Result<
     let agent = pool.agent("/mcp").await?;
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     let port = listener.local_addr()?.port();
-    let refused = text(&agent.call("probe__connect", json!({"port": port})).await?);
-    assert!(
-        refused.starts_with("refused:") && refused.contains("Permission denied"),
-        "{refused}"
-    );
-    let note = text(
-        &agent
-            .call("probe__read", json!({"path": project.join("readme.txt")}))
-            .await?,
-    );
+    let refused = said(&agent, "connect", json!({"port": port})).await?;
+    assert_denied(&refused);
+    let note = said(&agent, "read", json!({"path": project.join("readme.txt")})).await?;
     assert_eq!(note, "read: the notes");
     // Only the environment it names: mcpool's other variables stay behind.
-    let secret = text(
-        &agent
-            .call("probe__getenv", json!({"name": "MCPOOL_SANDBOX_TEST_SECRET"}))
-            .await?,
-    );
+    let secret = said(&agent, "getenv", json!({"name": "MCPOOL_SANDBOX_TEST_SECRET"})).await?;
     assert_eq!(secret, "unset");
-    let path = text(&agent.call("probe__getenv", json!({"name": "PATH"})).await?);
+    let path = said(&agent, "getenv", json!({"name": "PATH"})).await?;
     assert!(path.starts_with("set: "), "{path}");
     Ok(())
 }
@@ -221,82 +204,62 @@ async fn a_grant_that_does_not_exist_is_a_config_problem_naming_its_field() -> a
     Ok(())
 }
 
+/// `mcpool add NAME --config CONFIG ARGS`; its output and the config after.
+async fn add(dir: &Path, config: &Path, name: &str, args: &[&str]) -> anyhow::Result<(std::process::Output, Value)> {
+    let config_text = config.display().to_string();
+    let mut argv = vec!["add", name, "--config", &config_text];
+    argv.extend_from_slice(args);
+    let out = mcpool_cli(dir, &argv, None, &[]).await?;
+    let text = std::fs::read_to_string(config).unwrap_or_default();
+    Ok((out, serde_json::from_str(&text).unwrap_or(Value::Null)))
+}
+
+/// `add` that must succeed: the config after it.
+async fn add_ok(dir: &Path, config: &Path, name: &str, args: &[&str]) -> anyhow::Result<Value> {
+    let (out, value) = add(dir, config, name, args).await?;
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    Ok(value)
+}
+
 #[tokio::test]
 async fn mcpool_add_writes_the_sandbox_and_refuses_a_missing_grant() -> anyhow::Result<()> {
     let dir = TempDir::new("sandbox-add");
     let readable = dir.0.join("docs");
     std::fs::create_dir_all(&readable)?;
     let config = dir.0.join("config.json");
-    let config_text = config.display().to_string();
     let readable_text = readable.display().to_string();
-    let added = mcpool_cli(
+    let box_args = [
+        "--sandbox",
+        "strict",
+        "--allow-read",
+        &readable_text,
+        "--network",
+        "on",
+        "--",
+        "node",
+        "s.js",
+    ];
+    let value = add_ok(&dir.0, &config, "box", &box_args).await?;
+    let expected = json!({"mode": "strict", "allowRead": [readable_text], "network": true});
+    assert_eq!(value["mcpServers"]["box"]["sandbox"], expected, "{value}");
+    let value = add_ok(
         &dir.0,
-        &[
-            "add",
-            "box",
-            "--config",
-            &config_text,
-            "--sandbox",
-            "strict",
-            "--allow-read",
-            &readable_text,
-            "--network",
-            "on",
-            "--",
-            "node",
-            "server.js",
-        ],
-        None,
-        &[],
+        &config,
+        "calc",
+        &["--sandbox", "standard", "--", "node", "c.js"],
     )
     .await?;
-    assert!(added.status.success(), "{}", String::from_utf8_lossy(&added.stderr));
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(&config)?)?;
-    assert_eq!(
-        value["mcpServers"]["box"]["sandbox"],
-        json!({"mode": "strict", "allowRead": [readable_text], "network": true}),
-        "{value}"
-    );
-    let plain = mcpool_cli(
-        &dir.0,
-        &[
-            "add",
-            "calc",
-            "--config",
-            &config_text,
-            "--sandbox",
-            "standard",
-            "--",
-            "node",
-            "c.js",
-        ],
-        None,
-        &[],
-    )
-    .await?;
-    assert!(plain.status.success(), "{}", String::from_utf8_lossy(&plain.stderr));
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(&config)?)?;
     assert_eq!(
         value["mcpServers"]["calc"]["sandbox"], "standard",
         "a mode alone is its word"
     );
 
     let before = std::fs::read_to_string(&config)?;
-    let missing = mcpool_cli(
+    let (missing, _) = add(
         &dir.0,
-        &[
-            "add",
-            "bad",
-            "--config",
-            &config_text,
-            "--allow-write",
-            "no-such-folder",
-            "--",
-            "node",
-            "b.js",
-        ],
-        None,
-        &[],
+        &config,
+        "bad",
+        &["--allow-write", "no-such-folder", "--", "node", "b.js"],
     )
     .await?;
     let said = String::from_utf8_lossy(&missing.stderr);

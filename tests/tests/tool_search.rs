@@ -37,6 +37,23 @@ async fn listed(agent: &mut LineAgent) -> anyhow::Result<Vec<String>> {
     Ok(serde_json::from_value(r["tools"].clone())?)
 }
 
+/// `mcpool__call_tool` with `name` and `arguments`, as a searching agent
+/// calls what it found.
+async fn call_tool(agent: &Agent, name: &str, arguments: Value) -> anyhow::Result<rmcp::model::CallToolResult> {
+    agent
+        .call("mcpool__call_tool", json!({"name": name, "arguments": arguments}))
+        .await
+}
+
+/// mcpool with one fault server `a` and the top-level settings `top`
+/// (connected); the dir of its log is kept as long as the test holds it.
+async fn one_faulty(tag: &str, top: Value) -> anyhow::Result<(TempDir, Mcpool)> {
+    let logs = TempDir::new(tag);
+    let mut config = top;
+    config["mcpServers"] = json!({"a": faulty_stdio(&logs.path().join("a.log"), &[])});
+    Ok((logs, Mcpool::start_connected(config).await?))
+}
+
 #[tokio::test]
 async fn sdk_agents_find_a_tool_by_a_paraphrase_then_list_and_call_it_by_name() -> anyhow::Result<()> {
     let logs = TempDir::new("search-sdk");
@@ -142,18 +159,11 @@ async fn the_call_tool_keeps_tool_control_and_the_recent_calls_and_hidden_tools_
         !found.contains(&"a__slow".to_string()),
         "a disabled tool is never found: {found:?}"
     );
-    let r = agent
-        .call("mcpool__call_tool", json!({"name": "a__slow", "arguments": {"ms": 1}}))
-        .await?;
+    let r = call_tool(&agent, "a__slow", json!({"ms": 1})).await?;
     assert_eq!(r.is_error, Some(true));
     assert!(text(&r).contains("is disabled in mcpool"), "{}", text(&r));
 
-    let r = agent
-        .call(
-            "mcpool__call_tool",
-            json!({"name": "a__echo", "arguments": {"text": "recorded"}}),
-        )
-        .await?;
+    let r = call_tool(&agent, "a__echo", json!({"text": "recorded"})).await?;
     assert_eq!(text(&r), "recorded");
     let calls = pool.get_json("/api/calls").await?;
     let newest = &calls[0];
@@ -217,16 +227,9 @@ async fn the_call_tool_keeps_tool_control_and_the_recent_calls_and_hidden_tools_
 
 #[tokio::test]
 async fn kept_tools_of_a_dropped_server_are_found_and_calling_one_reconnects_it() -> anyhow::Result<()> {
-    let logs = TempDir::new("search-kept");
-    let config = json!({"toolListing": "search", "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])}});
-    let pool = Mcpool::start_connected(config).await?;
+    let (_logs, pool) = one_faulty("search-kept", json!({"toolListing": "search"})).await?;
     let agent = pool.agent("/mcp").await?;
-    let _ = agent
-        .call(
-            "mcpool__call_tool",
-            json!({"name": "a__crash", "arguments": {"message": "bye"}}),
-        )
-        .await?;
+    let _ = call_tool(&agent, "a__crash", json!({"message": "bye"})).await?;
     pool.wait_status("a", "failed", LIMIT).await?;
 
     let r = agent
@@ -238,12 +241,7 @@ async fn kept_tools_of_a_dropped_server_are_found_and_calling_one_reconnects_it(
         .and_then(|t| t.iter().find(|t| t["name"] == "a__add").cloned())
         .ok_or_else(|| anyhow::anyhow!("a__add not found while a is down: {structured}"))?;
     assert_eq!(add["status"], "failed", "{add}");
-    let r = agent
-        .call(
-            "mcpool__call_tool",
-            json!({"name": "a__add", "arguments": {"a": 1, "b": 1}}),
-        )
-        .await?;
+    let r = call_tool(&agent, "a__add", json!({"a": 1, "b": 1})).await?;
     assert_eq!(text(&r), "2", "calling a kept tool reconnects its server");
     pool.wait_status("a", "connected", LIMIT).await?;
     Ok(())
@@ -251,20 +249,13 @@ async fn kept_tools_of_a_dropped_server_are_found_and_calling_one_reconnects_it(
 
 #[tokio::test]
 async fn tools_waiting_for_approval_are_never_found_until_approved() -> anyhow::Result<()> {
-    let logs = TempDir::new("search-approval");
-    let config = json!({"approveNewTools": "ask", "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])}});
-    let pool = Mcpool::start_connected(config).await?;
+    let (_logs, pool) = one_faulty("search-approval", json!({"approveNewTools": "ask"})).await?;
     let agent = pool.agent("/mcp").await?;
     let search = |query: &'static str| agent.call("mcpool__search_tools", json!({"query": query, "limit": 20}));
     let r = search("returns the sum of a and b").await?;
     let found = found_names(r.structured_content.as_ref().unwrap_or(&Value::Null));
     assert!(found.iter().all(|n| !n.starts_with("a__")), "{found:?}");
-    let r = agent
-        .call(
-            "mcpool__call_tool",
-            json!({"name": "a__add", "arguments": {"a": 1, "b": 1}}),
-        )
-        .await?;
+    let r = call_tool(&agent, "a__add", json!({"a": 1, "b": 1})).await?;
     assert!(
         r.is_error == Some(true) && text(&r).contains("waiting for the user's approval"),
         "{}",
@@ -290,9 +281,7 @@ async fn tools_waiting_for_approval_are_never_found_until_approved() -> anyhow::
 
 #[tokio::test]
 async fn a_2026_07_28_agent_hears_its_found_tools_through_listen_and_calls_them() -> anyhow::Result<()> {
-    let logs = TempDir::new("search-2026");
-    let config = json!({"toolListing": "search", "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])}});
-    let pool = Mcpool::start_connected(config).await?;
+    let (_logs, pool) = one_faulty("search-2026", json!({"toolListing": "search"})).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let agent = pool.stateless_agent("/mcp").await?;
     let mut stream = agent
@@ -314,12 +303,7 @@ async fn a_2026_07_28_agent_hears_its_found_tools_through_listen_and_calls_them(
     }
     assert!(agent.tool_names().await?.contains(&"a__add".to_string()));
     assert_eq!(text(&agent.call("a__add", json!({"a": 20, "b": 22})).await?), "42");
-    let r = agent
-        .call(
-            "mcpool__call_tool",
-            json!({"name": "a__echo", "arguments": {"text": "stateless"}}),
-        )
-        .await?;
+    let r = call_tool(&agent, "a__echo", json!({"text": "stateless"})).await?;
     assert_eq!(text(&r), "stateless");
     Ok(())
 }
@@ -398,24 +382,12 @@ async fn auto_lists_everything_until_the_budget_and_the_url_and_the_cli_say_the_
 
 #[tokio::test]
 async fn the_most_used_tools_stay_listed_across_a_restart() -> anyhow::Result<()> {
-    let logs = TempDir::new("search-most-used");
-    let config = json!({"toolListing": "search", "pinMostUsed": 1, "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])}});
-    let mut pool = Mcpool::start_connected(config).await?;
+    let (_logs, mut pool) = one_faulty("search-most-used", json!({"toolListing": "search", "pinMostUsed": 1})).await?;
     let agent = pool.agent("/mcp").await?;
     for _ in 0..3 {
-        agent
-            .call(
-                "mcpool__call_tool",
-                json!({"name": "a__echo", "arguments": {"text": "x"}}),
-            )
-            .await?;
+        call_tool(&agent, "a__echo", json!({"text": "x"})).await?;
     }
-    agent
-        .call(
-            "mcpool__call_tool",
-            json!({"name": "a__add", "arguments": {"a": 1, "b": 1}}),
-        )
-        .await?;
+    call_tool(&agent, "a__add", json!({"a": 1, "b": 1})).await?;
     drop(agent);
     pool.restart().await?;
     pool.wait_status("a", "connected", LIMIT).await?;

@@ -40,6 +40,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         waiting_for_network: false,
         auth: None,
         tool_warnings: Vec::new(),
+        sandbox: None,
     }
 }
 

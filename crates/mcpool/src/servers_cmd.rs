@@ -14,7 +14,7 @@ use mcpool_core::config::{Entry, SandboxEntry, TransportSpec};
 use mcpool_core::editing::{self, EditError, ServerChange};
 use mcpool_core::secrets::SecretStore;
 use mcpool_core::service::Setup;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use crate::Instance;
 
@@ -104,9 +104,18 @@ fn pair(text: &str, sep: char, what: &str) -> anyhow::Result<(String, String)> {
     Ok((k.to_string(), v.trim_start().to_string()))
 }
 
+/// Each of `items` split by [`pair`], in order; `None` when there are none.
+fn pairs<C: FromIterator<(String, String)>>(items: &[String], sep: char, what: &str) -> anyhow::Result<Option<C>> {
+    let split: Vec<_> = items
+        .iter()
+        .map(|i| pair(i, sep, what))
+        .collect::<anyhow::Result<_>>()?;
+    Ok((!split.is_empty()).then(|| split.into_iter().collect()))
+}
+
 /// The change `mcpool add` makes, secret values still to be read.
 fn change_of(args: &AddArgs) -> anyhow::Result<ServerChange> {
-    let mut entry = Map::new();
+    let mut entry = Entry::default();
     match (&args.url, args.command.split_first()) {
         (Some(_), Some(_)) => bail!("give either --url (a remote server) or `-- COMMAND` (a local one), not both"),
         (None, None) => bail!("give the server's command after `--` (mcpool add NAME -- COMMAND ARGS...) or --url URL"),
@@ -117,57 +126,33 @@ fn change_of(args: &AddArgs) -> anyhow::Result<ServerChange> {
             if sandbox_of(args)?.is_some() {
                 bail!("--sandbox, --allow-read, --allow-write and --network are for a local server; a remote one runs elsewhere");
             }
-            entry.insert("url".into(), json!(url));
-            if let Some(t) = &args.transport {
-                entry.insert("transport".into(), json!(t));
-            }
-            let headers = args
-                .headers
-                .iter()
-                .map(|h| pair(h, ':', "header").map(|(k, v)| (k, Value::String(v))))
-                .collect::<anyhow::Result<Map<String, Value>>>()?;
-            if !headers.is_empty() {
-                entry.insert("headers".into(), Value::Object(headers));
-            }
+            entry.url = Some(url.clone());
+            entry.transport = args.transport.clone();
+            entry.headers = pairs(&args.headers, ':', "header")?;
         }
         (None, Some((command, rest))) => {
             if !args.headers.is_empty() || !args.secret_headers.is_empty() {
                 bail!("--header and --secret-header are for a remote server; a local one takes --env");
             }
-            entry.insert("command".into(), json!(command));
-            if !rest.is_empty() {
-                entry.insert("args".into(), json!(rest));
-            }
-            let env = args
-                .env
-                .iter()
-                .map(|e| pair(e, '=', "--env").map(|(k, v)| (k, Value::String(v))))
-                .collect::<anyhow::Result<Map<String, Value>>>()?;
-            if !env.is_empty() {
-                entry.insert("env".into(), Value::Object(env));
-            }
-            if let Some(cwd) = &args.cwd {
-                entry.insert("cwd".into(), json!(cwd));
-            }
-            if let Some(sandbox) = sandbox_of(args)? {
-                entry.insert("sandbox".into(), sandbox);
-            }
+            entry.command = Some(command.clone());
+            entry.args = Some(rest.to_vec()).filter(|a| !a.is_empty());
+            entry.env = pairs(&args.env, '=', "--env")?;
+            entry.cwd = args.cwd.clone();
+            entry.sandbox = sandbox_of(args)?;
         }
     }
-    if let Some(ms) = args.timeout {
-        entry.insert("timeout".into(), json!(ms));
-    }
+    entry.timeout = args.timeout;
     Ok(ServerChange {
         name: args.name.clone(),
-        entry,
+        entry: entry.to_map(),
         ..ServerChange::default()
     })
 }
 
-/// The entry's `sandbox` from the flags: the mode's word alone, or an
-/// object with the grants (each made absolute from this folder, as typed
-/// here); `None` when no flag is given.
-fn sandbox_of(args: &AddArgs) -> anyhow::Result<Option<Value>> {
+/// The entry's `sandbox` from the flags (written as the mode's word alone
+/// when there is nothing else), its grants made absolute from this folder,
+/// as typed here; `None` when no flag is given.
+fn sandbox_of(args: &AddArgs) -> anyhow::Result<Option<SandboxEntry>> {
     if args.sandbox.is_none() && args.allow_read.is_empty() && args.allow_write.is_empty() && args.network.is_none() {
         return Ok(None);
     }
@@ -185,18 +170,13 @@ fn sandbox_of(args: &AddArgs) -> anyhow::Result<Option<Value>> {
             .collect();
         (!made.is_empty()).then_some(made)
     };
-    let sandbox = SandboxEntry {
+    Ok(Some(SandboxEntry {
         mode: args.sandbox.clone(),
         allow_read: absolute(&args.allow_read),
         allow_write: absolute(&args.allow_write),
         network: args.network.as_deref().map(|n| n == "on"),
         allow_unsandboxed: None,
-    };
-    let entry = Entry {
-        sandbox: Some(sandbox),
-        ..Entry::default()
-    };
-    Ok(entry.to_map().remove("sandbox"))
+    }))
 }
 
 /// Reads each secret's value: without echo on a terminal, else one line of
@@ -224,9 +204,27 @@ fn read_secrets(names: &[String], kind: &str) -> anyhow::Result<BTreeMap<String,
     Ok(out)
 }
 
-/// Runs a config edit off the async threads; its error as the sentence it is.
-async fn edit<T: Send + 'static>(f: impl FnOnce() -> Result<T, EditError> + Send + 'static) -> anyhow::Result<T> {
-    tokio::task::spawn_blocking(f).await?.map_err(|e| anyhow!("{e}"))
+/// Runs an edit of the config at `path` off the runtime (it takes the
+/// file's lock and may wait for it).
+async fn edit<T: Send + 'static>(
+    path: &Path,
+    f: impl FnOnce(&Path) -> Result<T, EditError> + Send + 'static,
+) -> anyhow::Result<T> {
+    let path = path.to_path_buf();
+    tokio::task::spawn_blocking(move || f(&path))
+        .await?
+        .map_err(|e| anyhow!("{e}"))
+}
+
+/// [`edit`] with the keyring of `setup`, for an edit that writes or
+/// removes secrets.
+async fn edit_keyed<T: Send + 'static>(
+    path: &Path,
+    setup: &Setup,
+    f: impl FnOnce(&Path, &dyn SecretStore) -> Result<T, EditError> + Send + 'static,
+) -> anyhow::Result<T> {
+    let store: Arc<dyn SecretStore> = Arc::new(setup.keyring());
+    edit(path, move |p| f(p, store.as_ref())).await
 }
 
 /// Tells what an edit did: `done`, a line for each of `notes`, and the
@@ -242,6 +240,12 @@ fn tell(done: String, notes: impl IntoIterator<Item = String>, backup: Option<Pa
     ExitCode::SUCCESS
 }
 
+/// Tells what an edit did: `done`, then each keyring entry after `secret`
+/// (what became of it), then the backup.
+fn tell_edit(done: String, keyring: &[String], secret: &str, backup: Option<PathBuf>) -> ExitCode {
+    tell(done, keyring.iter().map(|entry| format!("{secret} {entry}")), backup)
+}
+
 pub async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let mut change = change_of(&args)?;
     let path = crate::config_path(args.config.clone());
@@ -250,36 +254,31 @@ pub async fn add(args: AddArgs) -> anyhow::Result<ExitCode> {
     let placeholder = |names: &[String]| names.iter().map(|n| (n.clone(), "-".to_string())).collect();
     c.secret_env = placeholder(&args.secret_env);
     c.secret_headers = placeholder(&args.secret_headers);
-    let p = path.clone();
-    edit(move || editing::check_add(&p, &c)).await?;
+    edit(&path, move |p| editing::check_add(p, &c)).await?;
     change.secret_env = read_secrets(&args.secret_env, "environment variable")?;
     change.secret_headers = read_secrets(&args.secret_headers, "header")?;
-    let store: Arc<dyn SecretStore> = Arc::new(args.setup.keyring());
-    let p = path.clone();
-    let written = edit(move || editing::add(&p, change, store.as_ref())).await?;
-    let kept = written
-        .secrets
-        .iter()
-        .map(|name| format!("secret kept in the keyring as {name}"));
-    Ok(tell(
-        format!("added '{}' to {}", written.name, path.display()),
-        kept,
+    let written = edit_keyed(&path, &args.setup, move |p, store| editing::add(p, change, store)).await?;
+    let done = format!("added '{}' to {}", written.name, path.display());
+    Ok(tell_edit(
+        done,
+        &written.secrets,
+        "secret kept in the keyring as",
         written.backup,
     ))
 }
 
 pub async fn remove(args: RemoveArgs) -> anyhow::Result<ExitCode> {
     let path = crate::config_path(args.config);
-    let store: Arc<dyn SecretStore> = Arc::new(args.setup.keyring());
-    let (p, name, with_secrets) = (path.clone(), args.name.clone(), args.secrets);
-    let removed = edit(move || editing::remove(&p, &name, with_secrets, store.as_ref())).await?;
-    let gone = removed
-        .removed_secrets
-        .iter()
-        .map(|name| format!("removed the keyring entry {name}"));
-    Ok(tell(
-        format!("removed '{}' from {}", args.name, path.display()),
-        gone,
+    let (name, with_secrets) = (args.name.clone(), args.secrets);
+    let removed = edit_keyed(&path, &args.setup, move |p, store| {
+        editing::remove(p, &name, with_secrets, store)
+    })
+    .await?;
+    let done = format!("removed '{}' from {}", args.name, path.display());
+    Ok(tell_edit(
+        done,
+        &removed.removed_secrets,
+        "removed the keyring entry",
         removed.backup,
     ))
 }

@@ -25,25 +25,19 @@ where
 }
 
 pub(super) fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    checked(d, |v| match v {
-        Value::String(s) => Ok(s),
-        _ => Err("expected a string".into()),
+    checked(d, |v| {
+        v.as_str().map(str::to_string).ok_or_else(|| "expected a string".into())
     })
 }
 
 /// A non-empty string (`oauth.clientId`, `oauth.clientSecret`).
 pub(super) fn filled_text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    checked(d, |v| match v {
-        Value::String(s) if !s.trim().is_empty() => Ok(s),
-        _ => Err("expected a non-empty string".into()),
-    })
+    let filled = |v: &Value| v.as_str().filter(|s| !s.trim().is_empty()).map(str::to_string);
+    checked(d, |v| filled(&v).ok_or_else(|| "expected a non-empty string".into()))
 }
 
 pub(super) fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
-    checked(d, |v| match v {
-        Value::Bool(b) => Ok(b),
-        _ => Err("expected true or false".into()),
-    })
+    checked(d, |v| v.as_bool().ok_or_else(|| "expected true or false".into()))
 }
 
 /// `timeout`: a positive number of milliseconds.
@@ -95,11 +89,7 @@ struct Arg(String);
 
 impl<'de> Deserialize<'de> for Arg {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) => Ok(Arg(s)),
-            Value::Number(n) => Ok(Arg(n.to_string())),
-            _ => Err(de::Error::custom("expected a string")),
-        }
+        scalar_text(Value::deserialize(d)?, false).map(Arg)
     }
 }
 
@@ -109,12 +99,17 @@ struct Scalar(String);
 
 impl<'de> Deserialize<'de> for Scalar {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) => Ok(Scalar(s)),
-            Value::Number(n) => Ok(Scalar(n.to_string())),
-            Value::Bool(b) => Ok(Scalar(b.to_string())),
-            _ => Err(de::Error::custom("expected a string")),
-        }
+        scalar_text(Value::deserialize(d)?, true).map(Scalar)
+    }
+}
+
+/// A string, or a number (and with `bools` a boolean) as its text.
+fn scalar_text<E: de::Error>(value: Value, bools: bool) -> Result<String, E> {
+    match value {
+        Value::String(s) => Ok(s),
+        Value::Number(n) => Ok(n.to_string()),
+        Value::Bool(b) if bools => Ok(b.to_string()),
+        _ => Err(E::custom("expected a string")),
     }
 }
 
@@ -131,36 +126,35 @@ impl<'de> Deserialize<'de> for Scope {
 }
 
 pub(super) fn args<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    let list = d.deserialize_any(List::<Arg>(PhantomData))?;
-    Ok(list.map(|items| items.into_iter().map(|Arg(s)| s).collect()))
+    let list = d.deserialize_any(Items::<Arg>::list())?;
+    Ok(list.map(|items| items.into_iter().map(|(_, Arg(s))| s).collect()))
 }
 
 pub(super) fn scopes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
-    let list = d.deserialize_any(List::<Scope>(PhantomData))?;
-    Ok(list.map(|items| items.into_iter().map(|Scope(s)| s).collect()))
+    let list = d.deserialize_any(Items::<Scope>::list())?;
+    Ok(list.map(|items| items.into_iter().map(|(_, Scope(s))| s).collect()))
 }
 
 /// `env` and `headers`: an object of strings.
 pub(super) fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Option<IndexMap<String, String>>, D::Error> {
-    d.deserialize_any(Strings)
+    let map = d.deserialize_any(Items::<Scalar>::object())?;
+    Ok(map.map(|items| items.into_iter().map(|(k, Scalar(v))| (k, v)).collect()))
 }
 
-/// Every kind of value a container does not take is refused with `$msg`.
-macro_rules! refuse_others {
-    ($msg:expr) => {
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+/// A visitor's answers to booleans and numbers (refused with `$msg`, in
+/// which `$this` is the visitor) and to `null` (absent).
+macro_rules! refuse_scalars {
+    ($this:ident, $msg:expr) => {
+        fn visit_bool<E: de::Error>($this, _: bool) -> Result<Self::Value, E> {
             Err(E::custom($msg))
         }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        fn visit_i64<E: de::Error>($this, _: i64) -> Result<Self::Value, E> {
             Err(E::custom($msg))
         }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        fn visit_u64<E: de::Error>($this, _: u64) -> Result<Self::Value, E> {
             Err(E::custom($msg))
         }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Err(E::custom($msg))
-        }
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        fn visit_f64<E: de::Error>($this, _: f64) -> Result<Self::Value, E> {
             Err(E::custom($msg))
         }
         fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
@@ -172,55 +166,66 @@ macro_rules! refuse_others {
     };
 }
 
-/// An array whose items are read one by one, so an item's error has its
-/// index in the path.
-struct List<T>(PhantomData<T>);
+/// An array (`object` false) or an object (true) whose items are read one
+/// by one, so an item's error has its index or key in the path; the items
+/// with their keys (empty for an array's).
+struct Items<T> {
+    object: bool,
+    expected: &'static str,
+    item: PhantomData<T>,
+}
 
-impl<'de, T: Deserialize<'de>> Visitor<'de> for List<T> {
-    type Value = Option<Vec<T>>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of strings")
-    }
-
-    refuse_others!("expected an array of strings");
-
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("expected an array of strings"))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
-            items.push(item);
+impl<T> Items<T> {
+    fn list() -> Self {
+        Items {
+            object: false,
+            expected: "expected an array of strings",
+            item: PhantomData,
         }
-        Ok(Some(items))
+    }
+
+    fn object() -> Self {
+        Items {
+            object: true,
+            expected: "expected an object of strings",
+            item: PhantomData,
+        }
     }
 }
 
-/// An object whose values are read one by one, so a value's error has its
-/// key in the path.
-struct Strings;
-
-impl<'de> Visitor<'de> for Strings {
-    type Value = Option<IndexMap<String, String>>;
+impl<'de, T: Deserialize<'de>> Visitor<'de> for Items<T> {
+    type Value = Option<Vec<(String, T)>>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object of strings")
+        f.write_str(self.expected.trim_start_matches("expected "))
     }
 
-    refuse_others!("expected an object of strings");
+    refuse_scalars!(self, self.expected);
 
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom("expected an object of strings"))
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Err(E::custom(self.expected))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        if self.object {
+            return Err(de::Error::custom(self.expected));
+        }
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push((String::new(), item));
+        }
+        Ok(Some(items))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out = IndexMap::new();
-        while let Some((key, Scalar(value))) = map.next_entry::<String, Scalar>()? {
-            out.insert(key, value);
+        if !self.object {
+            return Err(de::Error::custom(self.expected));
         }
-        Ok(Some(out))
+        let mut items = Vec::new();
+        while let Some(entry) = map.next_entry()? {
+            items.push(entry);
+        }
+        Ok(Some(items))
     }
 }
 
@@ -265,6 +270,8 @@ pub(super) fn sandbox<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SandboxE
 
 struct SandboxVisitor;
 
+const SANDBOX_EXPECTED: &str = "expected off, standard or strict, or an object with \"mode\"";
+
 impl<'de> Visitor<'de> for SandboxVisitor {
     type Value = Option<SandboxEntry>;
 
@@ -278,9 +285,7 @@ impl<'de> Visitor<'de> for SandboxVisitor {
                 mode: Some(text.to_string()),
                 ..SandboxEntry::default()
             })),
-            None => Err(E::custom(
-                "expected off, standard or strict, or an object with \"mode\"",
-            )),
+            None => Err(E::custom(SANDBOX_EXPECTED)),
         }
     }
 
@@ -288,36 +293,10 @@ impl<'de> Visitor<'de> for SandboxVisitor {
         SandboxEntry::deserialize(de::value::MapAccessDeserializer::new(map)).map(Some)
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(E::custom(
-            "expected off, standard or strict, or an object with \"mode\"",
-        ))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(E::custom(
-            "expected off, standard or strict, or an object with \"mode\"",
-        ))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(E::custom(
-            "expected off, standard or strict, or an object with \"mode\"",
-        ))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(E::custom(
-            "expected off, standard or strict, or an object with \"mode\"",
-        ))
-    }
+    refuse_scalars!(self, SANDBOX_EXPECTED);
+
     fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(de::Error::custom(
-            "expected off, standard or strict, or an object with \"mode\"",
-        ))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
+        Err(de::Error::custom(SANDBOX_EXPECTED))
     }
 }
 

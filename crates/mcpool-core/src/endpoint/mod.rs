@@ -167,35 +167,18 @@ mod tests {
 
     #[tokio::test]
     async fn token_and_origin_rules() {
-        assert_eq!(status(app("s3cret"), &[]).await, StatusCode::UNAUTHORIZED);
-        assert_eq!(
-            status(app("s3cret"), &[("authorization", "Bearer nope")]).await,
-            StatusCode::UNAUTHORIZED
-        );
-        assert_eq!(
-            status(app("s3cret"), &[("authorization", "Bearer s3cret")]).await,
-            StatusCode::OK
-        );
-        assert_eq!(
-            status(
-                app("s3cret"),
-                &[("authorization", "Bearer s3cret"), ("origin", "https://evil.example")]
-            )
-            .await,
-            StatusCode::FORBIDDEN
-        );
-        assert_eq!(
-            status(app("s3cret"), &[("origin", "http://evil.example")]).await,
-            StatusCode::FORBIDDEN
-        );
-        assert_eq!(
-            status(
-                app("s3cret"),
-                &[("authorization", "Bearer s3cret"), ("origin", "http://127.0.0.1:5173")]
-            )
-            .await,
-            StatusCode::OK
-        );
+        let bearer = ("authorization", "Bearer s3cret");
+        let cases: [(&[(&str, &str)], StatusCode); 6] = [
+            (&[], StatusCode::UNAUTHORIZED),
+            (&[("authorization", "Bearer nope")], StatusCode::UNAUTHORIZED),
+            (&[bearer], StatusCode::OK),
+            (&[bearer, ("origin", "https://evil.example")], StatusCode::FORBIDDEN),
+            (&[("origin", "http://evil.example")], StatusCode::FORBIDDEN),
+            (&[bearer, ("origin", "http://127.0.0.1:5173")], StatusCode::OK),
+        ];
+        for (headers, expected) in cases {
+            assert_eq!(status(app("s3cret"), headers).await, expected, "{headers:?}");
+        }
     }
 
     #[tokio::test]

@@ -41,12 +41,9 @@ pub enum Mode {
 
 impl Mode {
     pub fn parse(text: &str) -> Option<Mode> {
-        match text {
-            "off" => Some(Mode::Off),
-            "standard" => Some(Mode::Standard),
-            "strict" => Some(Mode::Strict),
-            _ => None,
-        }
+        [Mode::Off, Mode::Standard, Mode::Strict]
+            .into_iter()
+            .find(|m| m.as_str() == text)
     }
 
     pub fn as_str(self) -> &'static str {

@@ -185,45 +185,42 @@ async fn events(State(state): State<AppState>) -> Sse<impl Stream<Item = Result<
                     continue;
                 }
                 call = calls.recv() => {
-                    match call {
-                        Ok(call) => {
-                            let data = serde_json::to_string(&call).unwrap_or_default();
-                            if tx.send(Ok(Event::default().event("call").data(data))).await.is_err() {
-                                break;
-                            }
-                        }
-                        Err(RecvError::Lagged(_)) => {}
-                        Err(RecvError::Closed) => break,
+                    if !relay(&tx, "call", call).await {
+                        break;
                     }
                     continue;
                 }
                 event = held.recv() => {
-                    match event {
-                        Ok(event) => {
-                            let data = serde_json::to_string(&event).unwrap_or_default();
-                            if tx.send(Ok(Event::default().event("tools").data(data))).await.is_err() {
-                                break;
-                            }
-                        }
-                        Err(RecvError::Lagged(_)) => {}
-                        Err(RecvError::Closed) => break,
+                    if !relay(&tx, "tools", event).await {
+                        break;
                     }
                     continue;
                 }
             };
-            match status {
-                Ok(event) => {
-                    let data = serde_json::to_string(&event).unwrap_or_default();
-                    if tx.send(Ok(Event::default().event("status").data(data))).await.is_err() {
-                        break;
-                    }
-                }
-                Err(RecvError::Lagged(_)) => continue,
-                Err(RecvError::Closed) => break,
+            if !relay(&tx, "status", status).await {
+                break;
             }
         }
     });
     Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}
+
+/// One item of a broadcast as the event `name` on the stream; false when
+/// the stream is over (the client went away, or the broadcast closed). A
+/// lagging receiver skips what it missed: the next item says how things are.
+async fn relay<T: serde::Serialize>(
+    tx: &tokio::sync::mpsc::Sender<Result<Event, Infallible>>,
+    name: &str,
+    item: Result<T, RecvError>,
+) -> bool {
+    match item {
+        Ok(item) => {
+            let data = serde_json::to_string(&item).unwrap_or_default();
+            tx.send(Ok(Event::default().event(name).data(data))).await.is_ok()
+        }
+        Err(RecvError::Lagged(_)) => true,
+        Err(RecvError::Closed) => false,
+    }
 }
 
 /// A stream fed by a task, ended when the client goes away.

@@ -86,35 +86,43 @@ impl<'a> Mapping<'a> {
 mod tests {
     use super::*;
 
-    const SMAPS: &str = "\
-55d0c0a00000-55d0c0a10000 r--p 00000000 fd:01 1234                       /opt/my app/mcpool
-Size:                 64 kB
-Anonymous:             0 kB
-55d0c0a10000-55d0c1a10000 r-xp 00010000 fd:01 1234                       /opt/my app/mcpool
-Size:              16384 kB
-Anonymous:             0 kB
-55d0c1a10000-55d0c1b10000 r--p 01010000 fd:01 1234                       /opt/my app/mcpool
-Size:               1024 kB
-Anonymous:            12 kB
-55d0c1b10000-55d0c1b20000 rw-p 01110000 fd:01 1234                       /opt/my app/mcpool
-Size:                 64 kB
-Anonymous:             0 kB
-7f0000000000-7f0000100000 r-xp 00000000 fd:01 99                         /usr/lib/x86_64-linux-gnu/libc.so.6
-Size:               1024 kB
-Anonymous:             0 kB
-7f0000200000-7f0000300000 rw-p 00000000 00:00 0
-Size:               1024 kB
-Anonymous:          1024 kB
-";
+    /// An smaps text of `(range, perms, path, anonymous kB)` mappings.
+    fn smaps(mappings: &[(&str, &str, &str, u32)]) -> String {
+        mappings
+            .iter()
+            .map(|(range, perms, path, anon)| {
+                format!("{range} {perms} 00000000 fd:01 1234    {path}\nSize: 64 kB\nAnonymous: {anon} kB\n")
+            })
+            .collect()
+    }
+
+    /// The program's four mappings (read-only, code, RELRO, data), libc's
+    /// code and an anonymous mapping.
+    fn sample() -> String {
+        let exe = "/opt/my app/mcpool";
+        smaps(&[
+            ("55d0c0a00000-55d0c0a10000", "r--p", exe, 0),
+            ("55d0c0a10000-55d0c1a10000", "r-xp", exe, 0),
+            ("55d0c1a10000-55d0c1b10000", "r--p", exe, 12),
+            ("55d0c1b10000-55d0c1b20000", "rw-p", exe, 0),
+            (
+                "7f0000000000-7f0000100000",
+                "r-xp",
+                "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                0,
+            ),
+            ("7f0000200000-7f0000300000", "rw-p", "", 1024),
+        ])
+    }
 
     #[test]
     fn only_the_programs_read_only_mappings_without_private_pages_are_given_back() {
         assert_eq!(
-            clean_mappings(SMAPS, "/opt/my app/mcpool"),
+            clean_mappings(&sample(), "/opt/my app/mcpool"),
             vec![0x55d0c0a00000..0x55d0c0a10000, 0x55d0c0a10000..0x55d0c1a10000],
             "the relocated (RELRO) and the writable mapping stay, and so do the libraries"
         );
-        assert!(clean_mappings(SMAPS, "/opt/other").is_empty());
+        assert!(clean_mappings(&sample(), "/opt/other").is_empty());
     }
 
     /// The `Rss:` of the smaps mapping that holds `address`, in kB.
@@ -148,6 +156,6 @@ Anonymous:          1024 kB
             after < before / 2,
             "code resident: {before} kB before, {after} kB after"
         );
-        assert_eq!(clean_mappings(SMAPS, "/opt/my app/mcpool").len(), 2, "and runs on");
+        assert_eq!(clean_mappings(&sample(), "/opt/my app/mcpool").len(), 2, "and runs on");
     }
 }

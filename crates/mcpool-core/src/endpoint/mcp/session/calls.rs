@@ -224,24 +224,9 @@ impl Calls<'_> {
     ) -> Result<GetPromptResponse, McpError> {
         let (sup, upstream) = match self.routes.scope {
             Scope::All | Scope::Profile(_) => {
-                let view = self.routes.pool.prompt_view();
-                let found = view
-                    .names
-                    .resolve(&request.name)
-                    .filter(|(s, _)| self.routes.in_scope(s));
-                let Some((server, prompt)) = found else {
-                    return Err(McpError::invalid_params(
-                        format!("mcpool has no prompt named '{}'.", request.name),
-                        None,
-                    ));
-                };
-                let sup = self
-                    .routes
-                    .pool
-                    .server(server)
-                    .ok_or_else(|| McpError::invalid_params("unknown prompt", None))?;
+                let (sup, prompt) = self.routes.route_prompt(&request.name)?;
                 let mut upstream = request.clone();
-                upstream.name = prompt.to_string();
+                upstream.name = prompt;
                 (sup, upstream)
             }
             Scope::One(_) => (self.routes.single()?, request),
@@ -299,23 +284,8 @@ impl Calls<'_> {
         let sup = match (self.routes.scope, &mut request.r#ref) {
             (Scope::One(_), _) => self.routes.single()?,
             (Scope::All | Scope::Profile(_), Reference::Prompt(prompt)) => {
-                let view = self.routes.pool.prompt_view();
-                let found = view
-                    .names
-                    .resolve(&prompt.name)
-                    .filter(|(s, _)| self.routes.in_scope(s));
-                let Some((server, name)) = found else {
-                    return Err(McpError::invalid_params(
-                        format!("mcpool has no prompt named '{}'.", prompt.name),
-                        None,
-                    ));
-                };
-                let sup = self
-                    .routes
-                    .pool
-                    .server(server)
-                    .ok_or_else(|| McpError::invalid_params("unknown prompt", None))?;
-                prompt.name = name.to_string();
+                let (sup, name) = self.routes.route_prompt(&prompt.name)?;
+                prompt.name = name;
                 sup
             }
             (Scope::All | Scope::Profile(_), Reference::Resource(resource)) => {

@@ -65,6 +65,24 @@ impl<'a> Routes<'a> {
         Some((sup, tool.to_string()))
     }
 
+    /// The server of the prompt `public` (its name on `/mcp`) in scope, and
+    /// the prompt's own name there.
+    pub fn route_prompt(&self, public: &str) -> Result<(Arc<Supervisor>, String), McpError> {
+        let view = self.pool.prompt_view();
+        let found = view.names.resolve(public).filter(|(s, _)| self.in_scope(s));
+        let Some((server, prompt)) = found else {
+            return Err(McpError::invalid_params(
+                format!("mcpool has no prompt named '{public}'."),
+                None,
+            ));
+        };
+        let sup = self
+            .pool
+            .server(server)
+            .ok_or_else(|| McpError::invalid_params("unknown prompt", None))?;
+        Ok((sup, prompt.to_string()))
+    }
+
     /// The server a resource URI belongs to: the one listing it, else the
     /// one whose template's fixed prefix matches it.
     pub fn owner_of_uri(&self, uri: &str) -> Result<Arc<Supervisor>, McpError> {
