@@ -53,7 +53,7 @@ function onToggle(event) {
 }
 
 function view() {
-  return { ...state, now: Date.now(), onToggle, onAction, onToolAction, entryButtons: editor.buttons, logButton: logs.button };
+  return { ...state, now: Date.now(), onToggle, onAction, onToolAction, onAllow, entryButtons: editor.buttons, logButton: logs.button };
 }
 
 /** Runs a re-render without losing the keyboard's place. */
@@ -192,6 +192,30 @@ async function onAction(name, verb) {
     }
   } catch (e) {
     if (e.message !== 'signed out') state.actionErrors.set(name, `${verb} failed: ${e.message}`);
+  } finally {
+    state.busy.delete(name);
+    await refresh();
+  }
+}
+
+/**
+ * "Allow read", "Allow write" or "Allow network" on a sandboxed server's
+ * card: the grant it was refused goes into its entry, and it restarts.
+ */
+async function onAllow(name, denied) {
+  state.busy.add(name);
+  state.actionErrors.delete(name);
+  paint();
+  try {
+    const response = await api(`/api/servers/${encodeURIComponent(name)}/sandbox/allow`, {
+      method: 'POST',
+      headers: { Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ access: denied.access, path: denied.path }),
+    });
+    const body = await readJson(response);
+    if (!response.ok || body.ok === false) state.actionErrors.set(name, body.error || `allowing ${denied.access} failed (HTTP ${response.status})`);
+  } catch (e) {
+    if (e.message !== 'signed out') state.actionErrors.set(name, `allowing ${denied.access} failed: ${e.message}`);
   } finally {
     state.busy.delete(name);
     await refresh();

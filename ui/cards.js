@@ -178,16 +178,31 @@ function actionButtons(s, view) {
 }
 
 /**
- * A local server's sandbox in one line (none when it is off): its mode and
- * what this system enforces, with what it cannot and the grants in the title.
+ * A local server's sandbox (none when it is off): its mode and what this
+ * system enforces in one line, with what it cannot and the grants in the
+ * title; and what it was refused, in one sentence with an "Allow" button
+ * where the grant can be named.
  */
-function sandboxLine(sandbox) {
+function sandboxBlock(s, view) {
+  const sandbox = s.sandbox;
   if (!sandbox || sandbox.mode === 'off') return null;
   const text = `Sandbox: ${sandbox.mode} · ${sandbox.state}${sandbox.missing.length ? ` (not: ${sandbox.missing.join('; ')})` : ''}`;
   const grants = sandbox.grants.map((g) => `${g.access}: ${g.path}`).join('\n');
-  return h('p', {
+  const line = h('p', {
     class: 'meta sandbox', 'data-role': 'sandbox', 'data-state': sandbox.state, title: grants || undefined,
   }, text);
+  const denied = sandbox.denied;
+  if (!denied) return line;
+  const grantable = denied.access === 'network' || Boolean(denied.path);
+  const label = `Allow ${denied.access}`;
+  const button = grantable ? h('button', {
+    type: 'button', 'data-action': 'allow', 'data-key': `allow:${s.name}`,
+    'aria-label': `${label}${denied.path ? ` of ${denied.path}` : ''} for ${s.name}`,
+    disabled: view.busy.has(s.name),
+    onclick: () => view.onAllow(s.name, denied),
+  }, label) : null;
+  return h('div', { class: 'sandbox-denied', 'data-role': 'sandbox-denied' },
+    line, h('p', { role: 'status' }, denied.sentence, ' ', button));
 }
 
 /** The card of one server snapshot (an item of GET /api/servers). */
@@ -212,7 +227,7 @@ export function card(s, view) {
         class: 'card-tokens', 'data-role': 'tool-tokens', title: 'What its tools (on and approved) add to a full tool listing, estimated',
       }, approx(s.tool_tokens))]),
     facts(s, view.now),
-    sandboxLine(s.sandbox),
+    sandboxBlock(s, view),
     errorBlock(s, view),
     stderrBlock(s, view),
     toolWarningsBlock(s, view),

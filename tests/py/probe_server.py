@@ -1,7 +1,8 @@
 """A stdio MCP server (the official Python SDK's FastMCP) that tries what a
 sandbox may refuse, and says what happened: reading a file, writing one, a
 TCP connect to loopback, a child process (`cat`) reading a file, and
-what of the environment reached it."""
+what of the environment reached it; with PROBE_NEED it reads that file
+before it starts."""
 
 import os
 import socket
@@ -60,4 +61,10 @@ def getenv(name: str) -> str:
 
 
 if __name__ == "__main__":
+    # PROBE_NEED: a file it cannot start without (a refused open ends it
+    # at once, with Python's own words on stderr).
+    need = os.environ.get("PROBE_NEED")
+    if need:
+        with open(need, encoding="utf-8") as f:
+            f.read()
     mcp.run("stdio")

@@ -271,3 +271,71 @@ async fn mcpool_add_writes_the_sandbox_and_refuses_a_missing_grant() -> anyhow::
     assert_eq!(std::fs::read_to_string(&config)?, before, "nothing written");
     Ok(())
 }
+
+#[tokio::test]
+async fn mcpool_doctor_says_what_the_kernel_gives_each_sandbox() -> anyhow::Result<()> {
+    let dir = TempDir::new("sandbox-doctor");
+    let boxed_and_open = json!({"mcpServers": {"boxed": probe(json!("strict")), "open": probe(json!("off"))}});
+    let config_text = write_config(&dir.0, &boxed_and_open)?.display().to_string();
+    let out = mcpool_cli(&dir.0, &["doctor", "--config", &config_text], None, &[]).await?;
+    let said = String::from_utf8_lossy(&out.stdout);
+    let line = said
+        .lines()
+        .find(|l| l.contains("sandbox boxed:"))
+        .unwrap_or_else(|| panic!("no sandbox line for boxed:\n{said}"));
+    assert!(line.starts_with("ok") && line.contains("strict, enforced"), "{line}");
+    assert!(
+        !said.contains("sandbox open:"),
+        "a server without a sandbox has no line:\n{said}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_refusal_is_named_on_the_server_and_allowing_it_restarts_the_server() -> anyhow::Result<()> {
+    let dir = TempDir::new("sandbox-allow");
+    let data = dir.0.join("data");
+    std::fs::create_dir_all(&data)?;
+    let needed = data.join("needed.txt");
+    std::fs::write(&needed, "settings")?;
+    let mut entry = probe(json!("standard"));
+    entry["env"] = json!({"PROBE_NEED": &needed});
+    let pool = Mcpool::start_in(dir, json!({"mcpServers": {"probe": entry}}), &[]).await?;
+    let needed_text = needed.display().to_string();
+    let failed = pool
+        .wait_server("probe", LIMIT, "the refusal named", |s| {
+            s["sandbox"]["denied"]["path"] == needed_text.as_str()
+        })
+        .await?;
+    let denied = &failed["sandbox"]["denied"];
+    assert_eq!(denied["access"], "read", "{denied}");
+    assert_eq!(
+        denied["sentence"],
+        format!("Its sandbox refused to let it read {needed_text}.")
+    );
+    let (status, body) = pool
+        .api(
+            reqwest::Method::POST,
+            "/api/servers/probe/sandbox/allow",
+            Some(json!({"access": "read", "path": &needed_text})),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(pool.config_path())?)?;
+    assert_eq!(
+        written["mcpServers"]["probe"]["sandbox"],
+        json!({"mode": "standard", "allowRead": [needed_text]}),
+        "the grant is in the entry"
+    );
+    let connected = pool.wait_status("probe", "connected", LIMIT).await?;
+    assert_eq!(connected["sandbox"]["denied"], Value::Null, "{connected}");
+    let (status, body) = pool
+        .api(
+            reqwest::Method::POST,
+            "/api/servers/probe/sandbox/allow",
+            Some(json!({"access": "read", "path": "relative/path"})),
+        )
+        .await?;
+    assert_eq!((status, body["field"].as_str()), (400, Some("sandbox")), "{body}");
+    Ok(())
+}

@@ -70,6 +70,31 @@ impl Edits<'_> {
             .await
     }
 
+    /// Grants the sandboxed server `name` what it was refused (an "Allow"
+    /// on its card): the grant is written into its entry's `sandbox`
+    /// through the same locked, comment-keeping write as every edit, and
+    /// the changed entry restarts the server.
+    pub async fn allow(&self, name: &str, allowance: crate::sandbox::Allowance) -> Result<Written, EditError> {
+        let view = self.entry(name).await?;
+        let serde_json::Value::Object(mut entry) = view.entry else {
+            return Err(EditError::Failed(format!("the entry of '{name}' is not an object")));
+        };
+        let effective = self
+            .pool
+            .server(name)
+            .map(|s| s.spec().sandbox.mode)
+            .unwrap_or_default();
+        let sandbox = allowance.into_sandbox(entry.remove("sandbox"), effective);
+        entry.insert("sandbox".into(), sandbox);
+        let change = ServerChange {
+            name: name.to_string(),
+            entry,
+            revision: Some(view.revision),
+            ..ServerChange::default()
+        };
+        self.replace(name, change).await
+    }
+
     /// The entry `name` as the file has it, for an edit form.
     pub async fn entry(&self, name: &str) -> Result<EntryView, EditError> {
         let path = self.config_path()?;

@@ -5,6 +5,7 @@
 //! and `no_new_privs`; on other systems nothing yet, said as
 //! `not available`). mcpool itself is never restricted.
 
+pub mod denial;
 pub mod policy;
 #[cfg(test)]
 mod tests;
@@ -22,6 +23,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+pub use denial::Denial;
 pub use policy::{Inputs, Plan};
 
 /// How much a local server is confined.
@@ -110,6 +112,19 @@ pub struct Status {
     pub grants: Vec<Grant>,
     /// What the kernel cannot restrict, as short phrases; empty when enforced.
     pub missing: Vec<String>,
+    /// What the server's last stderr lines say its sandbox refused it.
+    pub denied: Option<Denial>,
+}
+
+impl Status {
+    /// With what `stderr` (its last lines, oldest first) says was refused,
+    /// when the sandbox is on.
+    pub fn noting(mut self, stderr: &[String]) -> Status {
+        if self.mode != Mode::Off {
+            self.denied = denial::denial(stderr);
+        }
+        self
+    }
 }
 
 /// What the kernel gives for `sandbox`.
@@ -139,6 +154,7 @@ pub fn status(sandbox: &Sandbox) -> Status {
         state,
         grants,
         missing,
+        denied: None,
     }
 }
 
@@ -263,4 +279,63 @@ pub fn own_folder(name: &str) -> PathBuf {
         })
         .collect();
     crate::os::paths::data_dir().join("servers").join(safe)
+}
+
+/// What an "Allow" of the dashboard grants a sandboxed server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Allowance {
+    Read(PathBuf),
+    Write(PathBuf),
+    Network,
+}
+
+impl Allowance {
+    /// From the API's `{"access": "read"|"write"|"network", "path"}`.
+    pub fn parse(access: &str, path: Option<&str>) -> Result<Allowance, String> {
+        let path = || {
+            path.filter(|p| std::path::Path::new(p).is_absolute())
+                .map(PathBuf::from)
+                .ok_or_else(|| format!("allowing {access} needs an absolute \"path\""))
+        };
+        match access {
+            "read" => Ok(Allowance::Read(path()?)),
+            "write" => Ok(Allowance::Write(path()?)),
+            "network" => Ok(Allowance::Network),
+            other => Err(format!("unknown access '{other}' (expected read, write or network)")),
+        }
+    }
+
+    /// The entry's `sandbox` (`current`, as the file has it, or none: then
+    /// the server runs in `effective`, the config's default) with this
+    /// allowance added; a grant already there is not added twice.
+    pub fn into_sandbox(self, current: Option<serde_json::Value>, effective: Mode) -> serde_json::Value {
+        use serde_json::{json, Value};
+        let mut sandbox = match current {
+            Some(Value::Object(map)) => map,
+            Some(Value::String(mode)) => json!({ "mode": mode }).as_object().cloned().unwrap_or_default(),
+            _ => json!({ "mode": effective.as_str() })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        };
+        let (key, path) = match self {
+            Allowance::Network => {
+                sandbox.insert("network".into(), Value::Bool(true));
+                return Value::Object(sandbox);
+            }
+            Allowance::Read(p) => ("allowRead", p),
+            Allowance::Write(p) => ("allowWrite", p),
+        };
+        let grant = Value::String(path.display().to_string());
+        let list = sandbox.entry(key).or_insert_with(|| json!([]));
+        if !list.is_array() {
+            *list = json!([]);
+        }
+        if let Value::Array(items) = list {
+            if !items.contains(&grant) {
+                items.push(grant);
+            }
+        }
+        Value::Object(sandbox)
+    }
 }

@@ -125,12 +125,22 @@ impl ServerSnapshot {
                 .collect(),
             None => Vec::new(),
         };
+        // Each line was redacted as it was read; again with this
+        // connection's own values, as every error is.
+        let stderr_tail: Vec<String> = inner
+            .recent
+            .stderr
+            .as_ref()
+            .map(|t| t.tail().iter().map(|l| redact(l, &inner.secret_values)).collect())
+            .unwrap_or_default();
+        let sandbox = (inner.spec.transport.kind() == "stdio")
+            .then(|| crate::sandbox::status(&inner.spec.sandbox).noting(&stderr_tail));
         ServerSnapshot {
             name: name.to_string(),
             status: inner.machine.status(),
             error: inner.machine.error().map(str::to_string),
             transport: inner.spec.transport.kind(),
-            sandbox: (inner.spec.transport.kind() == "stdio").then(|| crate::sandbox::status(&inner.spec.sandbox)),
+            sandbox,
             protocol: inner.info.as_ref().map(|i| i.protocol_version.to_string()),
             tool_tokens: tools
                 .iter()
@@ -159,14 +169,7 @@ impl ServerSnapshot {
             retry_in_ms: retry_in.map(|d| d.as_millis() as u64),
             retry_at: retry_in.map(|d| rfc3339(SystemTime::now() + d)),
             last_connected: inner.recent.last_connected.map(rfc3339),
-            // Each line was redacted as it was read; again with this
-            // connection's own values, as every error is.
-            stderr_tail: inner
-                .recent
-                .stderr
-                .as_ref()
-                .map(|t| t.tail().iter().map(|l| redact(l, &inner.secret_values)).collect())
-                .unwrap_or_default(),
+            stderr_tail,
         }
     }
 }

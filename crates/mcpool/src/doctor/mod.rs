@@ -6,6 +6,7 @@ mod bundle;
 mod checks;
 mod local;
 mod report;
+mod sandbox;
 mod servers;
 
 use std::path::PathBuf;
@@ -77,6 +78,7 @@ pub async fn run(args: DoctorArgs) -> anyhow::Result<ExitCode> {
         .chain(config)
         .chain(std::iter::once(activity))
         .chain(runtimes)
+        .chain(sandbox::checks(&specs))
         .chain(std::iter::once(port.check.clone()))
         .chain(reachable)
         .chain(clients)

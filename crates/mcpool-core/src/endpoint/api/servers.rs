@@ -2,7 +2,8 @@
 //! `POST /api/servers` (add), `PUT /api/servers/{name}` (change),
 //! `DELETE /api/servers/{name}`, `GET /api/servers/{name}/entry` (the
 //! entry as the file has it, for an edit form) and `POST
-//! /api/servers/test` (one connection with what was typed, nothing kept).
+//! /api/servers/test` (one connection with what was typed, nothing kept),
+//! `POST /api/servers/{name}/sandbox/allow` (a grant a sandbox refused).
 
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
@@ -22,6 +23,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/servers/test", post(test))
         .route("/api/servers/{name}", put(change).delete(remove))
         .route("/api/servers/{name}/entry", get(entry))
+        .route("/api/servers/{name}/sandbox/allow", post(allow))
 }
 
 pub(super) fn error(status: StatusCode, e: &EditError) -> Response {
@@ -102,6 +104,31 @@ async fn entry(State(state): State<AppState>, Path(name): Path<String>) -> Respo
     answer(state.control.edits().entry(&name).await, |v| {
         serde_json::to_value(v).unwrap_or_default()
     })
+}
+
+#[derive(Debug, Deserialize)]
+struct AllowBody {
+    access: String,
+    path: Option<String>,
+}
+
+/// `{"access": "read"|"write"|"network", "path"}`: the grant a sandboxed
+/// server was refused, written into its entry (it restarts with it).
+async fn allow(State(state): State<AppState>, Path(name): Path<String>, body: Bytes) -> Response {
+    let parsed = serde_json::from_slice::<AllowBody>(&body)
+        .map_err(|e| e.to_string())
+        .and_then(|b| crate::sandbox::Allowance::parse(&b.access, b.path.as_deref()));
+    let allowance = match parsed {
+        Ok(a) => a,
+        Err(message) => {
+            let e = EditError::Field {
+                field: Some("sandbox".into()),
+                message,
+            };
+            return error(StatusCode::BAD_REQUEST, &e);
+        }
+    };
+    answer(state.control.edits().allow(&name, allowance).await, written)
 }
 
 /// One connection with exactly what was typed; nothing is written or kept.

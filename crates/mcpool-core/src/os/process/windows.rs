@@ -263,7 +263,9 @@ mod tests {
         std::fs::write(dir.join("server.cmd"), "@echo off\r\n").unwrap();
         let env = BTreeMap::from([("PATH".to_string(), dir.to_string_lossy().into_owned())]);
         let args = vec!["a\nb".to_string()];
-        let err = super::super::spawn("server", &args, &env, None).err().unwrap();
+        let err = super::super::spawn("server", &args, &env, None, super::super::Confine::default())
+            .err()
+            .unwrap();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{err}");
         assert!(err.to_string().contains("batch file arguments are invalid"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
