@@ -45,7 +45,16 @@ pub async fn serve(
     } else {
         Faulty::new(shared).serve((tokio::io::stdin(), rmcp_side)).await
     };
-    let running = served.context("stdio session did not start")?;
+    let running = match served {
+        Ok(running) => running,
+        Err(e) => {
+            // What rmcp wrote before it gave up (its answer refusing the
+            // request it could not start with) still reaches stdout: the
+            // client learns why, instead of racing our exit.
+            let _ = tokio::time::timeout(DRAIN_DEADLINE, forwarder).await;
+            return Err(e).context("stdio session did not start");
+        }
+    };
     running.waiting().await.context("stdio session failed")?;
 
     match tokio::time::timeout(DRAIN_DEADLINE, forwarder).await {
