@@ -10,6 +10,7 @@ pub mod config;
 pub mod control;
 pub mod editing;
 pub mod endpoint;
+pub mod error_text;
 pub mod errors;
 pub mod hub;
 pub mod import;

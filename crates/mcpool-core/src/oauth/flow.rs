@@ -266,7 +266,7 @@ async fn probe(url: &str, headers: &BTreeMap<String, String>) -> Result<Option<S
     let response = request
         .send()
         .await
-        .map_err(|e| format!("cannot reach {url}: {}", short(&crate::errors::chain_text(&e))))?;
+        .map_err(|e| format!("cannot reach {url}: {}", short(&crate::error_text::chain_text(&e))))?;
     if !matches!(response.status().as_u16(), 401 | 403) {
         return Ok(None);
     }

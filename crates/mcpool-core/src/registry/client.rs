@@ -206,7 +206,7 @@ impl RegistryClient {
             } else {
                 RegistryError::Unreachable {
                     registry: registry.clone(),
-                    reason: crate::errors::brief(&innermost(&e)),
+                    reason: crate::error_text::brief(&innermost(&e)),
                 }
             }
         };

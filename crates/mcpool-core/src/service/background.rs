@@ -37,7 +37,7 @@ pub(super) fn start_healing(pool: &Pool, window: Option<Duration>, stop: &Cancel
         config.window = window;
     }
     let events = wake::spawn(wake::platform_watchers(), stop.clone());
-    tokio::spawn(wake::driver::run(
+    tokio::spawn(super::wake_driver::run(
         pool.clone(),
         events,
         Arc::new(DnsTcp),

@@ -25,6 +25,7 @@ use crate::secrets::{self, Keyring};
 use crate::token::{self, TokenError};
 
 mod background;
+mod wake_driver;
 use background::{flush_usage, follow_config, stamp, start_healing};
 
 /// How long open agent streams get to finish at shutdown.

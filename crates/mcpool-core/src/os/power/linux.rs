@@ -3,7 +3,7 @@
 mod logind;
 mod netlink;
 
-use crate::wake::{watcher, PowerWatcher};
+use crate::os::power::{watcher, PowerWatcher};
 
 pub fn watchers() -> Vec<Box<dyn PowerWatcher>> {
     vec![watcher("logind", logind::run), watcher("netlink", netlink::run)]

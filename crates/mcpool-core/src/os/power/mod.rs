@@ -1,5 +1,5 @@
 //! The operating system's sleep, wake and network-change notifications, as
-//! [`PowerWatcher`]s that feed `wake/` (its driver and healer never ask the
+//! [`PowerWatcher`]s (the trait and [`PowerEvent`] are defined here, so no backend names a room above `os/`) that feed `wake/` (its driver and healer never ask the
 //! OS). One backend per platform: `linux.rs` (logind's `PrepareForSleep`,
 //! rtnetlink), `windows.rs` (`PowerRegisterSuspendResumeNotification`,
 //! `NotifyIpInterfaceChange`); none yet on macOS, where the clock-jump
@@ -10,7 +10,11 @@ mod linux;
 #[cfg(windows)]
 pub mod windows;
 
-use crate::wake::PowerWatcher;
+use std::future::Future;
+use std::pin::Pin;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 /// This platform's OS watchers.
 pub fn watchers() -> Vec<Box<dyn PowerWatcher>> {
@@ -20,4 +24,64 @@ pub fn watchers() -> Vec<Box<dyn PowerWatcher>> {
     return windows::watchers();
     #[cfg(not(any(target_os = "linux", windows)))]
     Vec::new()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PowerEvent {
+    WillSleep,
+    DidWake,
+    NetworkChanged,
+}
+
+/// A source of power and network events.
+pub trait PowerWatcher: Send + 'static {
+    fn name(&self) -> &'static str;
+    /// Runs until `stop` is cancelled or the source ends, sending events.
+    fn run(
+        self: Box<Self>,
+        tx: mpsc::Sender<PowerEvent>,
+        stop: CancellationToken,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send>>;
+}
+
+/// A watcher from its name and its loop, the one preamble every source
+/// shares: the loop gets the events' sender and the stop token.
+pub fn watcher<F, Fut>(name: &'static str, run: F) -> Box<dyn PowerWatcher>
+where
+    F: FnOnce(mpsc::Sender<PowerEvent>, CancellationToken) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    Box::new(FnWatcher { name, run })
+}
+
+struct FnWatcher<F> {
+    name: &'static str,
+    run: F,
+}
+
+impl<F, Fut> PowerWatcher for FnWatcher<F>
+where
+    F: FnOnce(mpsc::Sender<PowerEvent>, CancellationToken) -> Fut + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn run(
+        self: Box<Self>,
+        tx: mpsc::Sender<PowerEvent>,
+        stop: CancellationToken,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send>> {
+        Box::pin((self.run)(tx, stop))
+    }
+}
+
+/// The next item of `next`, or `None` once `stop` is cancelled: the select
+/// at the top of every source's loop.
+pub async fn until_stopped<T>(stop: &CancellationToken, next: impl Future<Output = T>) -> Option<T> {
+    tokio::select! {
+        _ = stop.cancelled() => None,
+        item = next => Some(item),
+    }
 }

@@ -24,7 +24,7 @@ use windows_sys::Win32::UI::WindowsAndMessaging::{
     DEVICE_NOTIFY_CALLBACK, PBT_APMRESUMEAUTOMATIC, PBT_APMRESUMESUSPEND, PBT_APMSUSPEND,
 };
 
-use crate::wake::{until_stopped, watcher, PowerEvent, PowerWatcher};
+use crate::os::power::{until_stopped, watcher, PowerEvent, PowerWatcher};
 
 /// Notifications closer together than this are one change (an adapter
 /// coming up reports each interface and family).

@@ -5,7 +5,7 @@ use futures::StreamExt;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::wake::{until_stopped, PowerEvent};
+use crate::os::power::{until_stopped, PowerEvent};
 
 #[zbus::proxy(
     interface = "org.freedesktop.login1.Manager",

@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::wake::{until_stopped, PowerEvent};
+use crate::os::power::{until_stopped, PowerEvent};
 
 /// Messages closer together than this are one change.
 pub const DEBOUNCE: Duration = Duration::from_millis(300);

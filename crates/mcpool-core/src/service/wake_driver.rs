@@ -9,12 +9,12 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::gate::Reachability;
-use super::healer::{heal_all, HealConfig};
-use super::PowerEvent;
 use crate::lifecycle::Status;
 use crate::pool::Pool;
 use crate::supervisor::SupervisorPatient;
+use crate::wake::gate::Reachability;
+use crate::wake::healer::{heal_all, HealConfig};
+use crate::wake::PowerEvent;
 
 pub const WAKE_PING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
