@@ -2,11 +2,13 @@
 sandbox may refuse, and says what happened: reading a file, writing one, a
 TCP connect to loopback, a child process (`cat`) reading a file, and
 what of the environment reached it; with PROBE_NEED it reads that file
-before it starts."""
+before it starts, and with PROBE_QUIET it reads that one and, refused,
+exits at once without a word."""
 
 import os
 import socket
 import subprocess
+import sys
 
 from mcp.server.fastmcp import FastMCP
 
@@ -67,4 +69,11 @@ if __name__ == "__main__":
     if need:
         with open(need, encoding="utf-8") as f:
             f.read()
+    quiet = os.environ.get("PROBE_QUIET")
+    if quiet:
+        try:
+            with open(quiet, encoding="utf-8") as f:
+                f.read()
+        except OSError:
+            sys.exit(3)
     mcp.run("stdio")

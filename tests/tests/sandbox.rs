@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use anyhow::Context;
+use mcpool_tests::browser::{screenshot_path, BrowserScript};
 use mcpool_tests::*;
 use serde_json::{json, Value};
 
@@ -157,8 +159,10 @@ async fn the_everything_server_and_a_python_server_start_and_answer_under_standa
 async fn strict_refuses_tcp_and_what_needs_no_network_works() -> anyhow::Result<()> {
     let dir = TempDir::new("sandbox-strict");
     let (home, project) = home_with_key(&dir.0)?;
+    let (_remote, url) = faulty_http(&dir.0.join("remote.log"), &[]).await?;
     let config = json!({"mcpServers": {
         "probe": probe(json!({"mode": "strict", "allowRead": [&project]})),
+        "remote": {"type": "http", "url": url},
     }});
     let pool = start_at_home(dir, &home, config).await?;
     let sandbox = sandbox_of(&pool, "probe").await?;
@@ -178,6 +182,21 @@ async fn strict_refuses_tcp_and_what_needs_no_network_works() -> anyhow::Result<
     assert_eq!(secret, "unset");
     let path = said(&agent, "getenv", json!({"name": "PATH"})).await?;
     assert!(path.starts_with("set: "), "{path}");
+    // The limits are the server's alone: mcpool itself still reaches the
+    // network (its HTTP server answers) and was never given no_new_privs.
+    let echoed = agent.call("remote__echo", json!({"text": "through mcpool"})).await?;
+    assert_eq!(text(&echoed), "through mcpool");
+    let own = said(&agent, "read", json!({"path": "/proc/self/status"})).await?;
+    assert!(
+        own.contains("NoNewPrivs:\t1"),
+        "the server runs with no_new_privs: {own}"
+    );
+    let pid = pool.child.id().context("mcpool's pid")?;
+    let mcpool = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    assert!(
+        mcpool.contains("NoNewPrivs:\t0"),
+        "mcpool serve is not restricted: {mcpool}"
+    );
     Ok(())
 }
 
@@ -337,5 +356,41 @@ async fn a_refusal_is_named_on_the_server_and_allowing_it_restarts_the_server() 
         )
         .await?;
     assert_eq!((status, body["field"].as_str()), (400, Some("sandbox")), "{body}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_card_names_a_refusal_and_allow_grants_it_in_a_real_browser() -> anyhow::Result<()> {
+    let dir = TempDir::new("sandbox-card");
+    let data = dir.0.join("data");
+    std::fs::create_dir_all(&data)?;
+    let needed = data.join("needed.txt");
+    std::fs::write(&needed, "settings")?;
+    let hidden = data.join("hidden.txt");
+    std::fs::write(&hidden, "not for the quiet one")?;
+    let mut probe_entry = probe(json!("standard"));
+    probe_entry["env"] = json!({"PROBE_NEED": &needed});
+    let mut quiet = probe(json!("standard"));
+    quiet["env"] = json!({"PROBE_QUIET": &hidden});
+    let pool = Mcpool::start_in(dir, json!({"mcpServers": {"probe": probe_entry, "quiet": quiet}}), &[]).await?;
+    let screenshot = screenshot_path("MCPOOL_SANDBOX_SCREENSHOT", pool.dir.path().join("sandbox.png"));
+    let steps = BrowserScript::run(
+        &pool,
+        "sandbox.mjs",
+        &[("NEEDED", needed.clone().into()), ("SCREENSHOT", screenshot)],
+        Duration::from_secs(150),
+    )
+    .await?;
+    assert_eq!(steps, ["STEP named", "STEP allowed", "STEP quiet", "OK"]);
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(pool.config_path())?)?;
+    assert_eq!(
+        written["mcpServers"]["probe"]["sandbox"],
+        json!({"mode": "standard", "allowRead": [needed]}),
+        "the click wrote the grant into the entry"
+    );
+    assert_eq!(
+        written["mcpServers"]["quiet"]["sandbox"], "standard",
+        "the quiet one is left as it was"
+    );
     Ok(())
 }

@@ -61,7 +61,11 @@ async fn tray_menu_clicks_notifications_window_and_sigterm() -> anyhow::Result<(
     let local_log = dir.join("local.log");
     let mut remotes = Vec::new();
     let mut servers = serde_json::Map::new();
-    servers.insert(LOCAL.into(), faulty_stdio(&local_log, &[]));
+    // Sandboxed, writing only its spawn log's folder: the app that starts
+    // it must stay unrestricted (reconnect_local checks both).
+    let mut local = faulty_stdio(&local_log, &[]);
+    local["sandbox"] = json!({"mode": "standard", "allowWrite": [&dir]});
+    servers.insert(LOCAL.into(), local);
     for name in AUTH_SERVERS {
         let (child, url) = faulty_http(&dir.join(format!("{name}.log")), &[]).await?;
         servers.insert(name.into(), json!({"type": "http", "url": url}));
@@ -348,6 +352,19 @@ async fn reconnect_local(run: &mut Run<'_>) -> anyhow::Result<Vec<i32>> {
     .await?;
     assert_eq!(after.len(), 2, "clicking Reconnect started one new process: {after:?}");
     run.api.wait_status(&[LOCAL], "connected").await?;
+    // The sandbox is the server's alone: it runs with no_new_privs (and
+    // Landlock), the app that started it does not.
+    let no_new_privs = |pid: u32| -> anyhow::Result<bool> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+        Ok(status.contains("NoNewPrivs:\t1"))
+    };
+    assert!(
+        no_new_privs(after[1] as u32)?,
+        "the local server {} is sandboxed",
+        after[1]
+    );
+    let app = run.app.id().context("the app's pid")?;
+    assert!(!no_new_privs(app)?, "the tray app {app} is not restricted");
     eventually(
         &format!("the old local process {} stopped", after[0]),
         PATIENCE,

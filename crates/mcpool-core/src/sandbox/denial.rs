@@ -10,7 +10,8 @@ use serde::Serialize;
 /// One refusal, as the card shows it and an "Allow" button fixes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Denial {
-    /// `read`, `write` or `network`.
+    /// `read`, `write` or `network`; `exit` when the server ended right
+    /// after it started and its words name nothing it was refused.
     pub access: &'static str,
     /// The file or folder it wanted, when its words name one.
     pub path: Option<String>,
@@ -28,6 +29,23 @@ pub fn denial(lines: &[String]) -> Option<Denial> {
         let before = &lines[i.saturating_sub(3)..i];
         of_line(&lines[i], before)
     })
+}
+
+/// A server that exited while starting and named nothing it was refused:
+/// the sandbox may be why (a runtime that dies on a refused file without a
+/// word), though nothing can say which grant it needed. `how` is how the
+/// process ended ("the process exited with status 1").
+pub fn exited_at_start(how: &str) -> Denial {
+    Denial {
+        access: "exit",
+        path: None,
+        address: None,
+        sentence: format!(
+            "It stopped right after it started ({how}) without naming what it was refused; its sandbox may have kept \
+             it from a file or connection it needs: its log says what it did, and its sandbox set to \"off\" for one \
+             start tells whether the sandbox is why."
+        ),
+    }
 }
 
 fn of_line(line: &str, before: &[String]) -> Option<Denial> {

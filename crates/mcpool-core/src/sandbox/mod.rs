@@ -118,10 +118,12 @@ pub struct Status {
 
 impl Status {
     /// With what `stderr` (its last lines, oldest first) says was refused,
-    /// when the sandbox is on.
-    pub fn noting(mut self, stderr: &[String]) -> Status {
+    /// when the sandbox is on; or, when its words name nothing but its last
+    /// start ended with the process exiting (`exited_at_start`, how it
+    /// ended), that the sandbox may be why.
+    pub fn noting(mut self, stderr: &[String], exited_at_start: Option<&str>) -> Status {
         if self.mode != Mode::Off {
-            self.denied = denial::denial(stderr);
+            self.denied = denial::denial(stderr).or_else(|| exited_at_start.map(denial::exited_at_start));
         }
         self
     }

@@ -208,6 +208,36 @@ fn status_names_the_mode_its_grants_and_what_the_kernel_gives() {
     assert!(["enforced", "partly enforced", "not available"].contains(&text["state"].as_str().unwrap_or("")));
 }
 
+#[test]
+fn a_refusal_or_an_exit_at_start_is_noted_only_when_the_sandbox_is_on() {
+    let standard = Sandbox {
+        mode: Mode::Standard,
+        ..Sandbox::default()
+    };
+    let refused = ["cat: /home/ada/.aws/credentials: Permission denied".to_string()];
+    let named = status(&standard).noting(&refused, Some("the process exited with status 1"));
+    assert_eq!(
+        named.denied.map(|d| (d.access, d.path)),
+        Some(("read", Some("/home/ada/.aws/credentials".to_string()))),
+        "what its words name comes before the exit"
+    );
+    let quiet = status(&standard)
+        .noting(&["starting".to_string()], Some("the process exited with status 1"))
+        .denied
+        .expect("an exit at start is noted");
+    assert_eq!((quiet.access, quiet.path), ("exit", None));
+    assert!(
+        quiet
+            .sentence
+            .starts_with("It stopped right after it started (the process exited with status 1)"),
+        "{}",
+        quiet.sentence
+    );
+    assert_eq!(status(&standard).noting(&["starting".to_string()], None).denied, None);
+    let off = status(&Sandbox::default()).noting(&refused, Some("the process exited with status 1"));
+    assert_eq!(off.denied, None, "an unsandboxed server's refusals are its own");
+}
+
 /// Runs `script` with bash under `plan`, returns (exit ok, stderr).
 #[cfg(target_os = "linux")]
 async fn run_confined(plan: &Plan, sandbox: &Sandbox, script: &str) -> (bool, String) {

@@ -133,8 +133,9 @@ impl ServerSnapshot {
             .as_ref()
             .map(|t| t.tail().iter().map(|l| redact(l, &inner.secret_values)).collect())
             .unwrap_or_default();
-        let sandbox = (inner.spec.transport.kind() == "stdio")
-            .then(|| crate::sandbox::status(&inner.spec.sandbox).noting(&stderr_tail));
+        let sandbox = (inner.spec.transport.kind() == "stdio").then(|| {
+            crate::sandbox::status(&inner.spec.sandbox).noting(&stderr_tail, inner.recent.exited_at_start.as_deref())
+        });
         ServerSnapshot {
             name: name.to_string(),
             status: inner.machine.status(),
