@@ -146,7 +146,12 @@ impl WinePool {
             .bearer_auth(&self.token)
             .send()
             .await?;
-        Ok(r.status().as_u16())
+        let status = r.status();
+        if !status.is_success() {
+            // What the test then fails on says why.
+            eprintln!("POST {path}: {status}: {}", r.text().await.unwrap_or_default());
+        }
+        Ok(status.as_u16())
     }
 
     pub async fn status(&self, name: &str) -> anyhow::Result<String> {
