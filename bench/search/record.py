@@ -303,11 +303,16 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=3, help="servers recorded at once")
     ap.add_argument("--date", default=dt.date.today().isoformat())
     ap.add_argument("--install", action="store_true", help="pip-install the PyPI servers into --venv and stop")
-    ap.add_argument("--check", action="store_true", help="check queries.json against catalog.json and stop")
+    ap.add_argument("--check", action="store_true", help="check queries.json against catalog.json (and the livemcpbench set) and stop")
     args = ap.parse_args()
 
     if args.check:
-        return check(Path(args.out), Path(args.queries), Path(args.servers))
+        own = check(Path(args.out), Path(args.queries), Path(args.servers))
+        # The LiveMCPBench set has its own format checks.
+        sys.path.insert(0, str(HERE / "livemcpbench"))
+        import convert  # noqa: E402
+
+        return own or convert.check()
     servers = json.loads(Path(args.servers).read_text())
     if args.install:
         install(servers, Path(args.venv))

@@ -22,6 +22,7 @@
 //! `target/release/mcpool-bench-search --write docs/benchmarks.md`.
 
 mod search_eval;
+mod search_tune;
 mod serve;
 #[allow(dead_code)]
 mod stats;
@@ -37,16 +38,19 @@ use anyhow::{bail, Context};
 use clap::Parser;
 use mcpool_core::search::compact::listing_tokens;
 use mcpool_core::search::meta::{self, Delivery, Found, ServerSummary};
-use mcpool_core::search::ToolIndex;
+use mcpool_core::search::{plan, Ranking};
 use mcpool_tests::repo_root;
 use rmcp::model::{CallToolRequestParams, Tool};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use search_eval::{Baseline, Scores};
+use search_eval::{index_of, tools_of, Set};
 use stats::Summary;
 
 const SECTION: &str = "## Tool search";
+/// `--quality` alone writes its own section: the evaluation sets and the
+/// ranking steps.
+const QUALITY_SECTION: &str = "## Ranking steps of tool search";
 const STEP_LIMIT: Duration = Duration::from_secs(120);
 /// Copies of the catalog for the large case (570 tools × 9 ≈ 5,000).
 const COPIES: usize = 9;
@@ -66,6 +70,9 @@ struct Cli {
     /// Only the quality table (no latency, no endpoint): for tuning.
     #[arg(long)]
     quality: bool,
+    /// Search the weights for the best dev score (dev half only) and print them.
+    #[arg(long)]
+    tune: bool,
     #[command(flatten)]
     out: sys::Out,
 }
@@ -92,109 +99,68 @@ struct Queries {
 #[derive(Debug, Deserialize)]
 struct Query {
     query: String,
+    /// The tools the task needs; `a/x|b/y` is one needed tool that either
+    /// of them is.
     relevant: Vec<String>,
     split: String,
 }
 
-/// One server's tools as rmcp reads them (a tool it cannot read is left
-/// out, as mcpool's check would).
-fn tools_of(server: &CatalogServer) -> Vec<Tool> {
-    server
-        .tools
-        .iter()
-        .filter_map(|t| serde_json::from_value::<Tool>(t.clone()).ok())
-        .collect()
-}
-
-fn index_of(catalog: &Catalog, copies: usize) -> ToolIndex {
-    let mut index = ToolIndex::default();
-    for copy in 0..copies {
-        for s in &catalog.servers {
-            let name = if copy == 0 {
-                s.name.clone()
-            } else {
-                format!("{}-{copy}", s.name)
-            };
-            index.set_server(&name, s.instructions.as_deref().unwrap_or_default(), &tools_of(s));
-        }
-    }
-    index
-}
-
-fn rank(index: &ToolIndex, query: &str, k: usize) -> Vec<String> {
-    index
-        .search(query, k, |_, _| true)
-        .into_iter()
-        .map(|h| format!("{}/{}", h.server, h.tool))
-        .collect()
-}
-
 struct Quality {
-    mcpool: BTreeMap<String, Scores>,
-    baseline: BTreeMap<String, Scores>,
+    steps: Vec<(String, search_eval::Table)>,
+    thresholds: Vec<(f32, f64, f64)>,
     answer_tokens: Vec<f64>,
     misses: Vec<(String, String, Vec<String>)>,
 }
 
-fn quality(catalog: &Catalog, queries: &Queries) -> Quality {
-    let index = index_of(catalog, 1);
-    let baseline = Baseline::new(catalog);
-    let by_key: BTreeMap<String, Tool> = catalog
-        .servers
-        .iter()
-        .flat_map(|s| {
-            tools_of(s)
-                .into_iter()
-                .map(move |t| (format!("{}/{}", s.name, t.name), t))
-        })
-        .collect();
+fn quality(sets: &[Set]) -> Quality {
     let mut q = Quality {
-        mcpool: BTreeMap::new(),
-        baseline: BTreeMap::new(),
+        steps: search_eval::measure_steps(sets),
+        thresholds: search_eval::thresholds(sets, &[0.2, 0.25, 0.3, 0.4, 0.5]),
         answer_tokens: Vec::new(),
         misses: Vec::new(),
     };
-    for query in &queries.queries {
-        let ours = rank(&index, &query.query, 10);
-        let theirs = baseline.rank(&query.query);
-        for split in [query.split.as_str(), "all"] {
-            q.mcpool
-                .entry(split.to_string())
-                .or_default()
-                .add(&ours, &query.relevant);
-            q.baseline
-                .entry(split.to_string())
-                .or_default()
-                .add(&theirs, &query.relevant);
-        }
-        if query.split == "dev" && !ours.iter().take(5).any(|r| query.relevant.contains(r)) {
-            q.misses.push((
-                query.query.clone(),
-                query.relevant.join(", "),
-                ours.iter().take(3).cloned().collect(),
-            ));
-        }
-        let found: Vec<Found> = ours
+    let ranking = Ranking::default();
+    for set in sets {
+        let index = index_of(&set.catalog, 1);
+        let by_key: BTreeMap<String, Tool> = set
+            .catalog
+            .servers
             .iter()
-            .take(5)
-            .filter_map(|key| {
-                let (server, name) = key.split_once('/')?;
-                let tool = by_key.get(key)?;
-                Some(Found::new(
-                    mcpool_core::names::qualified(server, name),
-                    server.to_string(),
-                    "connected".into(),
-                    tool,
-                ))
+            .flat_map(|s| {
+                tools_of(s)
+                    .into_iter()
+                    .map(move |t| (format!("{}/{}", s.name, t.name), t))
             })
             .collect();
-        let answer = meta::answer(&query.query, &found, Delivery::Listed);
-        let bytes = serde_json::to_vec(&answer).map(|v| v.len()).unwrap_or(0);
-        q.answer_tokens
-            .push(mcpool_core::search::compact::tokens_of_bytes(bytes) as f64);
-    }
-    for scores in q.mcpool.values_mut().chain(q.baseline.values_mut()) {
-        *scores = scores.mean();
+        for query in &set.queries.queries {
+            let ours = search_eval::rank(&index, &query.query, 10, &ranking);
+            let hit = |r: &String| query.relevant.iter().any(|g| g.split('|').any(|x| x == r));
+            if query.split == "dev" && !ours.iter().take(5).any(hit) {
+                q.misses.push((
+                    query.query.clone(),
+                    query.relevant.join(", "),
+                    ours.iter().take(3).cloned().collect(),
+                ));
+            }
+            let found: Vec<Found> = ours
+                .iter()
+                .take(5)
+                .filter_map(|key| {
+                    let (server, name) = key.split_once('/')?;
+                    let tool = by_key.get(key)?;
+                    Some(Found::new(
+                        mcpool_core::names::qualified(server, name),
+                        server.to_string(),
+                        "connected".into(),
+                        tool,
+                    ))
+                })
+                .collect();
+            let answer = meta::answer(&query.query, &found, Delivery::Listed);
+            let bytes = serde_json::to_vec(&answer).map(|v| v.len()).unwrap_or(0);
+            q.answer_tokens
+                .push(mcpool_core::search::compact::tokens_of_bytes(bytes) as f64);
+        }
     }
     q
 }
@@ -231,7 +197,7 @@ fn in_process_latency(catalog: &Catalog, queries: &Queries, copies: usize, repea
     for _ in 0..repeats {
         for q in &queries.queries {
             let t = Instant::now();
-            std::hint::black_box(index.search(&q.query, 5, |_, _| true));
+            std::hint::black_box(plan::search(&index, &q.query, 5, &Ranking::default(), |_, _| true));
             us.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
@@ -349,6 +315,113 @@ async fn through_endpoint(
     result
 }
 
+/// The evaluation sets and the measured ranking steps.
+fn quality_text(out: &mut String, sets: &[Set], q: &Quality) {
+    let (hand, live) = (&sets[0], &sets[1]);
+    let tools = |c: &Catalog| c.servers.iter().map(|s| tools_of(s).len()).sum::<usize>();
+    let _ = writeln!(
+        out,
+        "The evaluation sets are in `bench/search/` (see its README). The hand-written set: the `tools/list` of {} \
+         real servers from npm and PyPI at pinned versions ({} tools) and {} hand-written task queries. The \
+         LiveMCPBench set: the tool definitions of its {} servers ({} tools) and its {} annotated tasks, most of \
+         several steps (Apache-2.0, github.com/icip-cas/LiveMCPBench). Each query lists the tools that do it; \
+         each is in `dev` (used to tune the ranking) or `test` (only reported). recall@k is the share of a \
+         query's needed tools among the first k results (out of at most k), MRR@10 the mean of 1/rank of the \
+         first relevant one. The baseline is plain BM25: the `bm25` crate's search engine with its default \
+         English tokenizer (stems, stop words) over each tool's name and description. Each set is searched \
+         over its own catalog; `both` pools their queries.\n",
+        hand.catalog.servers.len(),
+        tools(&hand.catalog),
+        hand.queries.queries.len(),
+        live.catalog.servers.len(),
+        tools(&live.catalog),
+        live.queries.queries.len(),
+    );
+    let packages: Vec<String> = hand
+        .catalog
+        .servers
+        .iter()
+        .map(|s| format!("`{}@{}`", s.package, s.version))
+        .collect();
+    let _ = writeln!(out, "Servers of the hand-written set: {}.\n", packages.join(", "));
+    let _ = writeln!(out, "```sh\ncargo build --release --workspace --bins\ntarget/release/mcpool-bench-search --write docs/benchmarks.md\n```\n");
+    let _ = writeln!(
+        out,
+        "recall@5 / MRR@10. Each row not marked (tried) adds one thing to the kept row above it; a (tried) row \
+         is a variant measured and not kept, because the dev half did not gain from it:\n\n\
+         | ranking | hand-written dev | hand-written test | LiveMCPBench dev | LiveMCPBench test | both dev | both test |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+    );
+    for (label, table) in &q.steps {
+        let cell = |set: &str, split: &str| {
+            table
+                .get(&(set.to_string(), split.to_string()))
+                .map_or("–".to_string(), |s| format!("{:.3} / {:.3}", s.r5, s.mrr10))
+        };
+        let _ = writeln!(
+            out,
+            "| {label} | {} | {} | {} | {} | {} | {} |",
+            cell(hand.name, "dev"),
+            cell(hand.name, "test"),
+            cell(live.name, "dev"),
+            cell(live.name, "test"),
+            cell("all", "dev"),
+            cell("all", "test"),
+        );
+    }
+    if let Some((_, shipped)) = q.steps.last() {
+        let _ = writeln!(
+            out,
+            "\nThe shipped ranking in full:\n\n| set, split | queries | recall@1 | recall@5 | recall@10 | MRR@10 |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+        );
+        let rows: Vec<String> = shipped
+            .iter()
+            .map(|((set, split), s)| {
+                let set = if set == "all" { "both" } else { set };
+                format!(
+                    "| {set}, {split} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                    s.n, s.r1, s.r5, s.r10, s.mrr10
+                )
+            })
+            .collect();
+        let _ = writeln!(out, "{}", rows.join("\n"));
+    }
+    let _ = writeln!(
+        out,
+        "\nWeak matches left out (a tool under a share of the best tool's score), on the dev half, 5 results \
+         asked; shipped: {}:\n\n| share of the best score | needed tools in the first 5 left out | results kept per search |\n| ---: | ---: | ---: |",
+        plan::MIN_SHARE
+    );
+    for (share, dropped, kept) in &q.thresholds {
+        let _ = writeln!(out, "| {share} | {:.1} % | {kept:.2} |", dropped * 100.0);
+    }
+    let _ = writeln!(out);
+}
+
+/// Prints the ranking-steps section (and writes it with `--write`).
+fn publish_quality(cli: &Cli, sets: &[Set], q: &Quality, load_before: &str) -> anyhow::Result<()> {
+    let mut out = format!(
+        "{QUALITY_SECTION}\n\n{}\n\n",
+        sys::generated_by("mcpool-bench-search --quality", load_before)
+    );
+    quality_text(&mut out, sets, q);
+    misses_text(&mut out, q);
+    sys::publish(cli.out.write.as_deref(), QUALITY_SECTION, &out)
+}
+
+fn misses_text(out: &mut String, q: &Quality) {
+    if !q.misses.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nDev queries with no needed tool in the first 5 ({}), the first 12:\n",
+            q.misses.len()
+        );
+        for (query, relevant, got) in q.misses.iter().take(12) {
+            let _ = writeln!(out, "- \"{query}\": wanted {relevant}; got {}", got.join(", "));
+        }
+    }
+}
+
 fn row(out: &mut String, what: &str, s: &Summary, unit: &str) {
     let _ = writeln!(
         out,
@@ -361,23 +434,20 @@ fn row(out: &mut String, what: &str, s: &Summary, unit: &str) {
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let dir = repo_root().join("bench/search");
-    let catalog: Catalog = serde_json::from_slice(&std::fs::read(dir.join("catalog.json"))?).context("catalog.json")?;
-    let queries: Queries = serde_json::from_slice(&std::fs::read(dir.join("queries.json"))?).context("queries.json")?;
-    let load_before = sys::loadavg();
-    let q = quality(&catalog, &queries);
-    if cli.quality {
-        for (split, s) in &q.mcpool {
-            let b = &q.baseline[split];
-            println!("{split}: mcpool r1 {:.3} r5 {:.3} r10 {:.3} mrr {:.3} | baseline r1 {:.3} r5 {:.3} r10 {:.3} mrr {:.3}", s.r1, s.r5, s.r10, s.mrr10, b.r1, b.r5, b.r10, b.mrr10);
-        }
-        for (query, relevant, got) in &q.misses {
-            println!("MISS \"{query}\": wanted {relevant}; got {}", got.join(", "));
-        }
+    let sets = search_eval::load_sets(&dir)?;
+    if cli.tune {
+        search_tune::tune(&sets, mcpool_core::search::Weights::default(), Ranking::default());
         return Ok(());
     }
-    let (all_count, all_tokens, search_tokens) = listing_sizes(&catalog);
-    let (small_n, small_us) = in_process_latency(&catalog, &queries, 1, cli.repeats);
-    let (large_n, large_us) = in_process_latency(&catalog, &queries, COPIES, cli.repeats.div_ceil(4));
+    let load_before = sys::loadavg();
+    let q = quality(&sets);
+    if cli.quality {
+        return publish_quality(&cli, &sets, &q, &load_before);
+    }
+    let (catalog, queries) = (&sets[0].catalog, &sets[0].queries);
+    let (all_count, all_tokens, search_tokens) = listing_sizes(catalog);
+    let (small_n, small_us) = in_process_latency(catalog, queries, 1, cli.repeats);
+    let (large_n, large_us) = in_process_latency(catalog, queries, COPIES, cli.repeats.div_ceil(4));
     let mut endpoints = Vec::new();
     if !cli.no_endpoint {
         let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.out.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
@@ -387,8 +457,8 @@ async fn main() -> anyhow::Result<()> {
                 &cli,
                 &mcpool,
                 &faulty,
-                &catalog,
-                &queries,
+                catalog,
+                queries,
                 copies,
                 &tmp.join(format!("c{copies}")),
             )
@@ -399,42 +469,14 @@ async fn main() -> anyhow::Result<()> {
     }
 
     let mut out = String::new();
-    let tools: usize = catalog.servers.iter().map(|s| tools_of(s).len()).sum();
     let _ = writeln!(out, "{SECTION}\n");
     let _ = writeln!(out, "{}\n", sys::generated_by("mcpool-bench-search", &load_before));
     let _ = writeln!(
         out,
-        "The evaluation set is `bench/search/` (see its README): the `tools/list` of {} real servers from npm and \
-         PyPI at pinned versions ({tools} tools), and {} hand-written task queries, each with the tools that do it, \
-         split into `dev` (used to tune the ranking) and `test` (only reported). recall@k is the share of a query's \
-         relevant tools among the first k results (out of at most k), MRR@10 the mean of 1/rank of the first \
-         relevant one. The baseline is plain BM25: the `bm25` crate's search engine with its default English \
-         tokenizer (stems, stop words) over each tool's name and description.\n",
-        catalog.servers.len(),
-        queries.queries.len()
+        "The quality of the ranking (recall and MRR on the evaluation sets, step by step) is in \"{}\" below, \
+         which `--quality` writes alone. The latency rows search the hand-written set's catalog with its queries.\n",
+        &QUALITY_SECTION[3..]
     );
-    let packages: Vec<String> = catalog
-        .servers
-        .iter()
-        .map(|s| format!("`{}@{}`", s.package, s.version))
-        .collect();
-    let _ = writeln!(out, "Servers: {}.\n", packages.join(", "));
-    let _ = writeln!(out, "```sh\ncargo build --release --workspace --bins\ntarget/release/mcpool-bench-search --write docs/benchmarks.md\n```\n");
-    let _ = writeln!(
-        out,
-        "| ranking | queries | recall@1 | recall@5 | recall@10 | MRR@10 |\n| --- | ---: | ---: | ---: | ---: | ---: |"
-    );
-    for split in ["dev", "test", "all"] {
-        for (label, scores) in [("mcpool", &q.mcpool), ("plain BM25 (name + description)", &q.baseline)] {
-            if let Some(s) = scores.get(split) {
-                let _ = writeln!(
-                    out,
-                    "| {label}, {split} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
-                    s.n, s.r1, s.r5, s.r10, s.mrr10
-                );
-            }
-        }
-    }
     let answer = Summary::of(&q.answer_tokens);
     let _ = writeln!(
         out,
@@ -487,16 +529,6 @@ async fn main() -> anyhow::Result<()> {
             "ms",
         );
     }
-    if !q.misses.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nDev queries with no relevant tool in the first 5 ({}):\n",
-            q.misses.len()
-        );
-        for (query, relevant, got) in q.misses.iter().take(12) {
-            let _ = writeln!(out, "- \"{query}\": wanted {relevant}; got {}", got.join(", "));
-        }
-    }
-    eprintln!("{out}");
-    sys::publish(cli.out.write.as_deref(), SECTION, &out)
+    sys::publish(cli.out.write.as_deref(), SECTION, &out)?;
+    publish_quality(&cli, &sets, &q, &load_before)
 }

@@ -1,7 +1,62 @@
-//! The search benchmark's measures: recall@k and MRR@10 per query set, and
-//! the plain BM25 baseline they are compared with.
+//! The search benchmark's data and measures: the evaluation sets of
+//! `bench/search/`, recall@k and MRR@10 per set and split, the plain BM25
+//! baseline, and the ranking steps measured one after the other.
 
-use super::{tools_of, Catalog};
+use std::collections::BTreeMap;
+
+use anyhow::Context;
+use mcpool_core::search::{plan, Ranking, ToolIndex, Weights};
+use rmcp::model::Tool;
+
+use super::{Catalog, CatalogServer, Queries};
+
+/// One evaluation set: a catalog and the queries judged against it.
+pub struct Set {
+    pub name: &'static str,
+    pub catalog: Catalog,
+    pub queries: Queries,
+}
+
+/// The sets under `dir` (`bench/search`): the hand-written one and the
+/// LiveMCPBench one.
+pub fn load_sets(dir: &std::path::Path) -> anyhow::Result<Vec<Set>> {
+    let mut sets = Vec::new();
+    for (name, sub) in [("hand-written", ""), ("LiveMCPBench", "livemcpbench")] {
+        let d = dir.join(sub);
+        let read = |file: &str| std::fs::read(d.join(file)).with_context(|| format!("{}/{file}", d.display()));
+        sets.push(Set {
+            name,
+            catalog: serde_json::from_slice(&read("catalog.json")?).context("catalog.json")?,
+            queries: serde_json::from_slice(&read("queries.json")?).context("queries.json")?,
+        });
+    }
+    Ok(sets)
+}
+
+/// One server's tools as rmcp reads them (a tool it cannot read is left
+/// out, as mcpool's check would).
+pub fn tools_of(server: &CatalogServer) -> Vec<Tool> {
+    server
+        .tools
+        .iter()
+        .filter_map(|t| serde_json::from_value::<Tool>(t.clone()).ok())
+        .collect()
+}
+
+pub fn index_of(catalog: &Catalog, copies: usize) -> ToolIndex {
+    let mut index = ToolIndex::default();
+    for copy in 0..copies {
+        for s in &catalog.servers {
+            let name = if copy == 0 {
+                s.name.clone()
+            } else {
+                format!("{}-{copy}", s.name)
+            };
+            index.set_server(&name, s.instructions.as_deref().unwrap_or_default(), &tools_of(s));
+        }
+    }
+    index
+}
 
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Scores {
@@ -14,8 +69,12 @@ pub struct Scores {
 
 impl Scores {
     pub fn add(&mut self, ranked: &[String], relevant: &[String]) {
+        let is = |r: &String, group: &String| group.split('|').any(|g| g == r);
         let recall = |k: usize| {
-            let hit = ranked.iter().take(k).filter(|r| relevant.contains(r)).count();
+            let hit = relevant
+                .iter()
+                .filter(|g| ranked.iter().take(k).any(|r| is(r, g)))
+                .count();
             hit as f64 / relevant.len().min(k).max(1) as f64
         };
         self.r1 += recall(1);
@@ -24,7 +83,7 @@ impl Scores {
         self.mrr10 += ranked
             .iter()
             .take(10)
-            .position(|r| relevant.contains(r))
+            .position(|r| relevant.iter().any(|g| is(r, g)))
             .map_or(0.0, |i| 1.0 / (i + 1) as f64);
         self.n += 1;
     }
@@ -73,4 +132,188 @@ impl Baseline {
             .map(|r| r.document.id)
             .collect()
     }
+}
+
+/// One ranking measured: the weights of the index and the plan above it.
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    pub label: &'static str,
+    pub weights: Weights,
+    pub ranking: Ranking,
+}
+
+/// The steps of issue 31, each adding one thing to the one before; the
+/// last is what ships.
+pub fn steps() -> Vec<Step> {
+    let flat = Ranking {
+        split_steps: false,
+        fuse: false,
+        server_weight: 0.0,
+        min_share: 0.0,
+    };
+    let split = Ranking {
+        split_steps: true,
+        ..flat
+    };
+    let tuned = Weights::default();
+    vec![
+        Step {
+            label: "mcpool index alone (hand-set weights)",
+            weights: HAND_SET,
+            ranking: flat,
+        },
+        Step {
+            label: "+ each step of a task searched, merged in turns",
+            weights: HAND_SET,
+            ranking: split,
+        },
+        Step {
+            label: "(tried) steps merged by reciprocal rank fusion instead",
+            weights: HAND_SET,
+            ranking: Ranking { fuse: true, ..split },
+        },
+        Step {
+            label: "+ servers first",
+            weights: HAND_SET,
+            ranking: Ranking {
+                server_weight: 0.5,
+                ..split
+            },
+        },
+        Step {
+            label: "(tried) tuned weights, servers first, steps searched",
+            weights: tuned,
+            ranking: Ranking {
+                split_steps: true,
+                ..Ranking::default()
+            },
+        },
+        Step {
+            label: "(tried) tuned weights, flat (no steps, no servers first)",
+            weights: tuned,
+            ranking: flat,
+        },
+        Step {
+            label: "+ weights tuned on dev, steps not split (shipped)",
+            weights: Weights::default(),
+            ranking: Ranking::default(),
+        },
+    ]
+}
+
+/// The weights as they were set by hand before tuning.
+pub const HAND_SET: Weights = Weights {
+    fields: [2.5, 1.0, 0.4, 1.5, 0.25],
+    synonym: 0.35,
+};
+
+pub fn rank(index: &ToolIndex, query: &str, k: usize, ranking: &Ranking) -> Vec<String> {
+    plan::search(index, query, k, ranking, |_, _| true)
+        .into_iter()
+        .map(|h| format!("{}/{}", h.server, h.tool))
+        .collect()
+}
+
+/// Scores by set name ("all" for every set) and split ("all" for both).
+pub type Table = BTreeMap<(String, String), Scores>;
+
+/// Scores `rank` over every set's queries (of `split` only, when given).
+pub fn measure(
+    sets: &[(&Set, &ToolIndex)],
+    split: Option<&str>,
+    rank: impl Fn(&ToolIndex, &str) -> Vec<String>,
+) -> Table {
+    let mut table = Table::new();
+    for (set, index) in sets {
+        for q in set
+            .queries
+            .queries
+            .iter()
+            .filter(|q| split.is_none_or(|s| s == q.split))
+        {
+            let ranked = rank(index, &q.query);
+            for name in [set.name, "all"] {
+                for sp in [q.split.as_str(), "all"] {
+                    table
+                        .entry((name.to_string(), sp.to_string()))
+                        .or_default()
+                        .add(&ranked, &q.relevant);
+                }
+            }
+        }
+    }
+    for s in table.values_mut() {
+        *s = s.mean();
+    }
+    table
+}
+
+/// Measures the baseline and every step on every set and split.
+pub fn measure_steps(sets: &[Set]) -> Vec<(String, Table)> {
+    let mut out = Vec::new();
+    let baselines: Vec<(&Set, Baseline)> = sets.iter().map(|s| (s, Baseline::new(&s.catalog))).collect();
+    let empty = ToolIndex::default();
+    let plain: Vec<(&Set, &ToolIndex)> = sets.iter().map(|s| (s, &empty)).collect();
+    let table = measure(&plain, None, |_, q| {
+        // The baseline is per set: find it by the query's set.
+        baselines
+            .iter()
+            .find(|(s, _)| s.queries.queries.iter().any(|x| x.query == q))
+            .map(|(_, b)| b.rank(q))
+            .unwrap_or_default()
+    });
+    out.push(("plain BM25 (name + description)".to_string(), table));
+    let mut indexes: Vec<ToolIndex> = sets.iter().map(|s| index_of(&s.catalog, 1)).collect();
+    for step in steps() {
+        for index in &mut indexes {
+            index.set_weights(step.weights);
+        }
+        let pairs: Vec<(&Set, &ToolIndex)> = sets.iter().zip(&indexes).collect();
+        let table = measure(&pairs, None, |index, q| rank(index, q, 10, &step.ranking));
+        out.push((step.label.to_string(), table));
+    }
+    out
+}
+
+/// What leaving out weak matches costs on the dev half: for each share of
+/// the best score, the share of the needed tools in the first five results
+/// (with every match kept) that it would leave out, and the results kept.
+pub fn thresholds(sets: &[Set], shares: &[f32]) -> Vec<(f32, f64, f64)> {
+    let all = Ranking {
+        min_share: 0.0,
+        ..Ranking::default()
+    };
+    let mut found = 0usize;
+    let mut dropped = vec![0usize; shares.len()];
+    let mut kept = vec![0usize; shares.len()];
+    let mut queries = 0usize;
+    for set in sets {
+        let index = index_of(&set.catalog, 1);
+        for q in set.queries.queries.iter().filter(|q| q.split == "dev") {
+            queries += 1;
+            let hits = plan::search(&index, &q.query, 5, &all, |_, _| true);
+            let best = hits.first().map_or(0.0, |h| h.score);
+            for h in &hits {
+                let key = format!("{}/{}", h.server, h.tool);
+                let needed = q.relevant.iter().any(|g| g.split('|').any(|x| x == key));
+                found += usize::from(needed);
+                for (i, share) in shares.iter().enumerate() {
+                    let weak = h.score < share * best;
+                    dropped[i] += usize::from(weak && needed);
+                    kept[i] += usize::from(!weak);
+                }
+            }
+        }
+    }
+    shares
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            (
+                *s,
+                dropped[i] as f64 / found.max(1) as f64,
+                kept[i] as f64 / queries.max(1) as f64,
+            )
+        })
+        .collect()
 }

@@ -96,7 +96,9 @@ impl Pool {
             }
             !scope.callable_only || view.get(&public).is_some()
         };
-        let hits = read(&self.inner.index).search(query, limit, accept);
+        let index = read(&self.inner.index);
+        let hits = crate::search::plan::search(&index, query, limit, &crate::search::Ranking::default(), accept);
+        drop(index);
         hits.into_iter()
             .filter_map(|hit| {
                 let public = public_of(&hit.server, &hit.tool)?;

@@ -41,11 +41,11 @@ const FIELDS: [Field; 5] = [
 impl Field {
     fn weight(self) -> f32 {
         match self {
-            Field::Name => 2.5,
+            Field::Name => 0.625,
             Field::Description => 1.0,
-            Field::Params => 0.4,
+            Field::Params => 0.3,
             Field::Server => 1.5,
-            Field::About => 0.25,
+            Field::About => 0.19,
         }
     }
 
@@ -58,7 +58,26 @@ impl Field {
 }
 
 /// The weight of a synonym of a request's word against the word itself.
-const SYNONYM_WEIGHT: f32 = 0.35;
+const SYNONYM_WEIGHT: f32 = 0.47;
+
+/// The weights a search scores with: by default the `Field::weight` table
+/// and [`SYNONYM_WEIGHT`]; the search benchmark sets others to tune them on
+/// its dev half.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Weights {
+    /// Name, description, parameters, server, about (the order of `FIELDS`).
+    pub fields: [f32; 5],
+    pub synonym: f32,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            fields: FIELDS.map(Field::weight),
+            synonym: SYNONYM_WEIGHT,
+        }
+    }
+}
 /// How much of a score a tool keeps that meets none of a request's words
 /// but through its synonyms (the rest grows with the share it meets).
 const COVERAGE_FLOOR: f32 = 0.5;
@@ -171,6 +190,7 @@ pub struct ToolIndex {
     by_server: BTreeMap<String, BTreeMap<String, u32>>,
     fields: Vec<FieldIndex>,
     next_id: u32,
+    weights: Weights,
 }
 
 impl Default for ToolIndex {
@@ -184,11 +204,22 @@ impl Default for ToolIndex {
             by_server: BTreeMap::new(),
             fields: FIELDS.into_iter().map(FieldIndex::new).collect(),
             next_id: 0,
+            weights: Weights::default(),
         }
     }
 }
 
 impl ToolIndex {
+    /// Scores later searches with `weights` (the benchmark's tuning).
+    pub fn set_weights(&mut self, weights: Weights) {
+        self.weights = weights;
+    }
+
+    /// How the index reads text into words.
+    pub fn words(&self) -> &Words {
+        &self.words
+    }
+
     /// The number of tools indexed.
     pub fn len(&self) -> usize {
         self.docs.len()
@@ -312,7 +343,7 @@ impl ToolIndex {
             .collect();
         for (i, stem) in own.iter().enumerate() {
             for synonym in self.synonyms.of(stem) {
-                let entry = terms.entry(synonym).or_insert((SYNONYM_WEIGHT, 0));
+                let entry = terms.entry(synonym).or_insert((self.weights.synonym, 0));
                 entry.1 |= 1 << i;
             }
         }
@@ -322,10 +353,10 @@ impl ToolIndex {
                 index: u32::embed(term),
                 value: 1.0,
             }]);
-            for f in &self.fields {
+            for (f, field_weight) in self.fields.iter().zip(self.weights.fields) {
                 for m in f.scorer.matches(&q) {
                     let entry = scores.entry(m.id).or_default();
-                    entry.0 += f.field.weight() * weight * m.score;
+                    entry.0 += field_weight * weight * m.score;
                     entry.1 |= words;
                 }
             }

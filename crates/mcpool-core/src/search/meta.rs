@@ -73,8 +73,10 @@ pub fn search_tool(servers: &[ServerSummary]) -> Tool {
     };
     let description = format!(
         "Find the right tool among the {total} tools of the MCP servers behind mcpool; most are not in your tool list. \
-         Describe the task in plain words (for example \"take a screenshot of the page\"). You get the best matches \
-         with their arguments; call one by its name if your tool list now has it, else through mcpool__call_tool. \
+         Search once for each step of your task, and say what you want done in plain words, a verb and what it acts on \
+         (for example \"take a screenshot of the page\", then \"save the page as a PDF\"), not the whole task at once. \
+         You get the tools that fit, each with its server, one line on what it does and its arguments, or word that \
+         nothing fits; call one by its name if your tool list now has it, else through mcpool__call_tool. \
          {servers_text}"
     );
     let mut tool = Tool::new(
@@ -83,7 +85,7 @@ pub fn search_tool(servers: &[ServerSummary]) -> Tool {
         schema(json!({
             "type": "object",
             "properties": {
-                "query": {"type": "string", "description": "What you want to do, in plain words"},
+                "query": {"type": "string", "description": "One step of your task: what you want done, in plain words"},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "How many tools to return (default 5)"},
                 "server": {"type": "string", "description": "Only this server's tools"}
             },
@@ -149,7 +151,7 @@ pub enum Delivery {
 pub fn answer(query: &str, found: &[Found], delivery: Delivery) -> CallToolResult {
     let text = if found.is_empty() {
         format!(
-            "No tool matches \"{query}\". Try other words for the task, or a shorter query; mcpool__status shows which servers are connected."
+            "No tool fits \"{query}\". Ask for one step at a time, in other words for what you want done; mcpool__status shows which servers are connected."
         )
     } else {
         let how = match delivery {
@@ -157,7 +159,7 @@ pub fn answer(query: &str, found: &[Found], delivery: Delivery) -> CallToolResul
             Delivery::CallTool => "Call one with mcpool__call_tool {\"name\": ..., \"arguments\": {...}}.",
         };
         let mut text = format!(
-            "{} tools for \"{query}\". {how} Arguments marked * are required.\n",
+            "{} tools for \"{query}\" (weaker matches left out). {how} Arguments marked * are required. For another step of your task, search again.\n",
             found.len()
         );
         let empty = JsonObject::new();
@@ -205,6 +207,7 @@ mod tests {
         let tool = search_tool(&servers);
         let d = tool.description.as_deref().unwrap_or_default();
         assert!(d.contains("among the 28 tools"), "{d}");
+        assert!(d.contains("Search once for each step of your task"), "{d}");
         assert!(d.contains("github (Work with GitHub issues and pull requests.)"), "{d}");
         assert!(d.contains("time (get_current_time, convert_time)"), "{d}");
         assert!(!d.contains("down ("), "{d}");
@@ -235,7 +238,10 @@ mod tests {
         let tools = &result.structured_content.as_ref().unwrap()["tools"];
         assert_eq!(tools[0]["name"], "s__echo");
         assert_eq!(tools[0]["inputSchema"]["required"], json!(["message"]));
+        assert!(text.contains("For another step of your task, search again."), "{text}");
         let none = answer("nothing", &[], Delivery::Listed);
+        let none_text = none.content[0].as_text().expect("a text block").text.clone();
+        assert!(none_text.starts_with("No tool fits \"nothing\"."), "{none_text}");
         assert_eq!(none.structured_content, Some(json!({"tools": []})));
     }
 }

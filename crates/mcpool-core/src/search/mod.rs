@@ -8,9 +8,11 @@ pub mod compact;
 pub mod index;
 pub mod listing;
 pub mod meta;
+pub mod plan;
 mod synonyms;
 mod words;
 
-pub use index::{Hit, ToolIndex};
+pub use index::{Hit, ToolIndex, Weights};
 pub use listing::{Listing, ListingMode, ListingSettings, Sent};
+pub use plan::Ranking;
 pub use words::{split, Words};
