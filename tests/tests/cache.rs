@@ -139,6 +139,17 @@ fn names_in_state(server: &Value, state: &str) -> Option<Vec<String>> {
         .then(|| tools.into_iter().map(|(n, _)| n).collect())
 }
 
+/// The names of `server`'s tools once it is connected with them all live
+/// (under load its listing can come a moment after its status).
+async fn connected_live(pool: &Mcpool, server: &str) -> anyhow::Result<Vec<String>> {
+    let snapshot = pool
+        .wait_server(server, LIMIT, "connected with its tools live", |s| {
+            s["status"] == "connected" && names_in_state(s, "live").is_some_and(|n| !n.is_empty())
+        })
+        .await?;
+    Ok(names_in_state(&snapshot, "live").unwrap_or_default())
+}
+
 /// The agent's tool names that belong to `server`.
 async fn agent_tools_of(pool: &Mcpool, server: &str) -> anyhow::Result<Vec<String>> {
     let agent = pool.agent("/mcp").await?;
@@ -219,7 +230,7 @@ async fn an_env_or_cwd_change_misses_the_cache_and_removal_deletes_the_file() ->
     std::fs::create_dir_all(&cwd_b)?;
     let entry = |tag: &str, cwd: &Path| s.entry(json!({"env": {"TAG": tag}, "cwd": cwd}));
     let mut pool = Mcpool::start(json!({"mcpServers": {"s": entry("one", &cwd_a)}})).await?;
-    let live = names_in_state(&pool.wait_status("s", "connected", LIMIT).await?, "live").unwrap_or_default();
+    let live = connected_live(&pool, "s").await?;
     assert!(!live.is_empty());
     let first = wait_cache_files(&pool, 1).await?;
 
@@ -275,7 +286,7 @@ async fn a_header_change_misses_the_cache_of_a_remote_server() -> anyhow::Result
     let (_server, url) = faulty_http(&dir.path().join("http.log"), &[]).await?;
     let entry = |tag: &str| json!({"url": url, "headers": {"X-Tag": tag}});
     let mut pool = Mcpool::start(json!({"mcpServers": {"r": entry("one")}})).await?;
-    let live = names_in_state(&pool.wait_status("r", "connected", LIMIT).await?, "live").unwrap_or_default();
+    let live = connected_live(&pool, "r").await?;
     assert!(!live.is_empty());
     let first = wait_cache_files(&pool, 1).await?;
 
@@ -346,7 +357,7 @@ async fn wrapped_and_listed(tag: &str) -> anyhow::Result<(TempDir, Wrapped, Mcpo
     let bin_dir = TempDir::new(tag);
     let s = Wrapped::new(bin_dir.path(), "s")?;
     let pool = Mcpool::start(json!({"mcpServers": {"s": s.entry(json!({}))}})).await?;
-    let live = names_in_state(&pool.wait_status("s", "connected", LIMIT).await?, "live").unwrap_or_default();
+    let live = connected_live(&pool, "s").await?;
     assert!(!live.is_empty());
     Ok((bin_dir, s, pool, live))
 }
