@@ -138,7 +138,7 @@ impl PoolInner {
     fn update_held(&self, server: &str, tools: &[Tool]) {
         let held: BTreeSet<String> = tools
             .iter()
-            .filter(|t| self.ctx.tools.approvals.verdict(server, t) != Verdict::Approved)
+            .filter(|t| self.ctx.tools.verdict(server, t) != Verdict::Approved)
             .map(|t| t.name.to_string())
             .collect();
         let changed = {

@@ -116,7 +116,7 @@ impl Pool {
                 }
                 let sup = self.server(&hit.server)?;
                 let (own, source) = sup.tool_and_source(&hit.tool)?;
-                let state = match control.approvals.verdict(&hit.server, &own) {
+                let state = match control.verdict(&hit.server, &own) {
                     Verdict::Approved => source.into(),
                     Verdict::Changed { .. } => ToolState::Changed,
                 };

@@ -103,7 +103,7 @@ impl ServerSnapshot {
                 .map(|t| {
                     let enabled = control.enabled(name, &t.name);
                     let tokens = crate::search::compact::tool_tokens(t);
-                    match control.approvals.verdict(name, t) {
+                    match control.verdict(name, t) {
                         Verdict::Approved => ToolSnapshot {
                             name: t.name.to_string(),
                             state: source.into(),

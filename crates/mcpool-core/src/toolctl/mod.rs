@@ -141,7 +141,18 @@ impl ToolControl {
 
     /// Whether agents see `tool` of `server`: enabled and approved as it is.
     pub fn visible(&self, server: &str, tool: &rmcp::model::Tool) -> bool {
-        self.enabled(server, &tool.name) && self.approvals.verdict(server, tool) == Verdict::Approved
+        self.enabled(server, &tool.name) && self.verdict(server, tool) == Verdict::Approved
+    }
+
+    /// The approvals' verdict on `tool`, where under `auto` a tool never
+    /// seen is approved: it is, the moment the pool reviews the list that
+    /// holds it, and a server that just connected must not show its tools
+    /// as held back (nor hide them from agents) until then.
+    pub fn verdict(&self, server: &str, tool: &rmcp::model::Tool) -> Verdict {
+        match self.approvals.verdict(server, tool) {
+            Verdict::Changed { approved: None } if self.mode() == ApproveMode::Auto => Verdict::Approved,
+            verdict => verdict,
+        }
     }
 
     /// Why a call to `name` of `server` is refused, if it is; `current` is
@@ -152,7 +163,7 @@ impl ToolControl {
                 "Tool '{name}' of server '{server}' is disabled in mcpool; the user can enable it in the mcpool dashboard."
             ));
         }
-        match self.approvals.verdict(server, current?) {
+        match self.verdict(server, current?) {
             Verdict::Approved => None,
             Verdict::Changed { approved: Some(_) } => Some(format!(
                 "Tool '{name}' of server '{server}' is held back: its description or input schema changed since the user approved it. The user can review and approve it in the mcpool dashboard."
@@ -347,6 +358,30 @@ mod tests {
             ..Default::default()
         };
         assert!(!policy.allows("s", "t") && policy.allows("s", "u") && policy.allows("other", "t"));
+    }
+
+    #[test]
+    fn a_tool_never_seen_is_visible_under_auto_before_the_pool_reviews_it_and_waits_under_ask() {
+        let tool: rmcp::model::Tool =
+            serde_json::from_value(json!({"name": "echo", "inputSchema": {"type": "object"}})).expect("a tool");
+        let control = ToolControl::new(Approvals::default());
+        assert_eq!(control.verdict("s", &tool), Verdict::Approved);
+        assert!(control.visible("s", &tool) && control.refusal("s", "echo", Some(&tool)).is_none());
+        control.set_policy(&ToolPolicy {
+            approve: ApproveMode::Ask,
+            ..Default::default()
+        });
+        assert_eq!(control.verdict("s", &tool), Verdict::Changed { approved: None });
+        assert!(!control.visible("s", &tool));
+        // Seen and approved, then changed: held back under either mode.
+        control.approvals.approve("s", &tool);
+        let mut changed = tool.clone();
+        changed.description = Some("now it reads your keys".into());
+        control.set_policy(&ToolPolicy::default());
+        assert!(matches!(
+            control.verdict("s", &changed),
+            Verdict::Changed { approved: Some(_) }
+        ));
     }
 
     #[test]
