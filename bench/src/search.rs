@@ -21,6 +21,7 @@
 //! Build with `cargo build --release --workspace --bins`, then run
 //! `target/release/mcpool-bench-search --write docs/benchmarks.md`.
 
+mod heap;
 mod search_eval;
 mod search_tune;
 mod serve;
@@ -46,6 +47,9 @@ use serde_json::{json, Map, Value};
 
 use search_eval::{index_of, tools_of, Set};
 use stats::Summary;
+
+#[global_allocator]
+static HEAP: heap::Counting = heap::Counting;
 
 const SECTION: &str = "## Tool search";
 /// `--quality` alone writes its own section: the evaluation sets and the
@@ -191,8 +195,12 @@ fn listing_sizes(catalog: &Catalog) -> (usize, usize, usize) {
     (all.len(), listing_tokens(&all), listing_tokens(&meta_tools))
 }
 
-fn in_process_latency(catalog: &Catalog, queries: &Queries, copies: usize, repeats: usize) -> (usize, Vec<f64>) {
+/// The index of `copies` of the catalog, its bytes on the heap, and search
+/// latencies in µs.
+fn in_process_latency(catalog: &Catalog, queries: &Queries, copies: usize, repeats: usize) -> (usize, usize, Vec<f64>) {
+    let before = heap::live();
     let index = index_of(catalog, copies);
+    let bytes = heap::live().saturating_sub(before);
     let mut us = Vec::new();
     for _ in 0..repeats {
         for q in &queries.queries {
@@ -201,7 +209,7 @@ fn in_process_latency(catalog: &Catalog, queries: &Queries, copies: usize, repea
             us.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
-    (index.len(), us)
+    (index.len(), bytes, us)
 }
 
 /// What the endpoint cases measured.
@@ -446,8 +454,8 @@ async fn main() -> anyhow::Result<()> {
     }
     let (catalog, queries) = (&sets[0].catalog, &sets[0].queries);
     let (all_count, all_tokens, search_tokens) = listing_sizes(catalog);
-    let (small_n, small_us) = in_process_latency(catalog, queries, 1, cli.repeats);
-    let (large_n, large_us) = in_process_latency(catalog, queries, COPIES, cli.repeats.div_ceil(4));
+    let (small_n, small_bytes, small_us) = in_process_latency(catalog, queries, 1, cli.repeats);
+    let (large_n, large_bytes, large_us) = in_process_latency(catalog, queries, COPIES, cli.repeats.div_ceil(4));
     let mut endpoints = Vec::new();
     if !cli.no_endpoint {
         let (bin_dir, [mcpool, faulty]) = sys::bench_bins(cli.out.bin_dir.as_deref(), ["mcpool", "mcpool-faulty"])?;
@@ -492,6 +500,13 @@ async fn main() -> anyhow::Result<()> {
     let _ = writeln!(
         out,
         "| `tools/list` in `search` mode (the 2 meta-tools, no pins) | {search_tokens} |"
+    );
+    let _ = writeln!(
+        out,
+        "\nThe index's memory (bytes live on the heap after building it, its word lists and synonyms included): \
+         {:.1} MiB at {small_n} tools, {:.1} MiB at {large_n}.",
+        small_bytes as f64 / 1048576.0,
+        large_bytes as f64 / 1048576.0
     );
     let _ = writeln!(
         out,

@@ -1,17 +1,17 @@
 //! `ToolIndex`: every tool the servers list, as documents of five fields
 //! (name, description, parameters, server, what the server says of
-//! itself), each field a BM25 index of the `bm25` crate. A request's score
+//! itself), each field a BM25 inverted index (`postings.rs`). A request's score
 //! for a tool is the weighted sum of its fields' BM25 scores over the
 //! request's own words and, at a lower weight, their synonyms. Updated one
 //! server at a time, and only the tools whose text changed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use bm25::{Embedder, EmbedderBuilder, Embedding, Scorer, TokenEmbedder, TokenEmbedding};
 use rmcp::model::Tool;
 use serde_json::Value;
 
+use super::postings::{Postings, Scores};
 use super::synonyms::Synonyms;
 use super::words::{split, Words};
 
@@ -89,83 +89,17 @@ const K1: f32 = 1.2;
 /// far (relative) from the one its scores were computed with.
 const AVGDL_DRIFT: f32 = 0.25;
 
-/// Splits the index's own text (stems joined by spaces) back into stems.
-#[derive(Debug, Default, Clone, Copy)]
-struct Spaces;
-
-impl bm25::Tokenizer for Spaces {
-    fn tokenize(&self, input_text: &str) -> Vec<String> {
-        input_text
-            .split(' ')
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
-    }
-}
-
 /// One field across every document.
 struct FieldIndex {
-    field: Field,
-    embedder: Embedder<u32, Spaces>,
-    scorer: Scorer<u32, u32>,
-    /// Each document's stems, joined by spaces (to rebuild from).
-    texts: HashMap<u32, String>,
-    total_len: usize,
+    postings: Postings,
 }
 
 impl FieldIndex {
     fn new(field: Field) -> Self {
         FieldIndex {
-            field,
-            embedder: embedder(field, 1.0),
-            scorer: Scorer::new(),
-            texts: HashMap::new(),
-            total_len: 0,
+            postings: Postings::new(field.b(), K1, AVGDL_DRIFT),
         }
     }
-
-    fn put(&mut self, id: u32, stems: &[String]) {
-        self.remove(id);
-        if stems.is_empty() {
-            return;
-        }
-        let text = stems.join(" ");
-        self.scorer.upsert(&id, self.embedder.embed(&text));
-        self.total_len += stems.len();
-        self.texts.insert(id, text);
-    }
-
-    fn remove(&mut self, id: u32) {
-        if let Some(old) = self.texts.remove(&id) {
-            self.total_len -= old.split(' ').count();
-            self.scorer.remove(&id);
-        }
-    }
-
-    /// Re-embeds every document when the average length drifted.
-    fn refit(&mut self) {
-        if self.texts.is_empty() {
-            return;
-        }
-        let avgdl = self.total_len as f32 / self.texts.len() as f32;
-        let built = self.embedder.avgdl();
-        if (avgdl - built).abs() <= AVGDL_DRIFT * built {
-            return;
-        }
-        self.embedder = embedder(self.field, avgdl);
-        let mut scorer = Scorer::new();
-        for (id, text) in &self.texts {
-            scorer.upsert(id, self.embedder.embed(text));
-        }
-        self.scorer = scorer;
-    }
-}
-
-fn embedder(field: Field, avgdl: f32) -> Embedder<u32, Spaces> {
-    EmbedderBuilder::<u32, Spaces>::with_avgdl(avgdl)
-        .b(field.b())
-        .k1(K1)
-        .build()
 }
 
 /// Which tool a document is, and a hash of the text it was built from.
@@ -186,10 +120,12 @@ pub struct Hit {
 pub struct ToolIndex {
     words: Words,
     synonyms: Synonyms,
-    docs: HashMap<u32, Doc>,
+    /// By slot (a document's id); `None` for a free slot.
+    docs: Vec<Option<Doc>>,
+    /// Free slots, reused before the slots grow.
+    free: Vec<u32>,
     by_server: BTreeMap<String, BTreeMap<String, u32>>,
     fields: Vec<FieldIndex>,
-    next_id: u32,
     weights: Weights,
 }
 
@@ -200,10 +136,10 @@ impl Default for ToolIndex {
         ToolIndex {
             words,
             synonyms,
-            docs: HashMap::new(),
+            docs: Vec::new(),
+            free: Vec::new(),
             by_server: BTreeMap::new(),
             fields: FIELDS.into_iter().map(FieldIndex::new).collect(),
-            next_id: 0,
             weights: Weights::default(),
         }
     }
@@ -222,11 +158,21 @@ impl ToolIndex {
 
     /// The number of tools indexed.
     pub fn len(&self) -> usize {
-        self.docs.len()
+        self.docs.len() - self.free.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.docs.is_empty()
+        self.len() == 0
+    }
+
+    /// Each field's posting lists.
+    #[cfg(test)]
+    pub(super) fn postings(&self) -> impl Iterator<Item = &Postings> {
+        self.fields.iter().map(|f| &f.postings)
+    }
+
+    fn doc(&self, id: u32) -> Option<&Doc> {
+        self.docs.get(id as usize).and_then(Option::as_ref)
     }
 
     /// Makes the index hold exactly `tools` for `server` (`about`: what the
@@ -238,14 +184,13 @@ impl ToolIndex {
         for tool in tools {
             let fingerprint = fingerprint(about, tool);
             let id = match known.remove(tool.name.as_ref()) {
-                Some(id) if self.docs.get(&id).is_some_and(|d| d.fingerprint == fingerprint) => id,
+                Some(id) if self.doc(id).is_some_and(|d| d.fingerprint == fingerprint) => id,
                 Some(id) => {
                     self.put(id, server, about, tool, fingerprint);
                     id
                 }
                 None => {
-                    let id = self.next_id;
-                    self.next_id = self.next_id.wrapping_add(1);
+                    let id = self.free.pop().unwrap_or(self.docs.len() as u32);
                     self.put(id, server, about, tool, fingerprint);
                     id
                 }
@@ -259,7 +204,7 @@ impl ToolIndex {
             self.by_server.insert(server.to_string(), now);
         }
         for f in &mut self.fields {
-            f.refit();
+            f.postings.refit();
         }
     }
 
@@ -270,23 +215,26 @@ impl ToolIndex {
     fn put(&mut self, id: u32, server: &str, about: &str, tool: &Tool, fingerprint: u64) {
         let texts = self.field_texts(server, about, tool);
         for (f, stems) in self.fields.iter_mut().zip(texts) {
-            f.put(id, &stems);
+            f.postings.put(id, &stems);
         }
-        self.docs.insert(
-            id,
-            Doc {
-                server: server.to_string(),
-                tool: tool.name.to_string(),
-                fingerprint,
-            },
-        );
+        let slot = id as usize;
+        if self.docs.len() <= slot {
+            self.docs.resize_with(slot + 1, || None);
+        }
+        self.docs[slot] = Some(Doc {
+            server: server.to_string(),
+            tool: tool.name.to_string(),
+            fingerprint,
+        });
     }
 
     fn remove_doc(&mut self, id: u32) {
         for f in &mut self.fields {
-            f.remove(id);
+            f.postings.remove(id);
         }
-        self.docs.remove(&id);
+        if self.docs.get_mut(id as usize).and_then(Option::take).is_some() {
+            self.free.push(id);
+        }
     }
 
     /// The servers a request names: a word of the request is a word of the
@@ -347,50 +295,46 @@ impl ToolIndex {
                 entry.1 |= 1 << i;
             }
         }
-        let mut scores: HashMap<u32, (f32, u64)> = HashMap::new();
+        let mut scores = Scores::new(self.docs.len());
         for (term, (weight, words)) in &terms {
-            let q = Embedding(vec![TokenEmbedding {
-                index: u32::embed(term),
-                value: 1.0,
-            }]);
             for (f, field_weight) in self.fields.iter().zip(self.weights.fields) {
-                for m in f.scorer.matches(&q) {
-                    let entry = scores.entry(m.id).or_default();
-                    entry.0 += field_weight * weight * m.score;
-                    entry.1 |= words;
-                }
+                f.postings.score(term, field_weight * weight, *words, &mut scores);
             }
         }
         let asked = own.len().max(1) as f32;
         let named = self.servers_named(query);
-        let scores = scores.into_iter().map(|(id, (score, words))| {
-            // A tool that meets more of the request's words is the likelier one.
-            let met = words.count_ones() as f32 / asked;
-            let mut score = score * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * met);
-            if self.docs.get(&id).is_some_and(|d| named.contains(d.server.as_str())) {
-                score *= SERVER_NAMED;
-            }
-            (id, score)
-        });
-        let mut hits: Vec<Hit> = scores
-            .into_iter()
-            .filter_map(|(id, score)| {
-                let doc = self.docs.get(&id)?;
-                accept(&doc.server, &doc.tool).then(|| Hit {
-                    server: doc.server.clone(),
-                    tool: doc.tool.clone(),
-                    score,
-                })
+        let mut ranked: Vec<(f32, &Doc)> = scores
+            .iter()
+            .filter_map(|(id, score, words)| {
+                let doc = self.doc(id)?;
+                // A tool that meets more of the request's words is the likelier one.
+                let met = words.count_ones() as f32 / asked;
+                let mut score = score * (COVERAGE_FLOOR + (1.0 - COVERAGE_FLOOR) * met);
+                if named.contains(doc.server.as_str()) {
+                    score *= SERVER_NAMED;
+                }
+                accept(&doc.server, &doc.tool).then_some((score, doc))
             })
             .collect();
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| a.server.cmp(&b.server))
-                .then_with(|| a.tool.cmp(&b.tool))
-        });
-        hits.truncate(limit);
-        hits
+        let order = |a: &(f32, &Doc), b: &(f32, &Doc)| {
+            b.0.total_cmp(&a.0)
+                .then_with(|| a.1.server.cmp(&b.1.server))
+                .then_with(|| a.1.tool.cmp(&b.1.tool))
+        };
+        // Only the first `limit` are put in order, not every match.
+        if ranked.len() > limit && limit > 0 {
+            ranked.select_nth_unstable_by(limit - 1, order);
+        }
+        ranked.truncate(limit);
+        ranked.sort_unstable_by(order);
+        ranked
+            .into_iter()
+            .map(|(score, doc)| Hit {
+                server: doc.server.clone(),
+                tool: doc.tool.clone(),
+                score,
+            })
+            .collect()
     }
 }
 

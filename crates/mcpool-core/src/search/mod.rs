@@ -1,5 +1,5 @@
-//! Tool search: an index over every tool the servers list (`index.rs`, on
-//! the `bm25` crate, with `words.rs` and `synonyms.rs`), the meta-tools
+//! Tool search: an index over every tool the servers list (`index.rs`, its
+//! BM25 posting lists in `postings.rs`, with `words.rs` and `synonyms.rs`), the meta-tools
 //! that agents search and call through (`meta.rs`), the listing modes
 //! (`listing.rs`) and the short forms and token estimates of tools
 //! (`compact.rs`). Pure: the pool keeps the index current and asks it.
@@ -9,6 +9,7 @@ pub mod index;
 pub mod listing;
 pub mod meta;
 pub mod plan;
+mod postings;
 mod synonyms;
 mod words;
 
