@@ -248,6 +248,50 @@ impl Pool {
         self.plan_listing(profile, mode, Some(found))
     }
 
+    /// The `tools/list` result (`ListToolsResult` as JSON) of `/mcp`
+    /// (`profile` `None`) or of a profile, when it sends every tool and so
+    /// is the same for every agent; serialised once per change of the lists
+    /// or of the settings. `None` for a `search` listing or no such profile.
+    pub fn listing_json(
+        &self,
+        profile: Option<&str>,
+        mode: Option<crate::search::ListingMode>,
+    ) -> Option<std::sync::Arc<[u8]>> {
+        let mut listing = self.tool_control().listing(profile);
+        if let Some(mode) = mode {
+            listing.mode = mode;
+        }
+        let generation = {
+            let v = crate::sync::lock(&self.inner.views);
+            let cached = v
+                .listings
+                .iter()
+                .find(|c| c.profile.as_deref() == profile && c.mode == mode && c.listing == listing);
+            if let Some(c) = cached {
+                return c.json.clone();
+            }
+            v.generation
+        };
+        let listed = self.plan_listing(profile, mode, Some(&|_| false))?;
+        let json = (listed.sent == crate::search::Sent::All)
+            .then(|| serde_json::to_vec(&rmcp::model::ListToolsResult::with_all_items(listed.tools)).ok())
+            .flatten()
+            .map(std::sync::Arc::from);
+        let mut v = crate::sync::lock(&self.inner.views);
+        // A change that landed while serialising makes this one stale.
+        if v.generation == generation {
+            v.listings
+                .retain(|c| !(c.profile.as_deref() == profile && c.mode == mode));
+            v.listings.push(super::views::ListingJson {
+                profile: profile.map(str::to_string),
+                mode,
+                listing: listed.listing,
+                json: json.clone(),
+            });
+        }
+        json
+    }
+
     /// Which listing `/mcp` or a profile sends now, without building it.
     pub fn sends(
         &self,

@@ -47,6 +47,20 @@ pub(super) struct Views {
     pub(super) prompts: Option<Arc<PromptView>>,
     /// What each server offers, for the search tool's description.
     pub(super) summaries: Option<Arc<Vec<crate::search::meta::ServerSummary>>>,
+    /// `tools/list` results as JSON, by endpoint and URL mode
+    /// ([`Pool::listing_json`]).
+    pub(super) listings: Vec<ListingJson>,
+}
+
+/// One endpoint's `tools/list` result, serialised once per change of the
+/// lists: the same bytes for every agent while it sends every tool.
+pub(super) struct ListingJson {
+    pub(super) profile: Option<String>,
+    pub(super) mode: Option<crate::search::ListingMode>,
+    /// The settings it was decided under.
+    pub(super) listing: crate::search::Listing,
+    /// `None`: that listing is a `search` one, whose tools differ by agent.
+    pub(super) json: Option<Arc<[u8]>>,
 }
 
 impl Pool {

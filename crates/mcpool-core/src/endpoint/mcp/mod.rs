@@ -7,6 +7,7 @@
 //! what clients expect; `builtin` is the aggregated endpoint's own tools.
 
 pub mod builtin;
+mod cached_list;
 mod found;
 pub mod json_reply;
 pub mod request_check;
@@ -99,11 +100,20 @@ pub(super) fn routes(state: &AppState) -> Router<AppState> {
 struct McpEndpoint {
     service: McpService,
     sessions: Arc<PoolSessionManager>,
+    /// The aggregated and profile paths' `tools/list` from serialised bytes.
+    cached: Option<cached_list::CachedList>,
 }
 
 impl McpEndpoint {
     async fn serve(&self, request: Request, options: &EndpointOptions) -> Response {
-        let response = request_check::serve(request, options.max_request_bytes, &self.service, &self.sessions).await;
+        let response = request_check::serve(
+            request,
+            options.max_request_bytes,
+            &self.service,
+            &self.sessions,
+            self.cached.as_ref(),
+        )
+        .await;
         // What a burst of requests freed goes back to the system once
         // the agents are quiet.
         crate::os::memory::note_work(1);
@@ -135,6 +145,15 @@ fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions, shared: &Sh
     if let Some(store) = &store {
         config.session_store = Some(Arc::new(store.clone()));
     }
+    let cached = match &scope {
+        Scope::All => Some(None),
+        Scope::Profile(name) => Some(Some(name.clone())),
+        Scope::One(_) => None,
+    }
+    .map(|profile| cached_list::CachedList {
+        pool: pool.clone(),
+        profile,
+    });
     let pool = pool.clone();
     let found = shared.found.clone();
     let sessions = PoolSessionManager::new(shared.book.clone(), store);
@@ -143,7 +162,11 @@ fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions, shared: &Sh
         sessions.clone(),
         config,
     );
-    McpEndpoint { service, sessions }
+    McpEndpoint {
+        service,
+        sessions,
+        cached,
+    }
 }
 
 /// Where rmcp's status codes differ from what clients expect: ending a

@@ -16,6 +16,7 @@ use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use rmcp::transport::streamable_http_server::session::SessionId;
 use serde_json::{json, Value};
 
+use super::cached_list::CachedList;
 use super::sessions::PoolSessionManager;
 use super::McpService;
 
@@ -26,8 +27,15 @@ const PARSE_ERROR: i32 = -32700;
 const INVALID_REQUEST: i32 = -32600;
 
 /// Serves one request of an MCP path through `service`, the endpoint's
-/// rmcp service, whose sessions `sessions` holds.
-pub async fn serve(request: Request, limit: usize, service: &McpService, sessions: &PoolSessionManager) -> Response {
+/// rmcp service, whose sessions `sessions` holds; a `tools/list` that
+/// `cached` answers does not reach rmcp.
+pub(super) async fn serve(
+    request: Request,
+    limit: usize,
+    service: &McpService,
+    sessions: &PoolSessionManager,
+    cached: Option<&CachedList>,
+) -> Response {
     match *request.method() {
         Method::POST => {}
         Method::DELETE => {
@@ -58,6 +66,11 @@ pub async fn serve(request: Request, limit: usize, service: &McpService, session
         Err(BodyError::TooLarge) => return too_large(limit),
         Err(BodyError::Unreadable(why)) => return unreadable(&why),
     };
+    if let Some(cached) = cached.filter(|_| json) {
+        if let Some(response) = cached.answer(&parts, &bytes, sessions).await {
+            return response;
+        }
+    }
     let response = service
         .handle(Request::from_parts(parts, Body::from(bytes.clone())))
         .await

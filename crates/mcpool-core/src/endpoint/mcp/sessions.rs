@@ -281,6 +281,11 @@ impl PoolSessionManager {
         self.store.as_ref().is_some_and(|store| store.has(id))
     }
 
+    /// Notes a request of session `id` answered without rmcp.
+    pub(super) fn touch(&self, id: &SessionId) {
+        self.book.touch(id);
+    }
+
     async fn admit(&self, id: &SessionId) {
         for (victim, owner) in self.book.admit(id, self.me.clone()) {
             if let Some(owner) = owner.upgrade() {

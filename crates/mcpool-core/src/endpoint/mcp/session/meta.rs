@@ -177,10 +177,7 @@ pub(super) fn unwrap_call(request: &CallToolRequestParams) -> Result<CallToolReq
 /// `?toolListing=all|search|auto` of the request's URL.
 fn url_mode(ctx: &RequestContext<RoleServer>) -> Option<ListingMode> {
     let parts = ctx.extensions.get::<http::request::Parts>()?;
-    let query = parts.uri.query()?;
-    url::form_urlencoded::parse(query.as_bytes())
-        .find(|(k, _)| k == crate::search::listing::URL_PARAM)
-        .and_then(|(_, v)| ListingMode::parse(&v))
+    super::super::cached_list::mode_in_query(parts.uri.query())
 }
 
 struct SearchArgs {
