@@ -104,7 +104,19 @@ pub(super) fn run(
             next = match inbox.try_recv() {
                 Ok(m) => Some(m),
                 Err(_) if !flushes.is_empty() => None,
-                Err(_) => inbox.recv_timeout(until.saturating_duration_since(Instant::now())).ok(),
+                Err(_) => {
+                    // The rest of the window is slept out, not waited on the
+                    // queue: a caller that finds no one waiting wakes no
+                    // thread, so a burst costs one wake-up, not one per call
+                    // (a futex wake and a switch on every tool call).
+                    let left = until.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        None
+                    } else {
+                        std::thread::sleep(left);
+                        inbox.try_recv().ok()
+                    }
+                }
             };
         }
         w.commit();
