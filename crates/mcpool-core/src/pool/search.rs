@@ -248,9 +248,9 @@ impl Pool {
         self.plan_listing(profile, mode, Some(found))
     }
 
-    /// The `tools/list` result (`ListToolsResult` as JSON) of `/mcp`
-    /// (`profile` `None`) or of a profile, when it sends every tool and so
-    /// is the same for every agent; serialised once per change of the lists
+    /// The `tools/list` result (`ListToolsResult` as JSON, as rmcp sends
+    /// it to a session agent) of `/mcp` (`profile` `None`) or of a profile,
+    /// when it sends every tool and so is the same for every agent; serialised once per change of the lists
     /// or of the settings. `None` for a `search` listing or no such profile.
     pub fn listing_json(
         &self,
@@ -274,7 +274,15 @@ impl Pool {
         };
         let listed = self.plan_listing(profile, mode, Some(&|_| false))?;
         let json = (listed.sent == crate::search::Sent::All)
-            .then(|| serde_json::to_vec(&rmcp::model::ListToolsResult::with_all_items(listed.tools)).ok())
+            .then(|| {
+                use rmcp::model::{ListToolsResult, ServerResult};
+                let mut result = ServerResult::ListToolsResult(ListToolsResult::with_all_items(listed.tools));
+                // As rmcp answers a session agent: every protocol with
+                // `initialize` is older than 2026-07-28.
+                result.strip_result_type_for_legacy_peer();
+                result.strip_non_object_output_for_legacy_peer();
+                serde_json::to_vec(&result).ok()
+            })
             .flatten()
             .map(std::sync::Arc::from);
         let mut v = crate::sync::lock(&self.inner.views);

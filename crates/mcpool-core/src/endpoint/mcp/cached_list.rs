@@ -105,8 +105,10 @@ fn headers_as_rmcp_takes(headers: &HeaderMap) -> bool {
 }
 
 /// The id of `body` when it is one plain `tools/list` request: JSON-RPC
-/// 2.0, no params or only a string cursor (no `_meta`, which could carry
-/// a protocol version or a progress token).
+/// 2.0, no params but a string cursor and a `_meta` with at most a
+/// progress token (rmcp's client sends one with every request; a list
+/// answered from memory sends no progress). Any other `_meta` (a protocol
+/// version of its own, say) is rmcp's to read.
 fn tools_list_id(body: &[u8]) -> Option<RequestId> {
     #[derive(serde::Deserialize)]
     struct Probe {
@@ -120,9 +122,11 @@ fn tools_list_id(body: &[u8]) -> Option<RequestId> {
         return None;
     }
     let probe: Probe = serde_json::from_slice(body).ok()?;
-    let plain_params = probe
-        .params
-        .is_none_or(|p| p.iter().all(|(k, v)| k == "cursor" && v.is_string()));
+    let plain_meta = |v: &Value| v.as_object().is_some_and(|m| m.keys().all(|k| k == "progressToken"));
+    let plain_params = probe.params.is_none_or(|p| {
+        p.iter()
+            .all(|(k, v)| (k == "cursor" && v.is_string()) || (k == "_meta" && plain_meta(v)))
+    });
     (probe.jsonrpc == "2.0" && probe.method == "tools/list" && plain_params).then_some(probe.id)
 }
 
@@ -145,9 +149,14 @@ mod tests {
             id(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#),
             Some(RequestId::Number(1))
         );
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"progressToken":0}}}"#),
+            Some(RequestId::Number(2))
+        );
         for other in [
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":5}}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":5}}"#,
             r#"{"jsonrpc":"1.0","id":1,"method":"tools/list"}"#,
             r#"{"jsonrpc":"2.0","method":"tools/list"}"#,
