@@ -71,7 +71,9 @@ pub struct AppState {
     pub pool: Pool,
     /// The pool's operations, which the API's handlers translate to.
     pub control: Control,
-    options: EndpointOptions,
+    /// Shared, not copied: axum clones the state for every request (the
+    /// options hold the token, a `String`).
+    options: Arc<EndpointOptions>,
     /// The MCP paths' rmcp services and the agent sessions they hold.
     mcp: Arc<McpEndpoints>,
     metrics: Arc<Metrics>,
@@ -112,7 +114,7 @@ pub fn router_with_metrics(
     let state = AppState {
         pool,
         control,
-        options,
+        options: Arc::new(options),
         mcp: Arc::new(mcp),
         metrics,
     };

@@ -158,7 +158,8 @@ impl Calls<'_> {
                         return refusal(not_in_profile(&request.name, name));
                     }
                 }
-                let mut upstream = request.clone();
+                // Renamed in place: the arguments are not copied per call.
+                let mut upstream = request;
                 upstream.name = tool.into();
                 (sup, upstream)
             }

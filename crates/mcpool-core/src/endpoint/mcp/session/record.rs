@@ -123,6 +123,28 @@ pub(super) fn outcome_word(outcome: crate::calls::Outcome) -> String {
         .unwrap_or_default()
 }
 
+/// A result as JSON text when `keep`, and its length in bytes.
+fn result_text(result: &impl serde::Serialize, keep: bool) -> (Option<String>, Option<u64>) {
+    if keep {
+        let text = serde_json::to_string(result).ok();
+        let bytes = text.as_ref().map(|t| t.len() as u64);
+        return (text, bytes);
+    }
+    struct Count(u64);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len() as u64;
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let bytes = serde_json::to_writer(&mut count, result).ok().map(|()| count.0);
+    (None, bytes)
+}
+
 /// The outcome word of a request that did not come back with a result.
 pub(super) fn failure_outcome(e: &RequestError) -> &'static str {
     match e {
@@ -162,11 +184,14 @@ impl Pending {
         let activity = pool.activity();
         let log_arguments = pool.server(server).is_some_and(|s| s.log_arguments());
         use rmcp::model::CallToolResponse as R;
-        let text = match result {
-            Ok(R::Complete(r)) => serde_json::to_string(r).ok(),
-            Ok(R::Task(t)) => serde_json::to_string(t).ok(),
-            Ok(R::InputRequired(i)) => serde_json::to_string(i).ok(),
-            _ => None,
+        // The result's text only when the log keeps it; else only its
+        // length, counted without building it (a large result would be
+        // serialised twice per call, once here for nothing).
+        let (text, bytes) = match result {
+            Ok(R::Complete(r)) => result_text(r, log_arguments),
+            Ok(R::Task(t)) => result_text(t, log_arguments),
+            Ok(R::InputRequired(i)) => result_text(i, log_arguments),
+            _ => (None, None),
         };
         // mcpool's own sentences are safe to keep; a server's words only
         // with logArguments.
@@ -191,7 +216,6 @@ impl Pending {
             )
         });
         let outcome_word = outcome_word(outcome);
-        let bytes = text.as_ref().map(|t| t.len() as u64);
         activity.record(self.entry(Kind::Tool, server, tool, &outcome_word, error, bytes, kept));
     }
 }
