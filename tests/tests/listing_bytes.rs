@@ -36,12 +36,11 @@ fn names(result: &Value) -> Vec<String> {
 #[tokio::test]
 async fn a_listing_from_the_bytes_is_the_one_rmcp_would_send() -> anyhow::Result<()> {
     let logs = TempDir::new("listing-bytes");
-    let config = json!({
-        "toolListing": "all",
-        "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[])},
-        "profiles": {"p": {"servers": ["a"]}},
-    });
-    let pool = Mcpool::start_connected(config).await?;
+    let a = faulty_stdio(&logs.path().join("a.log"), &[]);
+    let pool = Mcpool::start_connected(
+        json!({"toolListing": "all", "mcpServers": {"a": a}, "profiles": {"p": {"servers": ["a"]}}}),
+    )
+    .await?;
 
     let session = RawSession::open(&pool, "/mcp").await?;
     let (plain, rmcp, json_body) = both(&session).await?;
