@@ -473,12 +473,12 @@ impl Bench {
             "- Overall: the {TARGET_OVERHEAD_MS} ms median-overhead target is **{}**.",
             if target_met { "met" } else { "not met" }
         );
-        if let Some((floor, above)) = Bench::floor(&sequential) {
+        if let Some((floor, above, cpu_ratio)) = Bench::floor(&sequential) {
             let _ = writeln!(
                 body,
                 "- The floor on this machine: a bare HTTP → stdio relay (no MCP stack, no sessions, no token) with the \
                  same agent adds **{floor:.3} ms** over direct stdio{}; mcpool adds **{above:.3} ms** on top of \
-                 that floor.",
+                 that floor and spends **{cpu_ratio:.1}×** the relay's CPU per call.",
                 if floor > TARGET_OVERHEAD_MS {
                     format!(", already more than the {TARGET_OVERHEAD_MS} ms target")
                 } else {

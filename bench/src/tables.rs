@@ -118,16 +118,20 @@ impl Bench {
 
     /// The floor (relay − direct) and mcpool's share above it (mcpool −
     /// relay), in ms, for the session agent's sequential echo.
-    pub(crate) fn floor(report: &LatencyReport) -> Option<(f64, f64)> {
-        let median = |path: &str| {
+    pub(crate) fn floor(report: &LatencyReport) -> Option<(f64, f64, f64)> {
+        let case = |path: &str| {
             report
                 .cases
                 .iter()
                 .position(|(u, p, w)| u == "mcpool-faulty" && p == path && w == "echo")
-                .map(|i| stats::median(&report.results[i].micros) / 1000.0)
+                .map(|i| &report.results[i])
         };
+        let median = |path: &str| case(path).map(|r| stats::median(&r.micros) / 1000.0);
+        // The gateway's own CPU per call (the relay's process, or mcpool's).
+        let cpu = |path: &str| case(path).map(|r| r.cpu_mcpool_ns as f64 / r.micros.len().max(1) as f64);
         let (direct, relay, via) = (median("direct stdio")?, median(RELAY_PATH)?, median("mcpool /mcp")?);
-        Some((relay - direct, via - relay))
+        let ratio = cpu("mcpool /mcp")? / cpu(RELAY_PATH)?.max(1.0);
+        Some((relay - direct, via - relay, ratio))
     }
 
     /// mcpool next to the peer on the same upstream: median and calls/s.
