@@ -37,10 +37,13 @@ impl Default for Ranking {
 }
 
 /// The share of the best score below which a match is weak: measured on
-/// the benchmark's dev half, it leaves out 0.5 % of the needed tools that
-/// the first five results held, and 0.36 of five results (see
-/// `docs/benchmarks.md`).
-pub const MIN_SHARE: f32 = 0.3;
+/// the benchmark's dev half, it leaves out none of the needed tools that
+/// the first five results held, and 0.15 of five results (see
+/// `docs/benchmarks.md`). 0.3 left out 0.5 % there, and an equally good
+/// tool of another server (`add` beside server-everything's `get-sum`) in
+/// an end-to-end test: scores of different servers' tools are not
+/// comparable enough for a tighter cut.
+pub const MIN_SHARE: f32 = 0.2;
 /// The exponent of a server's relative score in its tools' scores.
 const SERVER_WEIGHT: f32 = 0.25;
 /// How many tools of a server make its score, best first, and what each
