@@ -119,13 +119,7 @@ impl Bench {
     /// The floor (relay − direct) and mcpool's share above it (mcpool −
     /// relay), in ms, for the session agent's sequential echo.
     pub(crate) fn floor(report: &LatencyReport) -> Option<(f64, f64, f64)> {
-        let case = |path: &str| {
-            report
-                .cases
-                .iter()
-                .position(|(u, p, w)| u == "mcpool-faulty" && p == path && w == "echo")
-                .map(|i| &report.results[i])
-        };
+        let case = |path: &str| echo_case(report, path);
         let median = |path: &str| case(path).map(|r| stats::median(&r.micros) / 1000.0);
         // The gateway's own CPU per call (the relay's process, or mcpool's).
         let cpu = |path: &str| case(path).map(|r| r.cpu_mcpool_ns as f64 / r.micros.len().max(1) as f64);
@@ -136,14 +130,7 @@ impl Bench {
 
     /// mcpool next to the peer on the same upstream: median and calls/s.
     pub(crate) fn peer_rows(&mut self, report: &LatencyReport, label: &str) {
-        let find = |path: &str| {
-            report
-                .cases
-                .iter()
-                .position(|(u, p, w)| u == "mcpool-faulty" && p == path && w == "echo")
-                .map(|i| &report.results[i])
-        };
-        let (Some(via), Some(peer)) = (find("mcpool /mcp"), find(PEER_PATH)) else {
+        let (Some(via), Some(peer)) = (echo_case(report, "mcpool /mcp"), echo_case(report, PEER_PATH)) else {
             return;
         };
         let rate = |r: &CaseResult| r.micros.len() as f64 / r.wall.as_secs_f64().max(1e-9);
@@ -159,4 +146,13 @@ impl Bench {
             rate(via) / rate(peer)
         );
     }
+}
+
+/// The result of the fault server's sequential echo through `path`.
+fn echo_case<'a>(report: &'a LatencyReport, path: &str) -> Option<&'a CaseResult> {
+    report
+        .cases
+        .iter()
+        .position(|(u, p, w)| u == "mcpool-faulty" && p == path && w == "echo")
+        .map(|i| &report.results[i])
 }
