@@ -2,7 +2,8 @@
 //! (name, description, parameters, server, what the server says of
 //! itself), each field a BM25 inverted index (`postings.rs`). A request's score
 //! for a tool is the weighted sum of its fields' BM25 scores over the
-//! request's own words and, at a lower weight, their synonyms. Updated one
+//! request's own words and, at lower weights, their synonyms and the
+//! expansions learned from the evaluation set's dev half. Updated one
 //! server at a time, and only the tools whose text changed.
 
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use rmcp::model::Tool;
 use serde_json::Value;
 
+use super::expansions::Expansions;
 use super::postings::{Postings, Scores};
 use super::synonyms::Synonyms;
 use super::words::{split, Words};
@@ -59,15 +61,20 @@ impl Field {
 
 /// The weight of a synonym of a request's word against the word itself.
 const SYNONYM_WEIGHT: f32 = 0.47;
+/// The weight of a learned expansion of a request's word (`expansions.rs`),
+/// chosen on the dev half by `mcpool-bench-search --learn-expansions`.
+const EXPANSION_WEIGHT: f32 = 0.2;
 
 /// The weights a search scores with: by default the `Field::weight` table
-/// and [`SYNONYM_WEIGHT`]; the search benchmark sets others to tune them on
+/// [`SYNONYM_WEIGHT`] and [`EXPANSION_WEIGHT`]; the search benchmark sets others to tune them on
 /// its dev half.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Weights {
     /// Name, description, parameters, server, about (the order of `FIELDS`).
     pub fields: [f32; 5],
     pub synonym: f32,
+    /// 0 leaves the learned expansions out.
+    pub expansion: f32,
 }
 
 impl Default for Weights {
@@ -75,6 +82,7 @@ impl Default for Weights {
         Weights {
             fields: FIELDS.map(Field::weight),
             synonym: SYNONYM_WEIGHT,
+            expansion: EXPANSION_WEIGHT,
         }
     }
 }
@@ -120,6 +128,7 @@ pub struct Hit {
 pub struct ToolIndex {
     words: Words,
     synonyms: Synonyms,
+    expansions: Expansions,
     /// By slot (a document's id); `None` for a free slot.
     docs: Vec<Option<Doc>>,
     /// Free slots, reused before the slots grow.
@@ -136,6 +145,7 @@ impl Default for ToolIndex {
         ToolIndex {
             words,
             synonyms,
+            expansions: Expansions::learned(),
             docs: Vec::new(),
             free: Vec::new(),
             by_server: BTreeMap::new(),
@@ -149,6 +159,12 @@ impl ToolIndex {
     /// Scores later searches with `weights` (the benchmark's tuning).
     pub fn set_weights(&mut self, weights: Weights) {
         self.weights = weights;
+    }
+
+    /// Expands requests' words with `expansions` instead of the shipped
+    /// ones (the benchmark's learning).
+    pub fn set_expansions(&mut self, expansions: Expansions) {
+        self.expansions = expansions;
     }
 
     /// How the index reads text into words.
@@ -293,6 +309,14 @@ impl ToolIndex {
             for synonym in self.synonyms.of(stem) {
                 let entry = terms.entry(synonym).or_insert((self.weights.synonym, 0));
                 entry.1 |= 1 << i;
+            }
+        }
+        if self.weights.expansion > 0.0 {
+            for (i, stem) in own.iter().enumerate() {
+                for to in self.expansions.of(stem) {
+                    let entry = terms.entry(to).or_insert((self.weights.expansion, 0));
+                    entry.1 |= 1 << i;
+                }
             }
         }
         let mut scores = Scores::new(self.docs.len());

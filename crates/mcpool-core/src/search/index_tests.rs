@@ -166,3 +166,20 @@ fn a_tool_meeting_more_of_the_request_ranks_higher() {
     );
     assert_eq!(top(&index, "upload file bucket")[0], "s/beta");
 }
+
+#[test]
+fn a_request_word_reaches_a_tool_only_through_a_learned_expansion() {
+    let mut index = catalog();
+    index.set_expansions(crate::search::Expansions::parse(""));
+    assert!(top(&index, "grab the backlog").is_empty());
+    // One way: "backlog" stands for "issue", not "issue" for "backlog".
+    index.set_expansions(crate::search::Expansions::parse("backlog issu\n"));
+    assert_eq!(top(&index, "grab the backlog"), ["github/create_issue"]);
+    index.set_server("notes", "", &[tool("backlog", "Keep a list of ideas.", no_params())]);
+    assert!(!top(&index, "issue").contains(&"notes/backlog".to_string()));
+    index.set_weights(Weights {
+        expansion: 0.0,
+        ..Weights::default()
+    });
+    assert_eq!(top(&index, "grab the backlog"), ["notes/backlog"]);
+}

@@ -1,10 +1,12 @@
 //! Tool search: an index over every tool the servers list (`index.rs`, its
-//! BM25 posting lists in `postings.rs`, with `words.rs` and `synonyms.rs`), the meta-tools
+//! BM25 posting lists in `postings.rs`, with `words.rs`, `synonyms.rs` and the
+//! learned `expansions.rs`), the meta-tools
 //! that agents search and call through (`meta.rs`), the listing modes
 //! (`listing.rs`) and the short forms and token estimates of tools
 //! (`compact.rs`). Pure: the pool keeps the index current and asks it.
 
 pub mod compact;
+pub mod expansions;
 pub mod index;
 pub mod listing;
 pub mod meta;
@@ -13,6 +15,7 @@ mod postings;
 mod synonyms;
 mod words;
 
+pub use expansions::Expansions;
 pub use index::{Hit, ToolIndex, Weights};
 pub use listing::{Listing, ListingMode, ListingSettings, Sent};
 pub use plan::Ranking;
