@@ -97,19 +97,6 @@ const K1: f32 = 1.2;
 /// far (relative) from the one its scores were computed with.
 const AVGDL_DRIFT: f32 = 0.25;
 
-/// One field across every document.
-struct FieldIndex {
-    postings: Postings,
-}
-
-impl FieldIndex {
-    fn new(field: Field) -> Self {
-        FieldIndex {
-            postings: Postings::new(field.b(), K1, AVGDL_DRIFT),
-        }
-    }
-}
-
 /// Which tool a document is, and a hash of the text it was built from.
 struct Doc {
     server: String,
@@ -134,7 +121,8 @@ pub struct ToolIndex {
     /// Free slots, reused before the slots grow.
     free: Vec<u32>,
     by_server: BTreeMap<String, BTreeMap<String, u32>>,
-    fields: Vec<FieldIndex>,
+    /// Each field's posting lists, in the order of [`FIELDS`].
+    fields: Vec<Postings>,
     weights: Weights,
 }
 
@@ -149,7 +137,10 @@ impl Default for ToolIndex {
             docs: Vec::new(),
             free: Vec::new(),
             by_server: BTreeMap::new(),
-            fields: FIELDS.into_iter().map(FieldIndex::new).collect(),
+            fields: FIELDS
+                .into_iter()
+                .map(|f| Postings::new(f.b(), K1, AVGDL_DRIFT))
+                .collect(),
             weights: Weights::default(),
         }
     }
@@ -184,7 +175,7 @@ impl ToolIndex {
     /// Each field's posting lists.
     #[cfg(test)]
     pub(super) fn postings(&self) -> impl Iterator<Item = &Postings> {
-        self.fields.iter().map(|f| &f.postings)
+        self.fields.iter()
     }
 
     fn doc(&self, id: u32) -> Option<&Doc> {
@@ -220,7 +211,7 @@ impl ToolIndex {
             self.by_server.insert(server.to_string(), now);
         }
         for f in &mut self.fields {
-            f.postings.refit();
+            f.refit();
         }
     }
 
@@ -231,7 +222,7 @@ impl ToolIndex {
     fn put(&mut self, id: u32, server: &str, about: &str, tool: &Tool, fingerprint: u64) {
         let texts = self.field_texts(server, about, tool);
         for (f, stems) in self.fields.iter_mut().zip(texts) {
-            f.postings.put(id, &stems);
+            f.put(id, &stems);
         }
         let slot = id as usize;
         if self.docs.len() <= slot {
@@ -246,7 +237,7 @@ impl ToolIndex {
 
     fn remove_doc(&mut self, id: u32) {
         for f in &mut self.fields {
-            f.postings.remove(id);
+            f.remove(id);
         }
         if self.docs.get_mut(id as usize).and_then(Option::take).is_some() {
             self.free.push(id);
@@ -322,7 +313,7 @@ impl ToolIndex {
         let mut scores = Scores::new(self.docs.len());
         for (term, (weight, words)) in &terms {
             for (f, field_weight) in self.fields.iter().zip(self.weights.fields) {
-                f.postings.score(term, field_weight * weight, *words, &mut scores);
+                f.score(term, field_weight * weight, *words, &mut scores);
             }
         }
         let asked = own.len().max(1) as f32;
