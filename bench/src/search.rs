@@ -82,6 +82,11 @@ struct Cli {
     /// core's `search/expansions.txt`.
     #[arg(long)]
     learn_expansions: bool,
+    /// Write every query's first 60 results of the index (the embedding
+    /// model left out) with their scores, as JSON lines: for trying other
+    /// rankings outside Rust.
+    #[arg(long)]
+    dump: Option<std::path::PathBuf>,
     #[command(flatten)]
     out: sys::Out,
 }
@@ -117,14 +122,18 @@ struct Query {
 struct Quality {
     steps: Vec<(String, search_eval::Table)>,
     thresholds: Vec<(f32, f64, f64)>,
+    nothing: Vec<(f32, f64, f64)>,
+    nothing_count: usize,
     answer_tokens: Vec<f64>,
     misses: Vec<(String, String, Vec<String>)>,
 }
 
-fn quality(sets: &[Set]) -> Quality {
+fn quality(sets: &[Set], nothing: &[String]) -> Quality {
     let mut q = Quality {
         steps: search_eval::measure_steps(sets),
         thresholds: search_eval::thresholds(sets, &[0.2, 0.25, 0.3, 0.4, 0.5]),
+        nothing: search_eval::nothing_fits(sets, nothing, &[1.0, 0.05, 0.02, 0.01, 0.0]),
+        nothing_count: nothing.len(),
         answer_tokens: Vec::new(),
         misses: Vec::new(),
     };
@@ -165,7 +174,7 @@ fn quality(sets: &[Set]) -> Quality {
                     ))
                 })
                 .collect();
-            let answer = meta::answer(&query.query, &found, Delivery::Listed);
+            let answer = meta::answer(&query.query, &found, 5, Delivery::Listed);
             let bytes = serde_json::to_vec(&answer).map(|v| v.len()).unwrap_or(0);
             q.answer_tokens
                 .push(mcpool_core::search::compact::tokens_of_bytes(bytes) as f64);
@@ -411,6 +420,22 @@ fn quality_text(out: &mut String, sets: &[Set], q: &Quality) {
     for (share, dropped, kept) in &q.thresholds {
         let _ = writeln!(out, "| {share} | {:.1} % | {kept:.2} |", dropped * 100.0);
     }
+    let _ = writeln!(
+        out,
+        "\nNothing fits (the answer says so) a request of three words or more that no tool meets two words of, \
+         when each word met is common (in more than a share of the tools, and more than 5 of them) and no tool is within cosine {} of it \
+         in meaning (with no word met at all, the cosine alone decides). Measured on the dev half and on the {} \
+         requests of `bench/search/nothing.json` that no tool serves (each searched over both catalogs); \
+         shipped: {}:\n\n\
+         | a word is common above this share of the tools | dev queries answered with nothing (of those with a needed tool in the first 5) | requests no tool serves answered with nothing |\n\
+         | ---: | ---: | ---: |",
+        plan::SEMANTIC_ALONE,
+        q.nothing_count,
+        plan::COMMON
+    );
+    for (t, lost, caught) in &q.nothing {
+        let _ = writeln!(out, "| {t} | {:.1} % | {:.1} % |", lost * 100.0, caught * 100.0);
+    }
     let _ = writeln!(out);
 }
 
@@ -460,8 +485,30 @@ async fn main() -> anyhow::Result<()> {
         std::fs::write(&file, search_learn::learn(&sets)).with_context(|| file.display().to_string())?;
         return Ok(());
     }
+    if let Some(file) = &cli.dump {
+        let mut out = String::new();
+        let ranking = Ranking {
+            min_share: 0.0,
+            semantic: 0.0,
+            ..Ranking::default()
+        };
+        for set in &sets {
+            let index = index_of(&set.catalog, 1);
+            for query in &set.queries.queries {
+                let hits = mcpool_core::search::plan::search(&index, &query.query, 60, &ranking, |_, _| true);
+                let ranked: Vec<_> = hits
+                    .iter()
+                    .map(|h| json!([format!("{}/{}", h.server, h.tool), h.score]))
+                    .collect();
+                out.push_str(&json!({"set": set.name, "query": query.query, "split": query.split, "relevant": query.relevant, "ranked": ranked}).to_string());
+                out.push('\n');
+            }
+        }
+        std::fs::write(file, out)?;
+        return Ok(());
+    }
     let load_before = sys::loadavg();
-    let q = quality(&sets);
+    let q = quality(&sets, &search_eval::load_nothing(&dir)?);
     if cli.quality {
         return publish_quality(&cli, &sets, &q, &load_before);
     }

@@ -10,6 +10,18 @@ use rmcp::model::Tool;
 
 use super::{Catalog, CatalogServer, Queries};
 
+/// Requests no tool of the sets serves (`nothing.json`).
+pub fn load_nothing(dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    #[derive(serde::Deserialize)]
+    struct Nothing {
+        queries: Vec<String>,
+    }
+    let file = dir.join("nothing.json");
+    let raw = std::fs::read(&file).with_context(|| file.display().to_string())?;
+    let n: Nothing = serde_json::from_slice(&raw).with_context(|| file.display().to_string())?;
+    Ok(n.queries)
+}
+
 /// One evaluation set: a catalog and the queries judged against it.
 pub struct Set {
     pub name: &'static str,
@@ -125,12 +137,16 @@ impl Baseline {
         }
     }
 
+    /// The first ten, ties in the order of their ids (the crate breaks
+    /// them in hash order, which moved the row by ±0.01 from run to run).
     pub fn rank(&self, query: &str) -> Vec<String> {
-        self.engine
-            .search(query, 10)
-            .into_iter()
-            .map(|r| r.document.id)
-            .collect()
+        let mut all = self.engine.search(query, usize::MAX);
+        all.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| a.document.id.cmp(&b.document.id))
+        });
+        all.into_iter().take(10).map(|r| r.document.id).collect()
     }
 }
 
@@ -150,6 +166,8 @@ pub fn steps() -> Vec<Step> {
         fuse: false,
         server_weight: 0.0,
         min_share: 0.0,
+        semantic: 0.0,
+        common: 1.0,
     };
     let split = Ranking {
         split_steps: true,
@@ -159,6 +177,11 @@ pub fn steps() -> Vec<Step> {
     let tuned = Weights {
         expansion: 0.0,
         ..Weights::default()
+    };
+    // The shipped plan without the embedding model (the last step).
+    let lexical = Ranking {
+        semantic: 0.0,
+        ..Ranking::default()
     };
     vec![
         Step {
@@ -189,7 +212,7 @@ pub fn steps() -> Vec<Step> {
             weights: tuned,
             ranking: Ranking {
                 split_steps: true,
-                ..Ranking::default()
+                ..lexical
             },
         },
         Step {
@@ -200,10 +223,15 @@ pub fn steps() -> Vec<Step> {
         Step {
             label: "+ weights tuned on dev, steps not split",
             weights: tuned,
-            ranking: Ranking::default(),
+            ranking: lexical,
         },
         Step {
-            label: "+ expansions learned from dev (shipped)",
+            label: "+ expansions learned from dev",
+            weights: Weights::default(),
+            ranking: lexical,
+        },
+        Step {
+            label: "+ the embedding model's nearest tools fused in (shipped)",
             weights: Weights::default(),
             ranking: Ranking::default(),
         },
@@ -274,6 +302,18 @@ pub fn measure_steps(sets: &[Set]) -> Vec<(String, Table)> {
     });
     out.push(("plain BM25 (name + description)".to_string(), table));
     let mut indexes: Vec<ToolIndex> = sets.iter().map(|s| index_of(&s.catalog, 1)).collect();
+    let pairs: Vec<(&Set, &ToolIndex)> = sets.iter().zip(&indexes).collect();
+    let table = measure(&pairs, None, |index, q| {
+        index
+            .similar(q, 10, |_, _| true)
+            .into_iter()
+            .map(|h| format!("{}/{}", h.server, h.tool))
+            .collect()
+    });
+    out.push((
+        "the embedding model alone (WordLlama, 128 dimensions, int8)".to_string(),
+        table,
+    ));
     for step in steps() {
         for index in &mut indexes {
             index.set_weights(step.weights);
@@ -289,8 +329,10 @@ pub fn measure_steps(sets: &[Set]) -> Vec<(String, Table)> {
 /// the best score, the share of the needed tools in the first five results
 /// (with every match kept) that it would leave out, and the results kept.
 pub fn thresholds(sets: &[Set], shares: &[f32]) -> Vec<(f32, f64, f64)> {
+    // The index's scores (a fused list's are ranks).
     let all = Ranking {
         min_share: 0.0,
+        semantic: 0.0,
         ..Ranking::default()
     };
     let mut found = 0usize;
@@ -326,4 +368,42 @@ pub fn thresholds(sets: &[Set], shares: &[f32]) -> Vec<(f32, f64, f64)> {
             )
         })
         .collect()
+}
+
+/// What saying "nothing fits" costs and catches, for each share of the
+/// tools above which a word is common (`Ranking::common`): the share of dev queries with a needed tool in the first five
+/// that it would answer with nothing, and the share of requests no tool
+/// serves (`nothing.json`, over each set's catalog) that it would.
+pub fn nothing_fits(sets: &[Set], nothing: &[String], mets: &[f32]) -> Vec<(f32, f64, f64)> {
+    let at = |common: f32| Ranking {
+        common,
+        ..Ranking::default()
+    };
+    let mut out = Vec::new();
+    let indexes: Vec<ToolIndex> = sets.iter().map(|s| index_of(&s.catalog, 1)).collect();
+    for &t in mets {
+        let (mut found, mut lost, mut asked, mut caught) = (0usize, 0usize, 0usize, 0usize);
+        for (set, index) in sets.iter().zip(&indexes) {
+            for q in set.queries.queries.iter().filter(|q| q.split == "dev") {
+                let all = rank(index, &q.query, 5, &at(1.0));
+                if all
+                    .iter()
+                    .any(|r| q.relevant.iter().any(|g| g.split('|').any(|x| x == r)))
+                {
+                    found += 1;
+                    lost += usize::from(rank(index, &q.query, 5, &at(t)).is_empty());
+                }
+            }
+            for q in nothing {
+                asked += 1;
+                caught += usize::from(rank(index, q, 5, &at(t)).is_empty());
+            }
+        }
+        out.push((
+            t,
+            lost as f64 / found.max(1) as f64,
+            caught as f64 / asked.max(1) as f64,
+        ));
+    }
+    out
 }

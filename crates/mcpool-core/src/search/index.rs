@@ -12,6 +12,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use rmcp::model::Tool;
 use serde_json::Value;
 
+use super::embedding::{self, DIM};
 use super::expansions::Expansions;
 use super::postings::{Postings, Scores};
 use super::synonyms::Synonyms;
@@ -110,6 +111,10 @@ pub struct Hit {
     pub server: String,
     pub tool: String,
     pub score: f32,
+    /// Which of the request's words ([`ToolIndex::asked`], by position)
+    /// the tool meets, itself or by a synonym or expansion (none for the
+    /// embedding model's hits).
+    pub words: u64,
 }
 
 pub struct ToolIndex {
@@ -123,6 +128,8 @@ pub struct ToolIndex {
     by_server: BTreeMap<String, BTreeMap<String, u32>>,
     /// Each field's posting lists, in the order of [`FIELDS`].
     fields: Vec<Postings>,
+    /// Each slot's vector of the embedding model (`embedding.rs`).
+    vectors: Vec<[f32; DIM]>,
     weights: Weights,
 }
 
@@ -141,6 +148,7 @@ impl Default for ToolIndex {
                 .into_iter()
                 .map(|f| Postings::new(f.b(), K1, AVGDL_DRIFT))
                 .collect(),
+            vectors: Vec::new(),
             weights: Weights::default(),
         }
     }
@@ -227,7 +235,13 @@ impl ToolIndex {
         let slot = id as usize;
         if self.docs.len() <= slot {
             self.docs.resize_with(slot + 1, || None);
+            self.vectors.resize(slot + 1, [0.0; DIM]);
         }
+        self.vectors[slot] = embedding::embed(&embedding::tool_text(
+            server,
+            &tool.name,
+            tool.description.as_deref().unwrap_or_default(),
+        ));
         self.docs[slot] = Some(Doc {
             server: server.to_string(),
             tool: tool.name.to_string(),
@@ -283,13 +297,26 @@ impl ToolIndex {
         [name, description, params, w.stems(server), w.stems(about)]
     }
 
-    /// The tools that best match `query`, best first, among those `accept`
-    /// lets through (server, tool name); at most `limit`.
-    pub fn search(&self, query: &str, limit: usize, accept: impl Fn(&str, &str) -> bool) -> Vec<Hit> {
+    /// The request's words as the index reads them: stems, each once, in
+    /// order, at most 64 (a [`Hit`]'s `words` are positions in these).
+    pub fn asked(&self, query: &str) -> Vec<String> {
         let mut own = self.words.stems(query);
         own.sort();
         own.dedup();
         own.truncate(64);
+        own
+    }
+
+    /// The number of tools whose name or description holds `stem` (the
+    /// larger of the two).
+    pub fn tools_with(&self, stem: &str) -> usize {
+        self.fields[..2].iter().map(|f| f.holding(stem)).max().unwrap_or(0)
+    }
+
+    /// The tools that best match `query`, best first, among those `accept`
+    /// lets through (server, tool name); at most `limit`.
+    pub fn search(&self, query: &str, limit: usize, accept: impl Fn(&str, &str) -> bool) -> Vec<Hit> {
+        let own = self.asked(query);
         // Each term: its weight, and which of the request's words it stands for.
         let mut terms: BTreeMap<&str, (f32, u64)> = own
             .iter()
@@ -318,7 +345,7 @@ impl ToolIndex {
         }
         let asked = own.len().max(1) as f32;
         let named = self.servers_named(query);
-        let mut ranked: Vec<(f32, &Doc)> = scores
+        let ranked: Vec<(f32, u64, &Doc)> = scores
             .iter()
             .filter_map(|(id, score, words)| {
                 let doc = self.doc(id)?;
@@ -328,29 +355,74 @@ impl ToolIndex {
                 if named.contains(doc.server.as_str()) {
                     score *= SERVER_NAMED;
                 }
-                accept(&doc.server, &doc.tool).then_some((score, doc))
+                accept(&doc.server, &doc.tool).then_some((score, words, doc))
             })
             .collect();
-        let order = |a: &(f32, &Doc), b: &(f32, &Doc)| {
-            b.0.total_cmp(&a.0)
-                .then_with(|| a.1.server.cmp(&b.1.server))
-                .then_with(|| a.1.tool.cmp(&b.1.tool))
-        };
-        // Only the first `limit` are put in order, not every match.
-        if ranked.len() > limit && limit > 0 {
-            ranked.select_nth_unstable_by(limit - 1, order);
-        }
-        ranked.truncate(limit);
-        ranked.sort_unstable_by(order);
-        ranked
-            .into_iter()
-            .map(|(score, doc)| Hit {
-                server: doc.server.clone(),
-                tool: doc.tool.clone(),
-                score,
-            })
-            .collect()
+        best(ranked, limit)
     }
+}
+
+impl ToolIndex {
+    /// The tools whose vectors are nearest `query`'s (cosine), best
+    /// first, among those `accept` lets through; at most `limit`. A hit's
+    /// score is its cosine.
+    pub fn similar(&self, query: &str, limit: usize, accept: impl Fn(&str, &str) -> bool) -> Vec<Hit> {
+        let asked = embedding::embed(query);
+        if asked == [0.0; DIM] || limit == 0 {
+            return Vec::new();
+        }
+        let mut ranked: Vec<(f32, u64, &Doc)> = self
+            .docs
+            .iter()
+            .zip(&self.vectors)
+            .filter_map(|(doc, v)| Some((embedding::cosine(&asked, v), 0, doc.as_ref()?)))
+            .collect();
+        // `accept` is the pool's view of what this agent may see, dearer
+        // than a cosine: ask it of the nearest few, and of more only when
+        // too few of those pass.
+        let mut want = limit.saturating_mul(4);
+        loop {
+            let n = want.min(ranked.len());
+            if n == 0 {
+                return Vec::new();
+            }
+            if n < ranked.len() {
+                ranked.select_nth_unstable_by(n - 1, by_score);
+            }
+            let mut head = ranked[..n].to_vec();
+            head.retain(|(_, _, doc)| accept(&doc.server, &doc.tool));
+            if head.len() >= limit || n == ranked.len() {
+                return best(head, limit);
+            }
+            want = want.saturating_mul(4);
+        }
+    }
+}
+
+/// Best score first, ties by server and tool.
+fn by_score(a: &(f32, u64, &Doc), b: &(f32, u64, &Doc)) -> std::cmp::Ordering {
+    b.0.total_cmp(&a.0)
+        .then_with(|| a.2.server.cmp(&b.2.server))
+        .then_with(|| a.2.tool.cmp(&b.2.tool))
+}
+
+/// The first `limit` of `ranked` by score (ties by server and tool), in
+/// order: only those are sorted, not every match.
+fn best(mut ranked: Vec<(f32, u64, &Doc)>, limit: usize) -> Vec<Hit> {
+    if ranked.len() > limit && limit > 0 {
+        ranked.select_nth_unstable_by(limit - 1, by_score);
+    }
+    ranked.truncate(limit);
+    ranked.sort_unstable_by(by_score);
+    ranked
+        .into_iter()
+        .map(|(score, words, doc)| Hit {
+            server: doc.server.clone(),
+            tool: doc.tool.clone(),
+            score,
+            words,
+        })
+        .collect()
 }
 
 /// Calls `out` with each parameter's name (split into words) and

@@ -183,3 +183,31 @@ fn a_request_word_reaches_a_tool_only_through_a_learned_expansion() {
     });
     assert_eq!(top(&index, "grab the backlog"), ["notes/backlog"]);
 }
+
+#[test]
+fn the_nearest_tools_in_meaning_are_those_accept_lets_through() {
+    let mut index = catalog();
+    let many: Vec<Tool> = (0..40)
+        .map(|i| {
+            tool(
+                &format!("read_note_{i}"),
+                "Read the complete contents of a note.",
+                no_params(),
+            )
+        })
+        .collect();
+    index.set_server("notes", "", &many);
+    let query = "show me what the file says";
+    let near = index.similar(query, 3, |_, _| true);
+    assert_eq!(near.len(), 3);
+    assert!(near.windows(2).all(|w| w[0].score >= w[1].score), "{near:?}");
+    // The nearest dozens are notes; only the file server's pass.
+    let fs = index.similar(query, 2, |server, _| server == "fs");
+    assert_eq!(fs.len(), 2, "{fs:?}");
+    assert!(fs.iter().all(|h| h.server == "fs"), "{fs:?}");
+    assert_eq!(fs[0].tool, "read_file");
+    assert!(index.similar(query, 2, |_, _| false).is_empty());
+    // Removed tools are gone from it too.
+    index.remove_server("fs");
+    assert!(index.similar(query, 50, |_, _| true).iter().all(|h| h.server != "fs"));
+}

@@ -147,8 +147,9 @@ pub enum Delivery {
 }
 
 /// A search's answer: one line per tool in the text, the same as JSON in
-/// `structuredContent.tools`.
-pub fn answer(query: &str, found: &[Found], delivery: Delivery) -> CallToolResult {
+/// `structuredContent.tools`. `asked`: how many tools the agent asked for
+/// (fewer found means no other tool fits well).
+pub fn answer(query: &str, found: &[Found], asked: usize, delivery: Delivery) -> CallToolResult {
     let text = if found.is_empty() {
         format!(
             "No tool fits \"{query}\". Ask for one step at a time, in other words for what you want done; mcpool__status shows which servers are connected."
@@ -158,9 +159,15 @@ pub fn answer(query: &str, found: &[Found], delivery: Delivery) -> CallToolResul
             Delivery::Listed => "They are now in your tool list: call them by name (or through mcpool__call_tool).",
             Delivery::CallTool => "Call one with mcpool__call_tool {\"name\": ..., \"arguments\": {...}}.",
         };
+        let order = if found.len() < asked {
+            "no other tool fits well"
+        } else {
+            "best first"
+        };
         let mut text = format!(
-            "{} tools for \"{query}\" (weaker matches left out). {how} Arguments marked * are required. For another step of your task, search again.\n",
-            found.len()
+            "{} tool{} for \"{query}\" ({order}). {how} Arguments marked * are required. For another step of your task, search again.\n",
+            found.len(),
+            if found.len() == 1 { "" } else { "s" }
         );
         let empty = JsonObject::new();
         for f in found {
@@ -228,8 +235,18 @@ mod tests {
             schema(json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]})),
         );
         let found = vec![Found::new("s__echo".into(), "s".into(), "connected".into(), &tool)];
-        let result = answer("say it back", &found, Delivery::CallTool);
+        let result = answer("say it back", &found, 5, Delivery::CallTool);
         let text = result.content[0].as_text().expect("a text block").text.clone();
+        assert!(
+            text.starts_with("1 tool for \"say it back\" (no other tool fits well)."),
+            "{text}"
+        );
+        let all = answer("say it back", &found, 1, Delivery::CallTool);
+        let all_text = all.content[0].as_text().expect("a text block").text.clone();
+        assert!(
+            all_text.starts_with("1 tool for \"say it back\" (best first)."),
+            "{all_text}"
+        );
         assert!(
             text.contains("- s__echo [s, connected]: Echo the message back. Args: message*: string"),
             "{text}"
@@ -239,7 +256,7 @@ mod tests {
         assert_eq!(tools[0]["name"], "s__echo");
         assert_eq!(tools[0]["inputSchema"]["required"], json!(["message"]));
         assert!(text.contains("For another step of your task, search again."), "{text}");
-        let none = answer("nothing", &[], Delivery::Listed);
+        let none = answer("nothing", &[], 5, Delivery::Listed);
         let none_text = none.content[0].as_text().expect("a text block").text.clone();
         assert!(none_text.starts_with("No tool fits \"nothing\"."), "{none_text}");
         assert_eq!(none.structured_content, Some(json!({"tools": []})));

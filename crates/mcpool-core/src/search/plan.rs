@@ -1,5 +1,7 @@
 //! A request's search plan above the index: tools of the servers that fit
-//! the request best as a whole come first, weak matches are left out, and
+//! the request best as a whole come first, weak matches are left out, the
+//! embedding model's nearest tools are fused in (they find what a request
+//! says in words no tool uses), and
 //! (when asked: the dev half did not gain from it, so it is off by
 //! default) a task of several steps ("find X, chart it, save it as a
 //! PDF") is searched one step at a time, the steps' results merged in
@@ -23,6 +25,14 @@ pub struct Ranking {
     /// A tool scoring below this share of the best tool's score is a weak
     /// match and left out (0: every match is kept).
     pub min_share: f32,
+    /// The weight of the embedding model's ranking fused with the index's
+    /// (0: not used).
+    pub semantic: f32,
+    /// A word in more than this share of the tools is common: a request of
+    /// three words or more that no tool meets but one common word of, and
+    /// that no tool is near in meaning ([`SEMANTIC_ALONE`]), is one that
+    /// nothing fits (1: every request some tool meets fits).
+    pub common: f32,
 }
 
 impl Default for Ranking {
@@ -32,6 +42,8 @@ impl Default for Ranking {
             fuse: false,
             server_weight: SERVER_WEIGHT,
             min_share: MIN_SHARE,
+            semantic: SEMANTIC_WEIGHT,
+            common: COMMON,
         }
     }
 }
@@ -44,6 +56,23 @@ impl Default for Ranking {
 /// an end-to-end test: scores of different servers' tools are not
 /// comparable enough for a tighter cut.
 pub const MIN_SHARE: f32 = 0.2;
+/// The weight of the embedding model's ranking against the index's in
+/// their reciprocal rank fusion, and how many of its nearest tools it
+/// brings: chosen on the dev half (`docs/benchmarks.md`).
+const SEMANTIC_WEIGHT: f32 = 0.75;
+const SEMANTIC_POOL: usize = 20;
+/// The embedding model's weak matches: under this share of its best
+/// cosine.
+const SEMANTIC_SHARE: f32 = 0.6;
+/// When no tool shares a word with the request, the model's nearest tools
+/// are an answer only from this cosine up: 97 % of the requests no tool
+/// serves (`bench/search/nothing.json`) stay below it.
+pub const SEMANTIC_ALONE: f32 = 0.5;
+/// See [`Ranking::common`]: measured on the dev half and on requests no
+/// tool serves (`docs/benchmarks.md`).
+pub const COMMON: f32 = 0.01;
+/// A word in this many tools or fewer is never common.
+const COMMON_TOOLS: usize = 5;
 /// The exponent of a server's relative score in its tools' scores.
 const SERVER_WEIGHT: f32 = 0.25;
 /// How many tools of a server make its score, best first, and what each
@@ -82,13 +111,45 @@ pub fn search(
         let mut lists = vec![one(query)];
         lists.extend(steps.iter().map(|s| one(s)));
         if ranking.fuse {
-            fuse(&lists)
+            fuse(&lists.iter().map(|l| (l.as_slice(), 1.0)).collect::<Vec<_>>())
         } else {
             interleave(&lists)
         }
     };
+    let mut near = Vec::new();
+    if ranking.semantic > 0.0 {
+        near = strong(index.similar(query, SEMANTIC_POOL, &accept), SEMANTIC_SHARE);
+        near.retain(|h| h.score > 0.0);
+    }
+    let alone = near.first().is_some_and(|h| h.score >= SEMANTIC_ALONE);
+    if !alone && only_common_words(index, query, &hits, ranking.common) {
+        return Vec::new();
+    }
+    if !near.is_empty() && (!hits.is_empty() || alone) {
+        hits = fuse(&[(&hits, 1.0), (&near, ranking.semantic)]);
+    }
     hits.truncate(limit);
     hits
+}
+
+/// Whether `hits` meet `query` by chance: it has three words or more, no
+/// hit meets two of them, and each word met is in more than `common` of
+/// the tools and more than [`COMMON_TOOLS`] ("*start* the dishwasher",
+/// "*set* an alarm for 6:30"): among a few tools, every word is rare.
+fn only_common_words(index: &ToolIndex, query: &str, hits: &[Hit], common: f32) -> bool {
+    let asked = index.asked(query);
+    if asked.len() < 3 || hits.iter().any(|h| h.words.count_ones() >= 2) {
+        return false;
+    }
+    let met = hits.iter().fold(0u64, |all, h| all | h.words);
+    asked
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| met & (1 << i) != 0)
+        .all(|(_, stem)| {
+            let with = index.tools_with(stem);
+            with > COMMON_TOOLS && with as f32 > common * index.len() as f32
+        })
 }
 
 /// The hits (best first) that score at least `share` of the best one.
@@ -145,18 +206,25 @@ fn interleave(lists: &[Vec<Hit>]) -> Vec<Hit> {
     out
 }
 
-/// Reciprocal rank fusion: a hit scores the sum of `1 / (RRF_K + rank)`
-/// over the lists it is in.
-fn fuse(lists: &[Vec<Hit>]) -> Vec<Hit> {
-    let mut by_tool: HashMap<(String, String), f32> = HashMap::new();
-    for list in lists {
+/// Reciprocal rank fusion: a hit scores the sum of `weight / (RRF_K +
+/// rank)` over the lists it is in (ranks from 1).
+fn fuse(lists: &[(&[Hit], f32)]) -> Vec<Hit> {
+    let mut by_tool: HashMap<(String, String), (f32, u64)> = HashMap::new();
+    for (list, weight) in lists {
         for (rank, h) in list.iter().enumerate() {
-            *by_tool.entry((h.server.clone(), h.tool.clone())).or_default() += 1.0 / (RRF_K + rank as f32 + 1.0);
+            let (score, words) = by_tool.entry((h.server.clone(), h.tool.clone())).or_default();
+            *score += weight / (RRF_K + rank as f32 + 1.0);
+            *words |= h.words;
         }
     }
     let mut hits: Vec<Hit> = by_tool
         .into_iter()
-        .map(|((server, tool), score)| Hit { server, tool, score })
+        .map(|((server, tool), (score, words))| Hit {
+            server,
+            tool,
+            score,
+            words,
+        })
         .collect();
     sort(&mut hits);
     hits

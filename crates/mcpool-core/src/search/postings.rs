@@ -143,6 +143,11 @@ impl Postings {
         numerator / denominator
     }
 
+    /// The number of documents that hold `term` in this field.
+    pub(super) fn holding(&self, term: &str) -> usize {
+        self.ids.get(term).map_or(0, |&id| self.lists[id as usize].len())
+    }
+
     /// Adds `factor` × BM25(`term`) to the score of each document holding
     /// `term` in this field, and marks it as meeting `words`.
     pub(super) fn score(&self, term: &str, factor: f32, words: u64, into: &mut Scores) {

@@ -106,7 +106,7 @@ impl MetaTools<'_> {
             })
             .collect();
         let delivery = self.deliver(&found, ctx).await;
-        meta::answer(&args.query, &found, delivery)
+        meta::answer(&args.query, &found, args.limit, delivery)
     }
 
     /// Adds the found tools to this agent's listing when it lists by
