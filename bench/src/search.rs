@@ -24,6 +24,7 @@
 mod heap;
 mod search_eval;
 mod search_learn;
+mod search_quality;
 mod search_tune;
 mod serve;
 #[allow(dead_code)]
@@ -31,7 +32,6 @@ mod stats;
 #[allow(dead_code)]
 mod sys;
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -39,14 +39,15 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Parser;
 use mcpool_core::search::compact::listing_tokens;
-use mcpool_core::search::meta::{self, Delivery, Found, ServerSummary};
+use mcpool_core::search::meta::{self, ServerSummary};
 use mcpool_core::search::{plan, Ranking};
 use mcpool_tests::repo_root;
-use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::model::CallToolRequestParams;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use search_eval::{index_of, tools_of, Set};
+use search_eval::{index_of, tools_of};
+use search_quality::{publish_quality, quality};
 use stats::Summary;
 
 #[global_allocator]
@@ -117,70 +118,6 @@ struct Query {
     /// of them is.
     relevant: Vec<String>,
     split: String,
-}
-
-struct Quality {
-    steps: Vec<(String, search_eval::Table)>,
-    thresholds: Vec<(f32, f64, f64)>,
-    nothing: Vec<(f32, f64, f64)>,
-    nothing_count: usize,
-    answer_tokens: Vec<f64>,
-    misses: Vec<(String, String, Vec<String>)>,
-}
-
-fn quality(sets: &[Set], nothing: &[String]) -> Quality {
-    let mut q = Quality {
-        steps: search_eval::measure_steps(sets),
-        thresholds: search_eval::thresholds(sets, &[0.2, 0.25, 0.3, 0.4, 0.5]),
-        nothing: search_eval::nothing_fits(sets, nothing, &[1.0, 0.05, 0.02, 0.01, 0.0]),
-        nothing_count: nothing.len(),
-        answer_tokens: Vec::new(),
-        misses: Vec::new(),
-    };
-    let ranking = Ranking::default();
-    for set in sets {
-        let index = index_of(&set.catalog, 1);
-        let by_key: BTreeMap<String, Tool> = set
-            .catalog
-            .servers
-            .iter()
-            .flat_map(|s| {
-                tools_of(s)
-                    .into_iter()
-                    .map(move |t| (format!("{}/{}", s.name, t.name), t))
-            })
-            .collect();
-        for query in &set.queries.queries {
-            let ours = search_eval::rank(&index, &query.query, 10, &ranking);
-            let hit = |r: &String| query.relevant.iter().any(|g| g.split('|').any(|x| x == r));
-            if query.split == "dev" && !ours.iter().take(5).any(hit) {
-                q.misses.push((
-                    query.query.clone(),
-                    query.relevant.join(", "),
-                    ours.iter().take(3).cloned().collect(),
-                ));
-            }
-            let found: Vec<Found> = ours
-                .iter()
-                .take(5)
-                .filter_map(|key| {
-                    let (server, name) = key.split_once('/')?;
-                    let tool = by_key.get(key)?;
-                    Some(Found::new(
-                        mcpool_core::names::qualified(server, name),
-                        server.to_string(),
-                        "connected".into(),
-                        tool,
-                    ))
-                })
-                .collect();
-            let answer = meta::answer(&query.query, &found, 5, Delivery::Listed);
-            let bytes = serde_json::to_vec(&answer).map(|v| v.len()).unwrap_or(0);
-            q.answer_tokens
-                .push(mcpool_core::search::compact::tokens_of_bytes(bytes) as f64);
-        }
-    }
-    q
 }
 
 /// Estimated tokens of the `all` and `search` listings of `catalog` (no pins).
@@ -353,132 +290,6 @@ async fn through_endpoint(
     result
 }
 
-/// The evaluation sets and the measured ranking steps.
-fn quality_text(out: &mut String, sets: &[Set], q: &Quality) {
-    let (hand, live) = (&sets[0], &sets[1]);
-    let tools = |c: &Catalog| c.servers.iter().map(|s| tools_of(s).len()).sum::<usize>();
-    let _ = writeln!(
-        out,
-        "The evaluation sets are in `bench/search/` (see its README). The hand-written set: the `tools/list` of {} \
-         real servers from npm and PyPI at pinned versions ({} tools) and {} hand-written task queries. The \
-         LiveMCPBench set: the tool definitions of its {} servers ({} tools) and its {} annotated tasks, most of \
-         several steps (Apache-2.0, github.com/icip-cas/LiveMCPBench). Each query lists the tools that do it; \
-         each is in `dev` (used to tune the ranking) or `test` (only reported). recall@k is the share of a \
-         query's needed tools among the first k results (out of at most k), MRR@10 the mean of 1/rank of the \
-         first relevant one. The baseline is plain BM25: the `bm25` crate's search engine with its default \
-         English tokenizer (stems, stop words) over each tool's name and description. Each set is searched \
-         over its own catalog; `both` pools their queries.\n",
-        hand.catalog.servers.len(),
-        tools(&hand.catalog),
-        hand.queries.queries.len(),
-        live.catalog.servers.len(),
-        tools(&live.catalog),
-        live.queries.queries.len(),
-    );
-    let packages: Vec<String> = hand
-        .catalog
-        .servers
-        .iter()
-        .map(|s| format!("`{}@{}`", s.package, s.version))
-        .collect();
-    let _ = writeln!(out, "Servers of the hand-written set: {}.\n", packages.join(", "));
-    let _ = writeln!(out, "```sh\ncargo build --release --workspace --bins\ntarget/release/mcpool-bench-search --write docs/benchmarks.md\n```\n");
-    let _ = writeln!(
-        out,
-        "recall@5 / MRR@10. Each row not marked (tried) adds one thing to the kept row above it; a (tried) row \
-         is a variant measured and not kept, because the dev half did not gain from it. The learned expansions \
-         were mined from the dev queries themselves, so their dev numbers are in sample; their support, cap and \
-         weight were chosen by two-fold cross-validation inside dev (`--learn-expansions`), test is the fair \
-         measure:\n\n\
-         | ranking | hand-written dev | hand-written test | LiveMCPBench dev | LiveMCPBench test | both dev | both test |\n\
-         | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
-    );
-    for (label, table) in &q.steps {
-        let cell = |set: &str, split: &str| {
-            table
-                .get(&(set.to_string(), split.to_string()))
-                .map_or("–".to_string(), |s| format!("{:.3} / {:.3}", s.r5, s.mrr10))
-        };
-        let _ = writeln!(
-            out,
-            "| {label} | {} | {} | {} | {} | {} | {} |",
-            cell(hand.name, "dev"),
-            cell(hand.name, "test"),
-            cell(live.name, "dev"),
-            cell(live.name, "test"),
-            cell("all", "dev"),
-            cell("all", "test"),
-        );
-    }
-    if let Some((_, shipped)) = q.steps.last() {
-        let _ = writeln!(
-            out,
-            "\nThe shipped ranking in full:\n\n| set, split | queries | recall@1 | recall@5 | recall@10 | MRR@10 |\n| --- | ---: | ---: | ---: | ---: | ---: |"
-        );
-        let rows: Vec<String> = shipped
-            .iter()
-            .map(|((set, split), s)| {
-                let set = if set == "all" { "both" } else { set };
-                format!(
-                    "| {set}, {split} | {} | {:.3} | {:.3} | {:.3} | {:.3} |",
-                    s.n, s.r1, s.r5, s.r10, s.mrr10
-                )
-            })
-            .collect();
-        let _ = writeln!(out, "{}", rows.join("\n"));
-    }
-    let _ = writeln!(
-        out,
-        "\nWeak matches left out (a tool under a share of the best tool's score), on the dev half, 5 results \
-         asked; shipped: {}:\n\n| share of the best score | needed tools in the first 5 left out | results kept per search |\n| ---: | ---: | ---: |",
-        plan::MIN_SHARE
-    );
-    for (share, dropped, kept) in &q.thresholds {
-        let _ = writeln!(out, "| {share} | {:.1} % | {kept:.2} |", dropped * 100.0);
-    }
-    let _ = writeln!(
-        out,
-        "\nNothing fits (the answer says so) a request of three words or more that no tool meets two words of, \
-         when each word met is common (in more than a share of the tools, and more than 5 of them) and no tool is within cosine {} of it \
-         in meaning (with no word met at all, the cosine alone decides). Measured on the dev half and on the {} \
-         requests of `bench/search/nothing.json` that no tool serves (each searched over both catalogs); \
-         shipped: {}:\n\n\
-         | a word is common above this share of the tools | dev queries answered with nothing (of those with a needed tool in the first 5) | requests no tool serves answered with nothing |\n\
-         | ---: | ---: | ---: |",
-        plan::SEMANTIC_ALONE,
-        q.nothing_count,
-        plan::COMMON
-    );
-    for (t, lost, caught) in &q.nothing {
-        let _ = writeln!(out, "| {t} | {:.1} % | {:.1} % |", lost * 100.0, caught * 100.0);
-    }
-    let _ = writeln!(out);
-}
-
-/// Prints the ranking-steps section (and writes it with `--write`).
-fn publish_quality(cli: &Cli, sets: &[Set], q: &Quality, load_before: &str) -> anyhow::Result<()> {
-    let mut out = format!(
-        "{QUALITY_SECTION}\n\n{}\n\n",
-        sys::generated_by("mcpool-bench-search --quality", load_before)
-    );
-    quality_text(&mut out, sets, q);
-    misses_text(&mut out, q);
-    sys::publish(cli.out.write.as_deref(), QUALITY_SECTION, &out)
-}
-
-fn misses_text(out: &mut String, q: &Quality) {
-    if !q.misses.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nDev queries with no needed tool in the first 5 ({}), the first 12:\n",
-            q.misses.len()
-        );
-        for (query, relevant, got) in q.misses.iter().take(12) {
-            let _ = writeln!(out, "- \"{query}\": wanted {relevant}; got {}", got.join(", "));
-        }
-    }
-}
-
 fn row(out: &mut String, what: &str, s: &Summary, unit: &str) {
     let _ = writeln!(
         out,
@@ -596,7 +407,7 @@ async fn main() -> anyhow::Result<()> {
         small.build_ms,
         large.build_ms,
         model_bytes as f64 / 1048576.0,
-        (32000 * (mcpool_core::search::embedding::DIM + 4)) as f64 / 1e6,
+        mcpool_core::search::embedding::vector_bytes() as f64 / 1e6,
     );
     let _ = writeln!(
         out,

@@ -35,6 +35,12 @@ pub fn embed(text: &str) -> [f32; DIM] {
     MODEL.as_ref().map_or([0.0; DIM], |m| m.embed(text))
 }
 
+/// The bytes of the model's token vectors and their scales (kept in the
+/// binary's read-only data, not on the heap).
+pub fn vector_bytes() -> usize {
+    MODEL.as_ref().map_or(0, |m| m.rows.len() + 4 * m.scales.len())
+}
+
 /// The cosine of two vectors `embed` made. Summed in eight lanes, which
 /// the compiler turns into vector instructions (one running sum cannot
 /// be: float addition is not associative); a search takes one per tool.

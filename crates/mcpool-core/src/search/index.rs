@@ -360,9 +360,7 @@ impl ToolIndex {
             .collect();
         best(ranked, limit)
     }
-}
 
-impl ToolIndex {
     /// The tools whose vectors are nearest `query`'s (cosine), best
     /// first, among those `accept` lets through; at most `limit`. A hit's
     /// score is its cosine.
