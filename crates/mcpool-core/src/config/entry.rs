@@ -353,6 +353,14 @@ fn resolve_sandbox(entry: &SandboxEntry, path: &Path, default: Mode) -> Result<S
         mode,
         allow_read: grants(&entry.allow_read, "allowRead")?,
         allow_write: grants(&entry.allow_write, "allowWrite")?,
+        // A socket may appear after mcpool starts (a daemon started later):
+        // only made absolute, not required to be there.
+        allow_sockets: entry
+            .allow_sockets
+            .iter()
+            .flatten()
+            .map(|text| resolve_cwd(path, text))
+            .collect(),
         network: entry.network,
         allow_unsandboxed: entry.allow_unsandboxed.unwrap_or(false),
     })

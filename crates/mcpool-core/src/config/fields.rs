@@ -240,6 +240,8 @@ pub struct SandboxEntry {
     pub allow_read: Option<Vec<String>>,
     #[serde(default, deserialize_with = "args", skip_serializing_if = "Option::is_none")]
     pub allow_write: Option<Vec<String>>,
+    #[serde(default, deserialize_with = "args", skip_serializing_if = "Option::is_none")]
+    pub allow_sockets: Option<Vec<String>>,
     #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
     pub network: Option<bool>,
     #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
@@ -251,6 +253,7 @@ impl SandboxEntry {
     fn is_mode_only(&self) -> bool {
         self.allow_read.is_none()
             && self.allow_write.is_none()
+            && self.allow_sockets.is_none()
             && self.network.is_none()
             && self.allow_unsandboxed.is_none()
     }

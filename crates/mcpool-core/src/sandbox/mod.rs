@@ -66,6 +66,8 @@ pub struct Sandbox {
     pub allow_read: Vec<PathBuf>,
     /// Folders and files it may read and write.
     pub allow_write: Vec<PathBuf>,
+    /// `allowSockets`: the Unix sockets it may connect to (none else).
+    pub allow_sockets: Vec<PathBuf>,
     /// `network`: overrides the mode's (on for `standard`, off for `strict`).
     pub network: Option<bool>,
     /// `allowUnsandboxed`: a `strict` server may start where the kernel
@@ -100,7 +102,7 @@ pub enum State {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Grant {
     pub path: String,
-    /// `read` or `write` (a write grant can be read too).
+    /// `read`, `write` (a write grant can be read too) or `socket`.
     pub access: &'static str,
 }
 
@@ -146,6 +148,7 @@ pub fn status(sandbox: &Sandbox) -> Status {
         .iter()
         .map(|p| (p, "write"))
         .chain(sandbox.allow_read.iter().map(|p| (p, "read")))
+        .chain(sandbox.allow_sockets.iter().map(|p| (p, "socket")))
         .map(|(p, access)| Grant {
             path: p.display().to_string(),
             access,
@@ -209,7 +212,8 @@ impl Confinement {
 }
 
 /// What a sandboxed start adds: the confinement, the variables set for the
-/// server, and (under `strict`) the only inherited ones.
+/// server, and the only inherited ones (all of mcpool's under `standard`
+/// but its own settings and bus address; under `strict`, a few).
 pub struct Launch {
     pub confinement: std::sync::Arc<Confinement>,
     pub env: Vec<(String, String)>,
@@ -242,6 +246,17 @@ pub fn launch(
             .map_err(|e| SandboxError::Prepare(format!("cannot make {}: {e}", folder.display())))?;
     }
     let home = dirs::home_dir();
+    let xdg = |name: &str| std::env::var_os(name).map(PathBuf::from).filter(|p| p.is_absolute());
+    let (cache_home, data_home) = (xdg("XDG_CACHE_HOME"), xdg("XDG_DATA_HOME"));
+    let list_dir = |p: &std::path::Path| -> Vec<String> {
+        let Ok(entries) = std::fs::read_dir(p) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect()
+    };
     let plan = policy::plan(
         sandbox,
         &Inputs {
@@ -252,14 +267,18 @@ pub fn launch(
             own: &own,
             canonical: &|p| std::fs::canonicalize(p).ok(),
             is_file: &|p| p.is_file(),
+            list_dir: &list_dir,
+            cache_home: cache_home.as_deref(),
+            data_home: data_home.as_deref(),
         },
     );
     let confinement = Confinement::prepare(sandbox, &plan)?;
-    let base_env = plan.clear_env.then(|| {
+    // In every mode: mcpool's own settings and bus address stay behind.
+    let base_env = Some(
         std::env::vars()
             .filter(|(k, _)| policy::passes(sandbox.mode, k))
-            .collect()
-    });
+            .collect(),
+    );
     Ok(Some(Launch {
         confinement: std::sync::Arc::new(confinement),
         env: plan.env,

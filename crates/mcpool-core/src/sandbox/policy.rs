@@ -7,32 +7,106 @@ use std::path::{Path, PathBuf};
 use super::{Mode, Sandbox};
 
 /// The system a server may read (and run) under `standard` and `strict`;
-/// those that do not exist are skipped.
+/// those that do not exist are skipped. The folders of [`SYSTEM_EXCEPT`]
+/// are given without the parts named there.
 pub const SYSTEM_READ: &[&str] = &[
-    "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/nix", "/snap", "/run",
-    "/var/lib", "/proc", "/sys",
+    "/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/opt", "/nix", "/snap", "/var/lib", "/proc",
+    "/sys",
 ];
 
-/// Devices (`/dev/null`, `/dev/urandom`, a terminal) are read and written.
-pub const DEVICES: &str = "/dev";
+/// System folders given without some of what is in them: `/run` without
+/// the users' runtime folders (their buses, agents and mcpool's control
+/// credential), `/etc` without the password hashes, sudo's rules and the
+/// host's SSH keys (which a server run by root could otherwise read). A
+/// pattern names a path under the folder; a trailing `*` matches a prefix.
+pub const SYSTEM_EXCEPT: &[(&str, &[&str])] = &[
+    ("/run", &["user"]),
+    (
+        "/etc",
+        &[
+            "shadow",
+            "shadow-",
+            "gshadow",
+            "gshadow-",
+            "sudoers",
+            "sudoers.d",
+            "security/opasswd",
+            "ssh/ssh_host_*",
+        ],
+    ),
+];
 
-/// Package caches and runtimes under the home folder: written (npx and uvx
-/// fetch packages there), so a server starts as it would unconfined.
-pub const HOME_CACHES: &[&str] = &[
-    ".npm",
-    ".cache/uv",
-    ".cache/pip",
-    ".cache/node",
-    ".cache/node-gyp",
-    ".cache/pnpm",
-    ".cache/deno",
-    ".local/share/uv",
-    ".local/share/pnpm",
+/// The devices a server reads and writes; no other device (a disk, the
+/// console) is given, not even to a server run by root.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
+/// Where one of the user's package caches is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Base {
+    Home,
+    /// `XDG_CACHE_HOME`, else `~/.cache`.
+    Cache,
+    /// `XDG_DATA_HOME`, else `~/.local/share`.
+    Data,
+}
+
+/// The package caches a confined server gets its own copy of: the user's
+/// (where, under which base), the server's own under its folder, and the
+/// variable that points the tool there (the others follow
+/// `XDG_CACHE_HOME`, `XDG_DATA_HOME` and `CARGO_HOME`, see [`OWN_HOMES`]).
+/// The user's stay read-only: what a server fetches or builds never lands
+/// where other programs later run it from.
+pub const CACHES: &[(Base, &str, &str, Option<&str>)] = &[
+    (Base::Home, ".npm", "cache/npm", Some("npm_config_cache")),
+    (Base::Cache, "uv", "cache/uv", Some("UV_CACHE_DIR")),
+    (Base::Cache, "pip", "cache/pip", Some("PIP_CACHE_DIR")),
+    (Base::Cache, "node-gyp", "cache/node-gyp", None),
+    (Base::Cache, "pnpm", "cache/pnpm", None),
+    (Base::Cache, "deno", "cache/deno", None),
+    (Base::Data, "uv", "data/uv", None),
+    (Base::Data, "pnpm", "data/pnpm", None),
+    (
+        Base::Home,
+        ".bun/install/cache",
+        "cache/bun",
+        Some("BUN_INSTALL_CACHE_DIR"),
+    ),
+    (Base::Home, ".cargo/registry", "cargo/registry", None),
+    (Base::Home, ".cargo/git", "cargo/git", None),
+];
+
+/// The variables that move a confined server's caches and data into its
+/// own folder, and where under it.
+pub const OWN_HOMES: &[(&str, &str)] = &[
+    ("XDG_CACHE_HOME", "cache"),
+    ("XDG_DATA_HOME", "data"),
+    ("CARGO_HOME", "cargo"),
+];
+
+/// Runtimes, package managers' programs and their settings under the home
+/// folder: read only (`~/.bun/bin`, pnpm's and uv's tools are on the
+/// user's `PATH`: nothing a server writes may run there later).
+pub const HOME_RUNTIMES: &[&str] = &[
+    ".nvm",
+    ".volta",
+    ".pyenv",
+    ".local/bin",
+    ".npmrc",
+    ".cargo/bin",
     ".bun",
+    ".local/share/pnpm",
+    ".local/share/uv",
 ];
-
-/// Runtimes and their settings under the home folder: read only.
-pub const HOME_RUNTIMES: &[&str] = &[".nvm", ".volta", ".pyenv", ".local/bin", ".npmrc", ".cargo/bin"];
 
 /// What mcpool's own environment passes to a `strict` server: these names,
 /// and those starting with one of [`STRICT_ENV_PREFIXES`].
@@ -66,6 +140,20 @@ pub struct Inputs<'a> {
     pub canonical: &'a dyn Fn(&Path) -> Option<PathBuf>,
     /// The file system: whether a path is an existing file (not a folder).
     pub is_file: &'a dyn Fn(&Path) -> bool,
+    /// The file system: the names in a folder (none when it is not there).
+    pub list_dir: &'a dyn Fn(&Path) -> Vec<String>,
+    /// `XDG_CACHE_HOME` and `XDG_DATA_HOME` as mcpool has them, if set.
+    pub cache_home: Option<&'a Path>,
+    pub data_home: Option<&'a Path>,
+}
+
+/// One of the user's package caches as a server's own: `own` starts as a
+/// read-only copy of `user` where the kernel can layer them (an overlay in
+/// the server's own mount namespace), else empty; writes stay in `own`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cache {
+    pub user: PathBuf,
+    pub own: PathBuf,
 }
 
 /// What one start may use.
@@ -78,23 +166,57 @@ pub struct Plan {
     pub env: Vec<(String, String)>,
     /// Only the variables [`passes`] lets through reach it (`strict`).
     pub clear_env: bool,
+    /// The Unix sockets it may connect to (`allowSockets`); no other.
+    pub sockets: Vec<PathBuf>,
+    /// Its own copies of the user's package caches.
+    pub caches: Vec<Cache>,
+    /// Its private temp folder (also its `/tmp` where it has a mount
+    /// namespace).
+    pub tmp: PathBuf,
 }
 
 impl Plan {
     /// The folders of the server's own that must exist before it starts.
-    pub fn own_folders(own: &Path) -> [PathBuf; 2] {
-        [own.join("tmp"), own.join("config")]
+    pub fn own_folders(own: &Path) -> Vec<PathBuf> {
+        let mut folders = vec![own.join("tmp"), own.join("config")];
+        folders.extend(OWN_HOMES.iter().map(|(_, sub)| own.join(sub)));
+        folders.extend(CACHES.iter().map(|(_, _, sub, _)| own.join(sub)));
+        folders
     }
 }
 
 /// The paths, network and environment `sandbox` gives one start.
 pub fn plan(sandbox: &Sandbox, inputs: &Inputs) -> Plan {
     let mut read: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
-    let mut write = vec![PathBuf::from(DEVICES), inputs.own.to_path_buf()];
+    for (folder, except) in SYSTEM_EXCEPT {
+        read.extend(without(Path::new(folder), except, inputs.list_dir));
+    }
+    let tmp = inputs.own.join("tmp");
+    let mut write: Vec<PathBuf> = DEVICES.iter().map(PathBuf::from).collect();
+    // Its temp folder by name too: where it is also mounted as `/tmp`, the
+    // kernel checks the mount's own root, not the folder above it.
+    write.extend([inputs.own.to_path_buf(), tmp.clone()]);
     let home = inputs.home;
+    let mut caches = Vec::new();
     if let Some(home) = home {
-        write.extend(HOME_CACHES.iter().map(|p| home.join(p)));
         read.extend(HOME_RUNTIMES.iter().map(|p| home.join(p)));
+        let cache_home = inputs.cache_home.map_or_else(|| home.join(".cache"), Path::to_path_buf);
+        let data_home = inputs
+            .data_home
+            .map_or_else(|| home.join(".local/share"), Path::to_path_buf);
+        for (base, user, own, _) in CACHES {
+            let base = match base {
+                Base::Home => home,
+                Base::Cache => &cache_home,
+                Base::Data => &data_home,
+            };
+            let user = base.join(user);
+            read.push(user.clone());
+            caches.push(Cache {
+                user,
+                own: inputs.own.join(own),
+            });
+        }
     }
     let wide = |p: &Path| home.is_some_and(|h| h.starts_with(p)) || p.parent().is_none();
     // The program and its installation, as written and with links resolved
@@ -117,22 +239,68 @@ pub fn plan(sandbox: &Sandbox, inputs: &Inputs) -> Plan {
     write.extend(sandbox.allow_write.iter().cloned());
     dedup(&mut read);
     dedup(&mut write);
-    let [tmp, config] = Plan::own_folders(inputs.own);
+    let own = |sub: &str| inputs.own.join(sub).display().to_string();
+    let mut env = vec![
+        ("TMPDIR".to_string(), tmp.display().to_string()),
+        ("XDG_CONFIG_HOME".to_string(), own("config")),
+    ];
+    env.extend(OWN_HOMES.iter().map(|(name, sub)| (name.to_string(), own(sub))));
+    env.extend(
+        CACHES
+            .iter()
+            .filter_map(|(_, _, sub, var)| var.map(|v| (v.to_string(), own(sub)))),
+    );
     Plan {
         read,
         write,
         network: sandbox.network(),
-        env: vec![
-            ("TMPDIR".into(), tmp.display().to_string()),
-            ("XDG_CONFIG_HOME".into(), config.display().to_string()),
-        ],
+        env,
         clear_env: sandbox.mode == Mode::Strict,
+        sockets: sandbox.allow_sockets.clone(),
+        caches,
+        tmp,
     }
+}
+
+/// `folder`'s entries without those `except` names: an entry a pattern
+/// names whole is left out, one a pattern goes into is given in parts.
+fn without(folder: &Path, except: &[&str], list_dir: &dyn Fn(&Path) -> Vec<String>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for name in list_dir(folder) {
+        let matches = |pattern: &str| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => name == pattern,
+        };
+        if except.iter().any(|p| !p.contains('/') && matches(p)) {
+            continue;
+        }
+        let inner: Vec<&str> = except
+            .iter()
+            .filter_map(|p| p.split_once('/'))
+            .filter(|(first, _)| matches(first))
+            .map(|(_, rest)| rest)
+            .collect();
+        if inner.is_empty() {
+            out.push(folder.join(&name));
+        } else {
+            out.extend(without(&folder.join(&name), &inner, list_dir));
+        }
+    }
+    out
+}
+
+/// Whether mcpool's variable `name` reaches a confined server at all:
+/// mcpool's own settings and its bus address never do, in any mode.
+pub fn never_passes(name: &str) -> bool {
+    name.starts_with("MCPOOL_") || name == "DBUS_SESSION_BUS_ADDRESS" || name == "DBUS_SYSTEM_BUS_ADDRESS"
 }
 
 /// Whether mcpool's variable `name` reaches a server under `mode`.
 pub fn passes(mode: Mode, name: &str) -> bool {
-    mode != Mode::Strict || STRICT_ENV.contains(&name) || STRICT_ENV_PREFIXES.iter().any(|p| name.starts_with(p))
+    !never_passes(name)
+        && (mode != Mode::Strict
+            || STRICT_ENV.contains(&name)
+            || STRICT_ENV_PREFIXES.iter().any(|p| name.starts_with(p)))
 }
 
 /// The folder a program is installed in: `…/v22/bin/node` is in `…/v22`,

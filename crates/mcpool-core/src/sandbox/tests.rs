@@ -24,6 +24,15 @@ fn plan_for(
             .map(|(_, to)| PathBuf::from(to))
     };
     let is_file = |p: &Path| files.iter().any(|f| Path::new(f) == p);
+    let list_dir = |p: &Path| -> Vec<String> {
+        let names: &[&str] = match p.to_str() {
+            Some("/run") => &["user", "dbus", "systemd", "lock"],
+            Some("/etc") => &["passwd", "shadow", "gshadow", "sudoers.d", "ssh", "ssl"],
+            Some("/etc/ssh") => &["ssh_config", "ssh_host_ed25519_key", "ssh_host_ed25519_key.pub"],
+            _ => &[],
+        };
+        names.iter().map(|n| n.to_string()).collect()
+    };
     plan(
         sandbox,
         &Inputs {
@@ -34,6 +43,9 @@ fn plan_for(
             own: Path::new(OWN),
             canonical: &canonical,
             is_file: &is_file,
+            list_dir: &list_dir,
+            cache_home: None,
+            data_home: None,
         },
     )
 }
@@ -54,14 +66,63 @@ fn has(paths: &[PathBuf], p: &str) -> bool {
     windows,
     ignore = "the policy is written for Unix paths; Windows has no sandbox backend yet"
 )]
-fn standard_reads_the_system_and_writes_only_its_own_folder_the_caches_and_devices() {
+fn standard_reads_the_system_and_writes_only_its_own_folder_and_devices() {
     let p = plan_for(&standard(), "/usr/bin/node", &[], "/srv/notes", &[], &[]);
-    for system in ["/usr", "/etc", "/lib", "/proc", "/sys"] {
+    for system in ["/usr", "/lib", "/proc", "/sys", "/etc/passwd", "/etc/ssl", "/run/dbus"] {
         assert!(has(&p.read, system), "{system} is read");
     }
     assert!(has(&p.read, "/srv/notes"), "its working directory is read");
-    assert!(has(&p.write, OWN) && has(&p.write, "/dev"));
-    assert!(has(&p.write, "/home/ada/.npm") && has(&p.write, "/home/ada/.cache/uv"));
+    assert!(has(&p.write, OWN) && has(&p.write, "/dev/null") && has(&p.write, "/dev/pts"));
+    assert!(!has(&p.write, "/dev") && !has(&p.read, "/dev"), "no disk, no console");
+    // The users' runtime folders (buses, agents, mcpool's control
+    // credential) and root's secrets in /etc are not given.
+    assert!(!has(&p.read, "/run") && !has(&p.read, "/run/user") && !has(&p.read, "/etc"));
+    for secret in [
+        "/etc/shadow",
+        "/etc/gshadow",
+        "/etc/sudoers.d",
+        "/etc/ssh/ssh_host_ed25519_key",
+    ] {
+        assert!(!p.read.iter().any(|r| Path::new(secret).starts_with(r)), "{secret}");
+    }
+    assert!(
+        has(&p.read, "/etc/ssh/ssh_config"),
+        "the rest of a folder given in parts"
+    );
+    // The user's package caches are read, never written: the server has
+    // its own, and the tools are pointed there.
+    for cache in [
+        "/home/ada/.npm",
+        "/home/ada/.cache/uv",
+        "/home/ada/.bun",
+        "/home/ada/.local/share/uv",
+    ] {
+        assert!(
+            !p.write.iter().any(|w| Path::new(cache).starts_with(w)),
+            "{cache} is not written"
+        );
+    }
+    assert!(has(&p.read, "/home/ada/.npm") && has(&p.read, "/home/ada/.cache/uv"));
+    let npm = p
+        .caches
+        .iter()
+        .find(|c| c.user == Path::new("/home/ada/.npm"))
+        .expect("npm's");
+    assert_eq!(npm.own, Path::new(OWN).join("cache/npm"));
+    for (var, sub) in [
+        ("npm_config_cache", "cache/npm"),
+        ("UV_CACHE_DIR", "cache/uv"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_DATA_HOME", "data"),
+        ("BUN_INSTALL_CACHE_DIR", "cache/bun"),
+        ("CARGO_HOME", "cargo"),
+    ] {
+        assert!(
+            p.env.contains(&(var.to_string(), format!("{OWN}/{sub}"))),
+            "{var}: {:?}",
+            p.env
+        );
+    }
     let secrets = [
         "/home/ada",
         "/home/ada/.ssh",
@@ -171,14 +232,20 @@ fn grants_are_added_and_strict_cuts_the_network_and_the_environment() {
     ] {
         assert!(passes(Mode::Strict, kept), "{kept} reaches a strict server");
     }
-    for dropped in [
-        "AWS_SECRET_ACCESS_KEY",
-        "GITHUB_TOKEN",
-        "SSH_AUTH_SOCK",
-        "DBUS_SESSION_BUS_ADDRESS",
-    ] {
+    for dropped in ["AWS_SECRET_ACCESS_KEY", "GITHUB_TOKEN", "SSH_AUTH_SOCK"] {
         assert!(!passes(Mode::Strict, dropped), "{dropped} does not");
         assert!(passes(Mode::Standard, dropped), "{dropped} does under standard");
+    }
+    for never in [
+        "MCPOOL_TOKEN",
+        "MCPOOL_LISTEN",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "DBUS_SYSTEM_BUS_ADDRESS",
+    ] {
+        assert!(
+            !passes(Mode::Standard, never) && !passes(Mode::Strict, never),
+            "{never}"
+        );
     }
 }
 
@@ -279,10 +346,13 @@ async fn the_kernel_keeps_a_child_and_its_children_to_the_plan() {
     );
     let plan = Plan {
         read: super::policy::SYSTEM_READ.iter().map(PathBuf::from).collect(),
-        write: vec![PathBuf::from(super::policy::DEVICES), granted.clone()],
+        write: vec![PathBuf::from("/dev/null"), granted.clone()],
         network: false,
         env: Vec::new(),
         clear_env: true,
+        sockets: Vec::new(),
+        caches: Vec::new(),
+        tmp: granted.clone(),
     };
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listener");
     let port = listener.local_addr().expect("port").port();
@@ -339,4 +409,113 @@ fn an_allowance_is_written_into_the_entrys_sandbox_once() {
     );
     assert!(Allowance::parse("read", Some("relative")).is_err());
     assert!(Allowance::parse("exec", None).is_err());
+}
+
+/// The walls around a confined process, each tried from inside: no other
+/// process in `/proc` nor reachable by a signal, no Unix socket by path or
+/// abstract name that no grant names, no capability, no UDP under
+/// `strict`; a granted socket still answers.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn the_walls_hide_other_processes_sockets_and_privileges() {
+    use std::os::linux::net::SocketAddrExt;
+    let support = super::linux::support_for_tests();
+    if !support.namespaces {
+        panic!("this test needs namespaces: {support:?}");
+    }
+    let dir = std::env::temp_dir().join(format!("mcpool-walls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("own/tmp")).expect("own");
+    let (refused, granted) = (dir.join("refused.sock"), dir.join("granted.sock"));
+    let _listeners = [
+        std::os::unix::net::UnixListener::bind(&refused).expect("refused socket"),
+        std::os::unix::net::UnixListener::bind(&granted).expect("granted socket"),
+    ];
+    let abstract_name = format!("mcpool-walls-{}", std::process::id());
+    let address = std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).expect("name");
+    let _abstract = std::os::unix::net::UnixListener::bind_addr(&address).expect("abstract socket");
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").expect("udp");
+    let sandbox = Sandbox {
+        mode: Mode::Strict,
+        ..Sandbox::default()
+    };
+    let mut read: Vec<PathBuf> = super::policy::SYSTEM_READ.iter().map(PathBuf::from).collect();
+    read.extend(["/etc", "/run"].map(PathBuf::from));
+    read.push(dir.join("probe.py"));
+    let plan = Plan {
+        read,
+        write: vec![PathBuf::from("/dev/null"), dir.join("own")],
+        network: false,
+        env: Vec::new(),
+        clear_env: true,
+        sockets: vec![granted.clone()],
+        caches: Vec::new(),
+        tmp: dir.join("own/tmp"),
+    };
+    let script = format!(
+        r#"
+import os, socket, signal
+def attempt(what, f):
+    try:
+        f(); print(what, "done")
+    except OSError as e:
+        print(what, "refused", e.errno)
+pids = [p for p in os.listdir("/proc") if p.isdigit()]
+print("pids", len(pids), "mine", os.getpid())
+attempt("signal", lambda: os.kill({outside}, 0))
+def unix(address):
+    s = socket.socket(socket.AF_UNIX); s.settimeout(2); s.connect(address); s.close()
+attempt("path", lambda: unix("{refused}"))
+attempt("granted", lambda: unix("{granted}"))
+attempt("abstract", lambda: unix("\0{abstract_name}"))
+def udp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b"x", ("127.0.0.1", {udp_port}))
+attempt("udp", udp)
+caps = [l.split()[1] for l in open("/proc/self/status") if l.startswith(("CapEff", "CapPrm", "CapBnd"))]
+print("caps", *caps)
+"#,
+        outside = std::process::id(),
+        refused = refused.display(),
+        granted = granted.display(),
+        udp_port = udp.local_addr().expect("port").port(),
+    );
+    std::fs::write(dir.join("probe.py"), script).expect("script");
+    let (ok, said) = run_confined_stdout(&plan, &sandbox, "python3", &[dir.join("probe.py")]).await;
+    assert!(ok, "{said}");
+    let line = |what: &str| said.lines().find(|l| l.starts_with(what)).unwrap_or("").to_string();
+    assert_eq!(
+        line("pids"),
+        "pids 2 mine 2",
+        "only the sandbox's first process and the probe itself: {said}"
+    );
+    assert!(line("signal").contains("refused"), "{said}");
+    assert!(line("path ").contains("refused"), "{said}");
+    assert_eq!(line("granted"), "granted done", "{said}");
+    assert!(line("abstract").contains("refused"), "{said}");
+    assert!(line("udp").contains("refused"), "{said}");
+    assert_eq!(
+        line("caps"),
+        "caps 0000000000000000 0000000000000000 0000000000000000",
+        "{said}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `program` with `args` under `plan`; (exit ok, stdout and stderr).
+#[cfg(target_os = "linux")]
+async fn run_confined_stdout(plan: &Plan, sandbox: &Sandbox, program: &str, args: &[PathBuf]) -> (bool, String) {
+    use tokio::io::AsyncReadExt;
+    let confinement = Confinement::prepare(sandbox, plan).expect("prepared");
+    let confine = crate::os::process::Confine {
+        base_env: None,
+        sandbox: Some(std::sync::Arc::new(confinement)),
+    };
+    let args: Vec<String> = args.iter().map(|a| a.display().to_string()).collect();
+    let mut started = crate::os::process::spawn(program, &args, &Default::default(), None, confine).expect("it starts");
+    let (mut out, mut err) = (String::new(), String::new());
+    started.stdout.read_to_string(&mut out).await.expect("stdout");
+    started.stderr.read_to_string(&mut err).await.expect("stderr");
+    let mut exit = started.tree.exit_watch();
+    let status = exit.wait_for(|s| s.is_some()).await.expect("exits").expect("a status");
+    (status.success(), format!("{out}{err}"))
 }
