@@ -188,6 +188,19 @@ pub struct Mcpool {
     pub stderr_log: PathBuf,
     /// The extra environment it was started with, for [`Mcpool::restart`].
     extra_env: Vec<(String, String)>,
+    /// The user it runs as, when not the test's own ([`Mcpool::start_as`]).
+    run_as: Option<u32>,
+}
+
+/// Makes `path` and everything under it the user `uid`'s.
+pub fn give_to(path: &Path, uid: u32) -> std::io::Result<()> {
+    std::os::unix::fs::chown(path, Some(uid), Some(uid))?;
+    if path.is_dir() && !path.is_symlink() {
+        for entry in std::fs::read_dir(path)? {
+            give_to(&entry?.path(), uid)?;
+        }
+    }
+    Ok(())
 }
 
 /// The environment `mcpool serve` gets in `dir`, which every `mcpool`
@@ -286,7 +299,7 @@ impl Mcpool {
         }
         let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let extra_env: Vec<(String, String)> = extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env, 0).await?;
+        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env, 0, None).await?;
         Ok(Mcpool {
             child,
             port,
@@ -294,6 +307,29 @@ impl Mcpool {
             stderr_log: dir.path().join("mcpool.stderr"),
             dir,
             extra_env,
+            run_as: None,
+        })
+    }
+
+    /// [`Mcpool::start_in`] as the user `uid` (through `setpriv`, so the
+    /// test must run as root): `dir` becomes that user's, and the instance
+    /// runs a copy of `mcpool` in it (the checkout may be where that user
+    /// cannot go).
+    pub async fn start_as(dir: TempDir, config: Value, extra_env: &[(&str, &str)], uid: u32) -> anyhow::Result<Self> {
+        write_config(dir.path(), &config)?;
+        std::fs::copy(bin("mcpool"), dir.path().join("mcpool"))?;
+        give_to(dir.path(), uid)?;
+        let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
+        let extra_env: Vec<(String, String)> = extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env, 0, Some(uid)).await?;
+        Ok(Mcpool {
+            child,
+            port,
+            token,
+            stderr_log: dir.path().join("mcpool.stderr"),
+            dir,
+            extra_env,
+            run_as: Some(uid),
         })
     }
 
@@ -302,7 +338,7 @@ impl Mcpool {
     /// log starts afresh.
     pub async fn restart(&mut self) -> anyhow::Result<()> {
         self.stop().await?;
-        let (child, port) = Self::spawn_serve(self.dir.path(), &self.token, &self.extra_env, 0).await?;
+        let (child, port) = Self::spawn_serve(self.dir.path(), &self.token, &self.extra_env, 0, self.run_as).await?;
         self.child = child;
         self.port = port;
         Ok(())
@@ -322,7 +358,7 @@ impl Mcpool {
         extra_env.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
         let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
         loop {
-            match Self::spawn_serve(self.dir.path(), &self.token, &extra_env, self.port).await {
+            match Self::spawn_serve(self.dir.path(), &self.token, &extra_env, self.port, self.run_as).await {
                 Ok((child, _)) => {
                     self.child = child;
                     return Ok(());
@@ -360,10 +396,20 @@ impl Mcpool {
         token: &str,
         extra_env: &[(String, String)],
         port: u16,
+        run_as: Option<u32>,
     ) -> anyhow::Result<(Child, u16)> {
         let config_path = dir.join("config.json");
         let stderr_log = dir.join("mcpool.stderr");
-        let mut cmd = Command::new(bin("mcpool"));
+        let mut cmd = match run_as {
+            Some(uid) => {
+                let mut cmd = Command::new("setpriv");
+                let id = uid.to_string();
+                cmd.args(["--reuid", &id, "--regid", &id, "--clear-groups", "--"])
+                    .arg(dir.join("mcpool"));
+                cmd
+            }
+            None => Command::new(bin("mcpool")),
+        };
         cmd.args(["serve", "--config"])
             .arg(&config_path)
             .arg("--listen")

@@ -40,12 +40,7 @@ fn probe(sandbox: Value) -> Value {
 /// only an unconfined or `standard` server inherits.
 async fn start_at_home(dir: TempDir, home: &Path, config: Value) -> anyhow::Result<Mcpool> {
     let home = home.display().to_string();
-    Mcpool::start_in(
-        dir,
-        config,
-        &[("HOME", &home), ("MCPOOL_SANDBOX_TEST_SECRET", "s3cret")],
-    )
-    .await
+    Mcpool::start_in(dir, config, &[("HOME", &home), ("SANDBOX_TEST_SECRET", "s3cret")]).await
 }
 
 /// What the probe server's `tool` answered.
@@ -167,7 +162,7 @@ async fn the_everything_server_and_a_python_server_start_and_answer_under_standa
     let port = listener.local_addr()?.port();
     let connected = said(&agent, "connect", json!({"port": port})).await?;
     assert_eq!(connected, "connected");
-    let inherited = said(&agent, "getenv", json!({"name": "MCPOOL_SANDBOX_TEST_SECRET"})).await?;
+    let inherited = said(&agent, "getenv", json!({"name": "SANDBOX_TEST_SECRET"})).await?;
     assert_eq!(inherited, "set: s3cret", "standard keeps mcpool's environment");
     Ok(())
 }
@@ -195,7 +190,7 @@ async fn strict_refuses_tcp_and_what_needs_no_network_works() -> anyhow::Result<
     let note = said(&agent, "read", json!({"path": project.join("readme.txt")})).await?;
     assert_eq!(note, "read: the notes");
     // Only the environment it names: mcpool's other variables stay behind.
-    let secret = said(&agent, "getenv", json!({"name": "MCPOOL_SANDBOX_TEST_SECRET"})).await?;
+    let secret = said(&agent, "getenv", json!({"name": "SANDBOX_TEST_SECRET"})).await?;
     assert_eq!(secret, "unset");
     let path = said(&agent, "getenv", json!({"name": "PATH"})).await?;
     assert!(path.starts_with("set: "), "{path}");

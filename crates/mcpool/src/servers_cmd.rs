@@ -53,6 +53,10 @@ pub struct AddArgs {
     /// A folder or file the sandboxed server may read and write (repeatable).
     #[arg(long = "allow-write", value_name = "PATH")]
     allow_write: Vec<String>,
+    /// A Unix socket the sandboxed server may connect to, such as
+    /// /var/run/docker.sock (repeatable; no other is reachable).
+    #[arg(long = "allow-socket", value_name = "PATH")]
+    allow_socket: Vec<String>,
     /// Whether the sandboxed server may use TCP, overriding its mode's.
     #[arg(long, value_name = "on|off", value_parser = ["on", "off"])]
     network: Option<String>,
@@ -153,7 +157,12 @@ fn change_of(args: &AddArgs) -> anyhow::Result<ServerChange> {
 /// when there is nothing else), its grants made absolute from this folder,
 /// as typed here; `None` when no flag is given.
 fn sandbox_of(args: &AddArgs) -> anyhow::Result<Option<SandboxEntry>> {
-    if args.sandbox.is_none() && args.allow_read.is_empty() && args.allow_write.is_empty() && args.network.is_none() {
+    if args.sandbox.is_none()
+        && args.allow_read.is_empty()
+        && args.allow_write.is_empty()
+        && args.allow_socket.is_empty()
+        && args.network.is_none()
+    {
         return Ok(None);
     }
     let here = std::env::current_dir().context("cannot read the current folder")?;
@@ -174,6 +183,7 @@ fn sandbox_of(args: &AddArgs) -> anyhow::Result<Option<SandboxEntry>> {
         mode: args.sandbox.clone(),
         allow_read: absolute(&args.allow_read),
         allow_write: absolute(&args.allow_write),
+        allow_sockets: absolute(&args.allow_socket),
         network: args.network.as_deref().map(|n| n == "on"),
         allow_unsandboxed: None,
     }))
