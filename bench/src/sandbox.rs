@@ -4,8 +4,11 @@
 //! `upstream::stdio::spawn`, as the pool does, alternately with the sandbox
 //! `off` and `standard` (and `strict`), and times each from the spawn to the
 //! server's answer to `initialize` on its stdout. The difference of the
-//! medians is the sandbox's cost: preparing the Landlock ruleset in mcpool,
-//! the server's own folder, and `landlock_restrict_self` in the child.
+//! medians is the sandbox's cost: preparing the Landlock ruleset and the
+//! namespaces' plan in mcpool (the server's own folder, its caches'
+//! overlays, the sockets to mask), and in the child the namespaces, two
+//! more forks, the mounts, dropping capabilities and
+//! `landlock_restrict_self`.
 //!
 //! Build with `cargo build --release --workspace --bins`, then run
 //! `target/release/mcpool-bench-sandbox --write docs/benchmarks.md`. Every

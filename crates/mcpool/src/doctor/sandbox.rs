@@ -21,7 +21,10 @@ fn check(spec: &ServerSpec) -> Check {
     let mode = status.mode.as_str();
     let missing = status.missing.join("; ");
     match status.state {
-        State::Enforced | State::Off => Check::ok(name, format!("{mode}, enforced by the kernel (Landlock and namespaces)")),
+        State::Enforced | State::Off => Check::ok(
+            name,
+            format!("{mode}, enforced by the kernel (Landlock and namespaces)"),
+        ),
         State::PartlyEnforced => Check::warn(
             name,
             format!("{mode}, partly enforced: this kernel cannot restrict {missing}"),

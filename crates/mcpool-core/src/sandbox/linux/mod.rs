@@ -267,8 +267,11 @@ fn overlay(cache: &super::policy::Cache, user_namespace: bool) -> io::Result<Opt
     Ok(Some((c_path(&cache.own)?, CString::new(options)?)))
 }
 
-/// Every Unix socket bound to a path in this network namespace.
+/// Every Unix socket bound to a path in this network namespace that is a
+/// socket at that path here (one bound in another mount namespace may name
+/// something else in this one).
 fn path_sockets() -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
     let Ok(table) = std::fs::read_to_string("/proc/net/unix") else {
         return Vec::new();
     };
@@ -278,6 +281,7 @@ fn path_sockets() -> Vec<PathBuf> {
         .filter_map(|line| line.split_whitespace().nth(7))
         .filter(|p| p.starts_with('/'))
         .map(PathBuf::from)
+        .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket()))
         .collect();
     paths.sort();
     paths.dedup();
@@ -286,6 +290,53 @@ fn path_sockets() -> Vec<PathBuf> {
 
 fn c_path(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::support::Support;
+    use super::*;
+
+    fn support(namespaces: bool, net: bool) -> Support {
+        Support {
+            user: namespaces,
+            namespaces,
+            proc: namespaces,
+            net,
+            why: (!namespaces).then(|| "user namespaces: Operation not permitted (os error 1)".to_string()),
+        }
+    }
+
+    #[test]
+    fn what_a_kernel_lacks_is_named_with_why() {
+        assert_eq!(missing_with(7, &support(true, true), false), Vec::<String>::new());
+        assert_eq!(missing_with(7, &support(true, true), true), Vec::<String>::new());
+        let without = missing_with(7, &support(false, false), false);
+        for phrase in [
+            "Unix sockets by path, such as the D-Bus session bus (needs namespaces; user namespaces: Operation not permitted (os error 1))",
+            "other processes' entries in /proc (needs namespaces; user namespaces: Operation not permitted (os error 1))",
+            "UDP and other networking beside TCP (needs a network namespace; user namespaces: Operation not permitted (os error 1))",
+        ] {
+            assert!(without.iter().any(|m| m == phrase), "{phrase}: {without:?}");
+        }
+        assert!(
+            !without.iter().any(|m| m.starts_with("signals")),
+            "Landlock ABI 6 scopes signals: {without:?}"
+        );
+        let old = missing_with(5, &support(false, false), true);
+        assert!(
+            old.iter().any(|m| m.starts_with("signals to other processes")),
+            "{old:?}"
+        );
+        assert!(old.iter().any(|m| m.starts_with("abstract Unix sockets")), "{old:?}");
+        assert!(!old.iter().any(|m| m.starts_with("UDP")), "the network is on: {old:?}");
+        let old_with_namespaces = missing_with(5, &support(true, true), false);
+        assert_eq!(
+            old_with_namespaces,
+            Vec::<String>::new(),
+            "the PID and network namespaces stand in for the scopes"
+        );
+    }
 }
 
 /// What this kernel allows, for tests that need to know.
