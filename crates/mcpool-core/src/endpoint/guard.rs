@@ -65,7 +65,7 @@ pub(super) async fn guard(State(state): State<AppState>, mut request: Request, n
 }
 
 /// What a change through `/api` with only the agents' token gets (403).
-pub(super) const NEEDS_CONTROL: &str = "the agents' token may only read the control API; make this change in the dashboard (`mcpool ui`) or with mcpool's own commands (`mcpool add`, `mcpool secret`, `mcpool login`, ...)";
+const NEEDS_CONTROL: &str = "the agents' token may only read the control API; make this change in the dashboard (`mcpool ui`) or with mcpool's own commands (`mcpool add`, `mcpool secret`, `mcpool login`, ...)";
 
 /// Whether a request changes something through the control API: anything
 /// but `GET` and `HEAD` under `/api/`, except a server's `reconnect` and
