@@ -204,13 +204,15 @@ pub fn give_to(path: &Path, uid: u32) -> std::io::Result<()> {
 }
 
 /// The environment `mcpool serve` gets in `dir`, which every `mcpool`
-/// command run for the same instance shares: XDG dirs inside `dir` and the
-/// test's own keyring profile.
+/// command run for the same instance shares: XDG dirs inside `dir` (the
+/// runtime dir too, where the control credential is) and the test's own
+/// keyring profile.
 pub fn instance_env(dir: &Path) -> Vec<(String, PathBuf)> {
     vec![
         ("XDG_CONFIG_HOME".into(), dir.join("config")),
         ("XDG_CACHE_HOME".into(), dir.join("cache")),
         ("XDG_DATA_HOME".into(), dir.join("data")),
+        ("XDG_RUNTIME_DIR".into(), dir.join("run")),
         ("MCPOOL_PROFILE".into(), PathBuf::from(profile_for(dir))),
     ]
 }
@@ -386,6 +388,24 @@ impl Mcpool {
         self.dir.path().join("cache").join("mcpool")
     }
 
+    /// The file of this instance's control credential:
+    /// `<dir>/run/mcpool/control-PORT`.
+    pub fn control_file(&self) -> PathBuf {
+        self.dir
+            .path()
+            .join("run")
+            .join("mcpool")
+            .join(format!("control-{}", self.port))
+    }
+
+    /// The control credential mcpool's own CLI reads (every change through
+    /// `/api` needs it).
+    pub fn control(&self) -> anyhow::Result<String> {
+        let path = self.control_file();
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        Ok(text.trim().to_string())
+    }
+
     /// The data dir `serve` uses here: `<dir>/data/mcpool`.
     pub fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data").join("mcpool")
@@ -458,17 +478,39 @@ impl Mcpool {
             .ok_or_else(|| anyhow!("no server {name} in /api/servers"))
     }
 
-    /// `POST path` with the token; the status and the JSON answer.
+    /// `POST path` with the control credential; the status and the JSON answer.
     pub async fn post(&self, path: &str) -> anyhow::Result<(u16, Value)> {
         self.api(reqwest::Method::POST, path, None).await
     }
 
-    /// `method path` with the token and a JSON body; the status and the
-    /// JSON answer (`null` when it has none).
+    /// `method path` with the control credential (as mcpool's own CLI
+    /// sends it) and a JSON body; the status and the JSON answer (`null`
+    /// when it has none).
     pub async fn api(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> anyhow::Result<(u16, Value)> {
+        self.api_with(&self.control()?, method, path, body).await
+    }
+
+    /// [`Mcpool::api`] with the agents' token, which may only read (and
+    /// reconnect or disconnect).
+    pub async fn api_as_agent(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<(u16, Value)> {
+        self.api_with(&self.token, method, path, body).await
+    }
+
+    async fn api_with(
+        &self,
+        credential: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<(u16, Value)> {
         let mut r = reqwest::Client::new()
             .request(method, self.url(path))
-            .bearer_auth(&self.token);
+            .bearer_auth(credential);
         if let Some(body) = body {
             r = r.json(&body);
         }

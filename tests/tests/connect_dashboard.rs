@@ -27,7 +27,7 @@ fn backups(dir: &Path) -> usize {
 async fn post(pool: &Mcpool, path: &str) -> anyhow::Result<(reqwest::StatusCode, Value)> {
     let r = reqwest::Client::new()
         .post(pool.url(path))
-        .bearer_auth(&pool.token)
+        .bearer_auth(pool.control()?)
         .send()
         .await?;
     Ok((r.status(), r.json().await?))

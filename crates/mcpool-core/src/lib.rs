@@ -8,6 +8,7 @@ pub mod cache;
 pub mod calls;
 pub mod config;
 pub mod control;
+pub mod control_credential;
 pub mod editing;
 pub mod endpoint;
 pub mod error_text;

@@ -166,6 +166,27 @@ impl SecretStore for Keyring {
     }
 }
 
+/// Ends this process's use of the OS keyring, for a command about to exit:
+/// one last lookup the keyring must answer (so it has finished with every
+/// earlier call), then the store let go, which closes the Secret Service
+/// session with its D-Bus connection. gnome-keyring can abort when a client
+/// vanishes while it still handles the client's calls (GNOME
+/// gnome-keyring #190, #196, #199). Blocking; the keyring is unusable in
+/// this process afterwards.
+pub fn close_keyring() {
+    // Never opened: nothing to close (and no session opened to close it).
+    if keyring_core::get_default_store().is_none() {
+        return;
+    }
+    if let Ok(entry) = keyring::Entry::new(SERVICE, CLOSING_ENTRY) {
+        let _ = entry.get_password();
+    }
+    drop(keyring_core::unset_default_store());
+}
+
+/// Looked up, never stored: the last call before [`close_keyring`] lets go.
+const CLOSING_ENTRY: &str = "__mcpool_closing__";
+
 /// A hand-written in-memory store for unit tests.
 #[derive(Debug, Default, Clone)]
 pub struct MemoryStore {

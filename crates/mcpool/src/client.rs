@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Context};
+use mcpool_core::control_credential;
 use mcpool_core::os::paths;
 use mcpool_core::service::Setup;
 use mcpool_core::token;
@@ -42,44 +43,83 @@ async fn instance_token(setup: &Setup) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow!("no token: set MCPOOL_TOKEN or start `mcpool serve` once to make one"))
 }
 
-/// [`send`], and the error a refused token gets.
+/// [`send`], and the error a refused credential gets.
 pub(crate) async fn send_accepted(
     instance: &Instance,
     method: reqwest::Method,
     path: &str,
 ) -> anyhow::Result<reqwest::Response> {
-    let response = send(instance, method, path).await?;
-    if response.status() == reqwest::StatusCode::UNAUTHORIZED {
-        return Err(anyhow!(
-            "the instance at {} refused the token (check MCPOOL_TOKEN)",
-            instance.listen
-        ));
-    }
-    Ok(response)
+    send_json(instance, method, path, None).await
 }
 
+/// [`send_accepted`] with a JSON body.
+pub(crate) async fn send_json(
+    instance: &Instance,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> anyhow::Result<reqwest::Response> {
+    let (response, credential) = request(instance, method, path, body).await?;
+    match response.status() {
+        reqwest::StatusCode::UNAUTHORIZED => Err(anyhow!(
+            "the instance at {} refused the token (check MCPOOL_TOKEN)",
+            instance.listen
+        )),
+        reqwest::StatusCode::FORBIDDEN if credential == Credential::AgentToken => Err(anyhow!(
+            "the instance at {} takes changes only from mcpool's own commands, which read its control credential from {}; that file is missing or unreadable (is the instance running as this user?)",
+            instance.listen,
+            control_credential::file(instance.listen.port()).display()
+        )),
+        _ => Ok(response),
+    }
+}
+
+/// Which credential a request carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Credential {
+    /// The control credential of the instance on that port.
+    Control,
+    /// The agents' token (no control credential could be read).
+    AgentToken,
+}
+
+/// One request to the instance, with its control credential when this user
+/// can read it (every change needs it), else the agents' token (enough to
+/// read, reconnect and disconnect).
 pub(crate) async fn send(
     instance: &Instance,
     method: reqwest::Method,
     path: &str,
 ) -> anyhow::Result<reqwest::Response> {
+    Ok(request(instance, method, path, None).await?.0)
+}
+
+async fn request(
+    instance: &Instance,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<&serde_json::Value>,
+) -> anyhow::Result<(reqwest::Response, Credential)> {
     let url = format!("http://{}{path}", instance.listen);
-    let token = instance_token(&instance.setup).await?;
-    reqwest::Client::new()
-        .request(method, &url)
-        .bearer_auth(token)
-        .send()
-        .await
-        .map_err(|e| {
-            if e.is_connect() {
-                anyhow!(
-                    "no mcpool instance is running at {} (start one with `mcpool serve`)",
-                    instance.listen
-                )
-            } else {
-                anyhow!("cannot reach mcpool at {}: {e}", instance.listen)
-            }
-        })
+    let (secret, credential) = match control_credential::read(instance.listen.port()) {
+        Some(control) => (control, Credential::Control),
+        None => (instance_token(&instance.setup).await?, Credential::AgentToken),
+    };
+    let mut request = reqwest::Client::new().request(method, &url).bearer_auth(secret);
+    if let Some(body) = body {
+        request = request.json(body);
+    }
+    let response = request.send().await.map_err(|e| {
+        if e.is_connect() {
+            anyhow!(
+                "no mcpool instance is running at {} (start one with `mcpool serve`)",
+                instance.listen
+            )
+        } else {
+            anyhow!("cannot reach mcpool at {}: {e}", instance.listen)
+        }
+    })?;
+    Ok((response, credential))
 }
 
 pub async fn status(instance: &Instance, json: bool) -> anyhow::Result<ExitCode> {

@@ -155,6 +155,8 @@ fn main() -> ExitCode {
             Command::Doctor(args) => doctor::run(args).await,
         }
     });
+    // A command that used the keyring lets go of it before exiting.
+    mcpool_core::secrets::close_keyring();
     match result {
         Ok(code) => code,
         Err(e) => {

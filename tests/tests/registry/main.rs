@@ -176,10 +176,11 @@ async fn api_search_the_add_form_and_offline_with_the_last_results() -> anyhow::
 
     // The dashboard's add: the form filled in, the secret to the keyring.
     let key = new_secret("api-add");
+    let control = mcpool.control()?;
     let post = |body: Value| {
         reqwest::Client::new()
             .post(mcpool.url("/api/registry/add"))
-            .bearer_auth(&mcpool.token)
+            .bearer_auth(&control)
             .json(&body)
             .send()
     };

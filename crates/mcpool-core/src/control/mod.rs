@@ -1,6 +1,7 @@
 //! What a person or a program does to the pool: reconnect, disconnect and
 //! enable a server, sign in and out, switch or approve a tool, add, change,
-//! remove or test a server, add one from a registry. Each operation is one
+//! remove or test a server, add one from a registry, store or remove a
+//! secret. Each operation is one
 //! typed function that does the whole of it (the file edit, the reload, the
 //! connection) and answers a typed outcome or a [`ControlError`]; the
 //! dashboard's API (`endpoint/api`) translates HTTP to these and back, and
@@ -8,6 +9,7 @@
 
 mod edits;
 mod registry;
+mod secrets;
 mod servers;
 
 /// What an edit takes and gives, as the adapters and the tray see it.
@@ -42,6 +44,9 @@ pub enum ControlError {
     /// The config file could not be edited; the field when one is to blame.
     #[error(transparent)]
     Edit(#[from] EditError),
+    /// The keyring refused, or the secret's name is not one.
+    #[error(transparent)]
+    Secret(#[from] crate::secrets::SecretError),
 }
 
 /// The operations on one running pool. Cheap to clone: every clone works

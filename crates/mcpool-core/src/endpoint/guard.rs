@@ -1,9 +1,11 @@
 //! Who may use the endpoint: one `Host` and a loopback one (DNS
 //! rebinding), a loopback `Origin` or none, then the bearer token, else a
-//! dashboard session for `/ui` and `/api` (behaviour.md "endpoint auth").
+//! dashboard session for `/ui` and `/api` (behaviour.md "endpoint auth");
+//! and who may change things through `/api`: the control credential or a
+//! session, never the agents' token alone ("control API").
 
 use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
@@ -33,7 +35,10 @@ pub(super) async fn guard(State(state): State<AppState>, mut request: Request, n
         }
     }
     let path = request.uri().path().to_string();
-    let auth = if has_token(request.headers(), &state.options.token) {
+    // The control credential first: it opens everything the token does.
+    let auth = if has_token(request.headers(), &state.options.control) {
+        Auth::Control
+    } else if has_token(request.headers(), &state.options.token) {
         Auth::Bearer
     } else if ui::is_public(&path) {
         Auth::Public
@@ -52,8 +57,33 @@ pub(super) async fn guard(State(state): State<AppState>, mut request: Request, n
         )
             .into_response();
     };
+    if auth == Auth::Bearer && is_change(request.method(), &path) {
+        return ui::forbidden(NEEDS_CONTROL);
+    }
     request.extensions_mut().insert(auth);
     next.run(request).await
+}
+
+/// What a change through `/api` with only the agents' token gets (403).
+const NEEDS_CONTROL: &str = "the agents' token may only read the control API; make this change in the dashboard (`mcpool ui`) or with mcpool's own commands (`mcpool add`, `mcpool secret`, `mcpool login`, ...)";
+
+/// Whether a request changes something through the control API: anything
+/// but `GET` and `HEAD` under `/api/`, except a server's `reconnect` and
+/// `disconnect`, which agents may do anyway (`mcpool__reconnect`).
+fn is_change(method: &Method, path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/api/") else {
+        return false;
+    };
+    if matches!(*method, Method::GET | Method::HEAD) {
+        return false;
+    }
+    let either = rest
+        .strip_prefix("servers/")
+        .and_then(|server| server.rsplit_once('/'))
+        .is_some_and(|(name, verb)| {
+            !name.is_empty() && !name.contains('/') && matches!(verb, "reconnect" | "disconnect")
+        });
+    !(either && *method == Method::POST)
 }
 
 /// RFC 9112 §3.2: an HTTP/1.1 request has exactly one `Host`; HTTP/2 may
@@ -97,6 +127,49 @@ fn is_loopback_host(host: &axum::http::HeaderValue) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn changes_are_every_api_write_but_reconnect_and_disconnect() {
+        let change = |m: Method, p: &str| is_change(&m, p);
+        for path in [
+            "/api/servers",
+            "/api/servers/test",
+            "/api/servers/fs",
+            "/api/servers/fs/sandbox/allow",
+            "/api/servers/fs/enable",
+            "/api/servers/fs/login",
+            "/api/servers/fs/logout",
+            "/api/servers/fs/tools/read/disable",
+            "/api/servers/fs/tools/reconnect/reconnect",
+            "/api/secrets",
+            "/api/secrets/NAME",
+            "/api/registry/add",
+            "/api/connect/cursor",
+            "/api/ui/link",
+            "/api/servers//reconnect",
+        ] {
+            assert!(change(Method::POST, path), "{path}");
+        }
+        assert!(change(Method::PUT, "/api/servers/fs"));
+        assert!(change(Method::DELETE, "/api/servers/fs"));
+        assert!(change(Method::DELETE, "/api/servers/fs/reconnect"));
+        assert!(change(Method::PATCH, "/api/servers/fs"));
+        assert!(change(Method::OPTIONS, "/api/servers"));
+        for path in ["/api/servers/fs/reconnect", "/api/servers/fs/disconnect"] {
+            assert!(!change(Method::POST, path), "{path}");
+        }
+        for (method, path) in [
+            (Method::GET, "/api/servers"),
+            (Method::HEAD, "/api/servers"),
+            (Method::GET, "/api/events"),
+            (Method::POST, "/mcp"),
+            (Method::DELETE, "/mcp"),
+            (Method::POST, "/servers/fs/mcp"),
+            (Method::POST, "/ui/login"),
+        ] {
+            assert!(!change(method.clone(), path), "{method} {path}");
+        }
+    }
 
     #[test]
     fn the_token_matches_only_whole() {

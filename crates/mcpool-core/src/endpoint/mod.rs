@@ -1,7 +1,9 @@
 //! The local HTTP endpoint: MCP at `/mcp`, `/servers/NAME/mcp` and
 //! `/profiles/NAME/mcp`, the control API under `/api`, the dashboard at
-//! `/ui` and the Prometheus metrics at `/metrics`, all behind the Origin check and the bearer token (or, for `/ui` and `/api`, a browser
-//! session from a one-time link). `router` is a pure builder, tested with
+//! `/ui` and the Prometheus metrics at `/metrics`, all behind the Origin
+//! check and the bearer token (or, for `/ui` and `/api`, a browser session
+//! from a one-time link); a change through `/api` needs the control
+//! credential or a session. `router` is a pure builder, tested with
 //! `oneshot`.
 
 pub mod api;
@@ -30,7 +32,12 @@ use mcp::McpEndpoints;
 
 #[derive(Clone)]
 pub struct EndpointOptions {
+    /// The agents' token: MCP, the meta-tools, reading the control API.
     pub token: String,
+    /// The control credential of mcpool's own CLI (see
+    /// [`control_credential`](crate::control_credential)): every change
+    /// through the control API, and whatever the agents' token opens.
+    pub control: String,
     /// The token came from `MCPOOL_TOKEN` (see [`ServiceOptions`](crate::service::ServiceOptions)).
     pub token_fixed: bool,
     /// Where the agents' own configs live.
@@ -82,7 +89,10 @@ pub struct AppState {
 /// How the guard let a request in; handlers that care read it as an extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Auth {
+    /// The agents' token.
     Bearer,
+    /// The control credential, as mcpool's own CLI sends it.
+    Control,
     /// A dashboard session cookie.
     Session,
     /// A path that needs neither (the sign-in link, static files).
@@ -141,11 +151,14 @@ mod tests {
     use axum::http::StatusCode;
     use tower::ServiceExt;
 
+    const CONTROL: &str = "c0ntrol";
+
     fn app(token: &str) -> Router {
         router(
             Pool::default(),
             EndpointOptions {
                 token: token.into(),
+                control: CONTROL.into(),
                 token_fixed: false,
                 client_dirs: Arc::new(Dirs::from_env()),
                 any_host: false,

@@ -127,10 +127,12 @@ pub fn forbidden(why: &str) -> Response {
     (StatusCode::FORBIDDEN, Json(json!({"error": why}))).into_response()
 }
 
-/// `POST /api/ui/link`: a one-time dashboard link, for `mcpool ui` (bearer only).
+/// `POST /api/ui/link`: a one-time dashboard link, for `mcpool ui` (the
+/// control credential only: a session may change anything, so the agents'
+/// token must not open one).
 async fn link(State(state): State<AppState>, Extension(auth): Extension<Auth>, headers: HeaderMap) -> Response {
-    if auth != Auth::Bearer {
-        return forbidden("a dashboard link needs the bearer token (run `mcpool ui`)");
+    if auth != Auth::Control {
+        return forbidden("a dashboard link is given to mcpool's own CLI only (run `mcpool ui`)");
     }
     let path = state.options.dashboard.issue_link_path();
     let host = headers

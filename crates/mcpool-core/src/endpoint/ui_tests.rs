@@ -13,6 +13,7 @@ use crate::pool::Pool;
 use std::sync::Arc;
 
 const TOKEN: &str = "s3cret-token";
+const CONTROL: &str = "c0ntrol-credential";
 const HOST: &str = "127.0.0.1:7410";
 
 fn new_app() -> Router {
@@ -20,6 +21,7 @@ fn new_app() -> Router {
         Pool::default(),
         EndpointOptions {
             token: TOKEN.into(),
+            control: CONTROL.into(),
             token_fixed: false,
             client_dirs: Arc::new(Dirs::from_env()),
             any_host: false,
@@ -56,9 +58,13 @@ fn bearer() -> (&'static str, String) {
     ("authorization", format!("Bearer {TOKEN}"))
 }
 
+fn control() -> (&'static str, String) {
+    ("authorization", format!("Bearer {CONTROL}"))
+}
+
 /// A one-time link path from `POST /api/ui/link`.
 async fn link(app: &Router) -> String {
-    let (k, v) = bearer();
+    let (k, v) = control();
     let r = send(app, "POST", "/api/ui/link", &[(k, &v)]).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let v: serde_json::Value = serde_json::from_str(&r.body).unwrap();
@@ -217,6 +223,75 @@ async fn session_actions_must_come_from_the_dashboard() {
     let (k, v) = bearer();
     let r = send(&app, "POST", "/api/servers/nope/reconnect", &[(k, &v)]).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_agents_token_reads_and_the_control_credential_changes() {
+    let app = new_app();
+    let (k, token) = bearer();
+    let (_, control) = control();
+    for (method, path) in [
+        ("PUT", "/api/servers/fs"),
+        ("DELETE", "/api/servers/fs"),
+        ("POST", "/api/servers"),
+        ("POST", "/api/servers/test"),
+        ("POST", "/api/servers/fs/sandbox/allow"),
+        ("POST", "/api/servers/fs/enable"),
+        ("POST", "/api/servers/fs/login"),
+        ("POST", "/api/servers/fs/logout"),
+        ("POST", "/api/servers/fs/tools/read/disable"),
+        ("POST", "/api/registry/add"),
+        ("POST", "/api/connect/cursor"),
+        ("POST", "/api/secrets"),
+        ("DELETE", "/api/secrets/NAME"),
+        ("POST", "/api/ui/link"),
+    ] {
+        let r = send(&app, method, path, &[(k, &token)]).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{method} {path}");
+        let body: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+        assert!(body["error"].as_str().unwrap().contains("mcpool ui"), "{}", r.body);
+        // Past the guard: the pool has no such server, or the body is missing.
+        let r = send(&app, method, path, &[(k, &control)]).await;
+        assert_ne!(r.status, StatusCode::FORBIDDEN, "{method} {path}: {}", r.body);
+        assert_ne!(r.status, StatusCode::UNAUTHORIZED, "{method} {path}");
+    }
+    for verb in ["reconnect", "disconnect"] {
+        let path = format!("/api/servers/nope/{verb}");
+        for credential in [&token, &control] {
+            let r = send(&app, "POST", &path, &[(k, credential)]).await;
+            assert_eq!(r.status, StatusCode::NOT_FOUND, "{path}: {}", r.body);
+        }
+    }
+    for credential in [&token, &control] {
+        assert_eq!(
+            send(&app, "GET", "/api/servers", &[(k, credential)]).await.status,
+            StatusCode::OK
+        );
+        assert_eq!(
+            send(&app, "GET", "/metrics", &[(k, credential)]).await.status,
+            StatusCode::OK
+        );
+    }
+    let wrong = ("authorization", format!("Bearer {CONTROL}x"));
+    assert_eq!(
+        send(&app, "POST", "/api/servers", &[(wrong.0, &wrong.1)]).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+}
+
+#[tokio::test]
+async fn a_session_may_change_what_the_agents_token_may_not() {
+    let app = new_app();
+    let cookie = sign_in(&app).await;
+    let headers = [
+        ("cookie", cookie.as_str()),
+        ("origin", "http://127.0.0.1:7410"),
+        ("sec-fetch-site", "same-origin"),
+    ];
+    let r = send(&app, "POST", "/api/servers/fs/enable", &headers).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    let r = send(&app, "DELETE", "/api/servers/fs", &headers).await;
+    assert_ne!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
 }
 
 #[tokio::test]

@@ -283,6 +283,11 @@ impl Pool {
         crate::supervisor::probe::probe(spec, &self.inner.ctx, typed).await
     }
 
+    /// The setup's profile, which names its keyring service.
+    pub fn profile(&self) -> &str {
+        &self.inner.ctx.profile
+    }
+
     /// The store `${keyring:NAME}` values come from.
     pub fn secrets(&self) -> Arc<dyn SecretStore> {
         self.inner.ctx.secrets.clone()

@@ -16,6 +16,7 @@ use crate::agent_config::Dirs;
 use crate::cache::{self, ToolCache};
 use crate::config;
 use crate::control::Control;
+use crate::control_credential::ControlCredential;
 use crate::endpoint::browser::BrowserAuth;
 use crate::endpoint::mcp::session_store::{self, SessionFile};
 use crate::endpoint::{self, EndpointOptions, SessionOptions};
@@ -207,6 +208,8 @@ pub enum ServiceError {
     CacheKey(std::io::Error),
     #[error(transparent)]
     Token(#[from] TokenError),
+    #[error("cannot write the control credential {path}: {error}")]
+    Control { path: PathBuf, error: std::io::Error },
     #[error("the endpoint stopped: {0}")]
     Server(std::io::Error),
     #[error("a setup task failed: {0}")]
@@ -225,6 +228,8 @@ pub struct Service {
     pub local_addr: SocketAddr,
     pub config_path: PathBuf,
     pub token: String,
+    /// Removed at [`shutdown`](Service::shutdown).
+    control_credential: ControlCredential,
     shutdown: CancellationToken,
     server: JoinHandle<std::io::Result<()>>,
     /// Where the token-less metrics listener listens, if asked for.
@@ -275,6 +280,12 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
     let mut pool_options = pool_options(options.cache_dir, options.profile, options.keepalive).await?;
     pool_options.session_idle = options.session_idle;
     let session_file = session_file(&pool_options, options.max_sessions).await?;
+    // Made anew at every start (the last thing that may fail), for this port: mcpool's own CLI reads it to
+    // make changes the agents' token may not.
+    let control_credential = ControlCredential::create(local_addr.port()).map_err(|error| ServiceError::Control {
+        path: crate::control_credential::file(local_addr.port()),
+        error,
+    })?;
     // mcpool's own lines about a server join its log from here on.
     crate::server_logs::install(pool_options.server_logs.clone());
     let pool = Pool::new(pool_options);
@@ -304,6 +315,7 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         control.clone(),
         EndpointOptions {
             token: options.token.clone(),
+            control: control_credential.value().to_string(),
             token_fixed: options.token_fixed,
             client_dirs: Arc::new(options.client_dirs),
             any_host: options.allow_non_loopback,
@@ -355,6 +367,7 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
         local_addr,
         config_path,
         token: options.token,
+        control_credential,
         shutdown,
         server,
         metrics_addr,
@@ -379,6 +392,7 @@ impl Service {
     /// Stops every server (and child process), then gives open agent streams
     /// a moment to end.
     pub async fn shutdown(mut self) {
+        self.control_credential.remove();
         self.shutdown.cancel();
         self.pool.shutdown().await;
         let pool = self.pool.clone();

@@ -1,11 +1,13 @@
 //! The dashboard's API under `/api`: server snapshots, the pool's
 //! operations (each one a call into [`crate::control`], translated from HTTP
-//! and back), and a stream of status changes. No logic of its own lives
+//! and back), and a stream of status changes. Reading needs the agents'
+//! token; a change, the control credential or a session (the guard's). No logic of its own lives
 //! here: what an operation does is the control room's.
 
 mod activity;
 mod logs;
 mod registry;
+mod secrets;
 mod servers;
 mod tools;
 
@@ -24,6 +26,7 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::AppState;
 use crate::control::{ControlError, ToolAction};
+use crate::secrets::SecretError;
 use crate::supervisor::ServerSnapshot;
 
 pub fn routes() -> Router<AppState> {
@@ -43,6 +46,7 @@ pub fn routes() -> Router<AppState> {
         .merge(activity::routes())
         .merge(registry::routes())
         .merge(servers::routes())
+        .merge(secrets::routes())
         .merge(logs::routes())
 }
 
@@ -101,6 +105,9 @@ fn status_of(e: &ControlError) -> StatusCode {
         ControlError::Unreachable { .. } | ControlError::SignIn(_) => StatusCode::BAD_GATEWAY,
         ControlError::SignOut(_) => StatusCode::BAD_REQUEST,
         ControlError::Edit(e) => servers::status_of(e),
+        ControlError::Secret(SecretError::InvalidName(_)) => StatusCode::BAD_REQUEST,
+        ControlError::Secret(SecretError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
+        ControlError::Secret(SecretError::Failed(_)) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 

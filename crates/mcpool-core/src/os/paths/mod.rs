@@ -7,6 +7,7 @@
 //! | config | `~/.config/mcpool` | `%APPDATA%\mcpool` (roams with the user) |
 //! | data (token, activity, logs, sessions) | `~/.local/share/mcpool` | `%LOCALAPPDATA%\mcpool` (this machine only) |
 //! | cache | `~/.cache/mcpool` | `%LOCALAPPDATA%\mcpool\cache` |
+//! | runtime (the control credential) | `$XDG_RUNTIME_DIR/mcpool`, else `~/.local/share/mcpool/run` | `%LOCALAPPDATA%\mcpool\run` |
 
 #[cfg(unix)]
 mod unix;
@@ -68,6 +69,13 @@ pub fn default_cache_dir() -> PathBuf {
 /// mcpool's data folder: the token file, activity, server logs, sessions.
 pub fn data_dir() -> PathBuf {
     backend::data_dir()
+}
+
+/// The folder of what lives only while an instance runs: the control
+/// credential, which no confined server may reach (0700, the user's alone).
+/// The one place that names it, so a sandbox can hide it.
+pub fn runtime_dir() -> PathBuf {
+    backend::runtime_dir()
 }
 
 #[cfg(test)]

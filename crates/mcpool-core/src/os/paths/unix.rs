@@ -14,3 +14,10 @@ pub fn cache_dir() -> PathBuf {
 pub fn data_dir() -> PathBuf {
     dirs::data_dir().unwrap_or_else(|| PathBuf::from(".")).join("mcpool")
 }
+
+/// `$XDG_RUNTIME_DIR/mcpool` (tmpfs, the user's alone, emptied at logout),
+/// else a folder in the data dir where there is no runtime dir (macOS, a
+/// bare SSH session).
+pub fn runtime_dir() -> PathBuf {
+    dirs::runtime_dir().map_or_else(|| data_dir().join("run"), |d| d.join("mcpool"))
+}

@@ -17,3 +17,8 @@ pub fn cache_dir() -> PathBuf {
 pub fn data_dir() -> PathBuf {
     dirs::data_local_dir().unwrap_or_else(std::env::temp_dir).join("mcpool")
 }
+
+/// `%LOCALAPPDATA%\mcpool\run`: this machine's, never roaming.
+pub fn runtime_dir() -> PathBuf {
+    data_dir().join("run")
+}
