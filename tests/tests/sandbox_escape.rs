@@ -279,7 +279,14 @@ async fn attack(mode: &str, as_user: Option<u32>) -> anyhow::Result<()> {
     // 7. No credential that changes mcpool: not the control credential's
     //    folder, not mcpool's files, not the key; none of mcpool's
     //    variables.
-    for path in [t.credential.clone(), pool.config_path(), t.home.join(".ssh/id_ed25519")] {
+    let control = t.runtime.join(format!("mcpool/control-{}", pool.port));
+    assert!(control.exists(), "the instance wrote its control credential");
+    for path in [
+        control,
+        t.credential.clone(),
+        pool.config_path(),
+        t.home.join(".ssh/id_ed25519"),
+    ] {
         let read = said(&agent, "read", json!({"path": path})).await?;
         assert!(refused(&read), "{}: {read}", path.display());
     }

@@ -66,7 +66,7 @@ pub(crate) async fn send_json(
             instance.listen
         )),
         reqwest::StatusCode::FORBIDDEN if credential == Credential::AgentToken => Err(anyhow!(
-            "the instance at {} takes changes only from mcpool's own commands, which read its control credential from {}; that file is missing or unreadable (is the instance running as this user?)",
+            "the instance at {} takes changes only from mcpool's own commands, which read its control credential from {}; that file is missing, unreadable or left by an earlier instance (is the instance running as this user?)",
             instance.listen,
             control_credential::file(instance.listen.port()).display()
         )),
@@ -101,15 +101,31 @@ async fn request(
     body: Option<&serde_json::Value>,
 ) -> anyhow::Result<(reqwest::Response, Credential)> {
     let url = format!("http://{}{path}", instance.listen);
-    let (secret, credential) = match control_credential::read(instance.listen.port()) {
-        Some(control) => (control, Credential::Control),
-        None => (instance_token(&instance.setup).await?, Credential::AgentToken),
-    };
-    let mut request = reqwest::Client::new().request(method, &url).bearer_auth(secret);
+    if let Some(control) = control_credential::read(instance.listen.port()) {
+        let response = attempt(instance, method.clone(), &url, &control, body).await?;
+        // A refused control credential is a file an instance killed on this
+        // port left behind: the agents' token may still read.
+        if response.status() != reqwest::StatusCode::UNAUTHORIZED {
+            return Ok((response, Credential::Control));
+        }
+    }
+    let token = instance_token(&instance.setup).await?;
+    let response = attempt(instance, method, &url, &token, body).await?;
+    Ok((response, Credential::AgentToken))
+}
+
+async fn attempt(
+    instance: &Instance,
+    method: reqwest::Method,
+    url: &str,
+    secret: &str,
+    body: Option<&serde_json::Value>,
+) -> anyhow::Result<reqwest::Response> {
+    let mut request = reqwest::Client::new().request(method, url).bearer_auth(secret);
     if let Some(body) = body {
         request = request.json(body);
     }
-    let response = request.send().await.map_err(|e| {
+    request.send().await.map_err(|e| {
         if e.is_connect() {
             anyhow!(
                 "no mcpool instance is running at {} (start one with `mcpool serve`)",
@@ -118,8 +134,7 @@ async fn request(
         } else {
             anyhow!("cannot reach mcpool at {}: {e}", instance.listen)
         }
-    })?;
-    Ok((response, credential))
+    })
 }
 
 pub async fn status(instance: &Instance, json: bool) -> anyhow::Result<ExitCode> {

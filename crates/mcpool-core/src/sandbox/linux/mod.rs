@@ -292,6 +292,12 @@ fn c_path(path: &Path) -> io::Result<CString> {
     CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)
 }
 
+/// What this kernel allows, for tests that need to know.
+#[cfg(test)]
+pub fn support_for_tests() -> support::Support {
+    support::get().clone()
+}
+
 #[cfg(test)]
 mod tests {
     use super::support::Support;
@@ -337,10 +343,4 @@ mod tests {
             "the PID and network namespaces stand in for the scopes"
         );
     }
-}
-
-/// What this kernel allows, for tests that need to know.
-#[cfg(test)]
-pub fn support_for_tests() -> support::Support {
-    support::get().clone()
 }
