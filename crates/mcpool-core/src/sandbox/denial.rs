@@ -10,8 +10,9 @@ use serde::Serialize;
 /// One refusal, as the card shows it and an "Allow" button fixes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Denial {
-    /// `read`, `write` or `network`; `exit` when the server ended right
-    /// after it started and its words name nothing it was refused.
+    /// `read`, `write`, `network` or `socket` (a Unix socket by path that
+    /// no grant names); `exit` when the server ended right after it
+    /// started and its words name nothing it was refused.
     pub access: &'static str,
     /// The file or folder it wanted, when its words name one.
     pub path: Option<String>,
@@ -50,6 +51,14 @@ pub fn exited_at_start(how: &str) -> Denial {
 
 fn of_line(line: &str, before: &[String]) -> Option<Denial> {
     let lower = line.to_ascii_lowercase();
+    if let Some(socket) = socket_in(line, &lower) {
+        return Some(Denial {
+            access: "socket",
+            sentence: format!("Its sandbox keeps it from the Unix socket {socket}."),
+            path: Some(socket),
+            address: None,
+        });
+    }
     if !(lower.contains("permission denied") || lower.contains("eacces") || lower.contains("operation not permitted")) {
         return None;
     }
@@ -88,6 +97,18 @@ fn of_line(line: &str, before: &[String]) -> Option<Denial> {
         address: None,
         sentence,
     })
+}
+
+/// The socket of a refused connect to a Unix socket by path: the sandbox
+/// answers one it hides with "no such file" and one it masks with
+/// "connection refused" (Node's `connect ECONNREFUSED /var/run/docker.sock`,
+/// `connect ENOENT /run/user/1000/bus`).
+fn socket_in(line: &str, lower: &str) -> Option<String> {
+    let refused = ["econnrefused", "enoent", "connection refused", "no such file"];
+    if !lower.contains("connect") || !refused.iter().any(|w| lower.contains(w)) {
+        return None;
+    }
+    path_in(line)
 }
 
 /// The first absolute path in `line`: quoted (`'…'`, `"…"`) or a bare word
@@ -191,6 +212,26 @@ mod tests {
         );
         let plain = of(&["socket.connect failed: Permission denied"]).expect("socket");
         assert_eq!((plain.access, plain.address), ("network", None));
+        for line in [
+            "Error: connect ECONNREFUSED /var/run/docker.sock",
+            "Error: connect ENOENT /var/run/docker.sock",
+        ] {
+            let socket = of(&[line]).unwrap_or_else(|| panic!("{line}"));
+            assert_eq!(
+                (socket.access, socket.path.as_deref()),
+                ("socket", Some("/var/run/docker.sock")),
+                "{line}"
+            );
+            assert_eq!(
+                socket.sentence,
+                "Its sandbox keeps it from the Unix socket /var/run/docker.sock."
+            );
+        }
+        assert_eq!(
+            of(&["Error: connect ECONNREFUSED 127.0.0.1:5432"]),
+            None,
+            "TCP refused is the peer's"
+        );
     }
 
     #[test]

@@ -307,11 +307,12 @@ pub fn own_folder(name: &str) -> PathBuf {
 pub enum Allowance {
     Read(PathBuf),
     Write(PathBuf),
+    Socket(PathBuf),
     Network,
 }
 
 impl Allowance {
-    /// From the API's `{"access": "read"|"write"|"network", "path"}`.
+    /// From the API's `{"access": "read"|"write"|"socket"|"network", "path"}`.
     pub fn parse(access: &str, path: Option<&str>) -> Result<Allowance, String> {
         let path = || {
             path.filter(|p| std::path::Path::new(p).is_absolute())
@@ -321,8 +322,11 @@ impl Allowance {
         match access {
             "read" => Ok(Allowance::Read(path()?)),
             "write" => Ok(Allowance::Write(path()?)),
+            "socket" => Ok(Allowance::Socket(path()?)),
             "network" => Ok(Allowance::Network),
-            other => Err(format!("unknown access '{other}' (expected read, write or network)")),
+            other => Err(format!(
+                "unknown access '{other}' (expected read, write, socket or network)"
+            )),
         }
     }
 
@@ -346,6 +350,7 @@ impl Allowance {
             }
             Allowance::Read(p) => ("allowRead", p),
             Allowance::Write(p) => ("allowWrite", p),
+            Allowance::Socket(p) => ("allowSockets", p),
         };
         let grant = Value::String(path.display().to_string());
         let list = sandbox.entry(key).or_insert_with(|| json!([]));

@@ -404,6 +404,11 @@ fn an_allowance_is_written_into_the_entrys_sandbox_once() {
         json!({"mode": "strict", "network": true})
     );
     assert_eq!(
+        Allowance::parse("socket", Some("/var/run/docker.sock"))
+            .map(|a| a.into_sandbox(Some(json!("standard")), Mode::Standard)),
+        Ok(json!({"mode": "standard", "allowSockets": ["/var/run/docker.sock"]}))
+    );
+    assert_eq!(
         Allowance::parse("write", Some("/out/x")),
         Ok(Allowance::Write(PathBuf::from("/out/x")))
     );
