@@ -199,7 +199,7 @@ async function onAction(name, verb) {
 }
 
 /**
- * "Allow read", "Allow write" or "Allow network" on a sandboxed server's
+ * "Allow read", "Allow write", "Allow socket" or "Allow network" on a sandboxed server's
  * card: the grant it was refused goes into its entry, and it restarts.
  */
 async function onAllow(name, denied) {
