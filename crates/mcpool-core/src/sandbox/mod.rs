@@ -205,6 +205,13 @@ impl Confinement {
         }
     }
 
+    /// [`Confinement::prepare`] as on a kernel without namespaces.
+    #[cfg(all(test, target_os = "linux"))]
+    pub fn prepare_without_namespaces(plan: &Plan) -> Result<Confinement, SandboxError> {
+        let prepared = linux::prepare_without_namespaces(plan).map_err(SandboxError::Prepare)?;
+        Ok(Confinement { inner: Some(prepared) })
+    }
+
     /// Whether anything is applied at all.
     pub fn is_active(&self) -> bool {
         self.inner.is_some()

@@ -506,11 +506,64 @@ print("caps", *caps)
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Where the kernel gives no namespaces, the server still starts, confined
+/// by Landlock alone: its files and capabilities hold, and what does not
+/// (its view of other processes) is what `missing` names.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn without_namespaces_landlock_alone_still_confines_it() {
+    let dir = std::env::temp_dir().join(format!("mcpool-landlock-only-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("own")).expect("own");
+    std::fs::write(dir.join("secret.txt"), "SECRET").expect("secret");
+    let script = format!(
+        r#"
+import os
+try:
+    open("{secret}").read(); print("secret read")
+except OSError as e:
+    print("secret refused", e.errno)
+print("pids", len([p for p in os.listdir("/proc") if p.isdigit()]) > 3)
+print("caps", [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0])
+"#,
+        secret = dir.join("secret.txt").display(),
+    );
+    std::fs::write(dir.join("probe.py"), script).expect("script");
+    let mut read: Vec<PathBuf> = super::policy::SYSTEM_READ.iter().map(PathBuf::from).collect();
+    read.extend(["/etc".into(), dir.join("probe.py")]);
+    let plan = Plan {
+        read,
+        write: vec![PathBuf::from("/dev/null"), dir.join("own")],
+        network: true,
+        env: Vec::new(),
+        clear_env: false,
+        sockets: Vec::new(),
+        caches: Vec::new(),
+        tmp: dir.join("own"),
+    };
+    let confinement = Confinement::prepare_without_namespaces(&plan).expect("prepared");
+    let (ok, said) = run_with(confinement, "python3", &[dir.join("probe.py")]).await;
+    assert!(ok, "it starts: {said}");
+    assert!(said.contains("secret refused 13"), "{said}");
+    assert!(
+        said.contains("pids True"),
+        "its own PID namespace is what it lacks here: {said}"
+    );
+    assert!(said.contains("caps 0000000000000000"), "{said}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Runs `program` with `args` under `plan`; (exit ok, stdout and stderr).
 #[cfg(target_os = "linux")]
 async fn run_confined_stdout(plan: &Plan, sandbox: &Sandbox, program: &str, args: &[PathBuf]) -> (bool, String) {
-    use tokio::io::AsyncReadExt;
     let confinement = Confinement::prepare(sandbox, plan).expect("prepared");
+    run_with(confinement, program, args).await
+}
+
+/// Runs `program` with `args` in `confinement`; (exit ok, stdout and stderr).
+#[cfg(target_os = "linux")]
+async fn run_with(confinement: Confinement, program: &str, args: &[PathBuf]) -> (bool, String) {
+    use tokio::io::AsyncReadExt;
     let confine = crate::os::process::Confine {
         base_env: None,
         sandbox: Some(std::sync::Arc::new(confinement)),

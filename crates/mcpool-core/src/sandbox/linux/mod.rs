@@ -111,6 +111,11 @@ pub struct Prepared {
 }
 
 pub fn prepare(plan: &Plan) -> Result<Prepared, String> {
+    prepare_with(plan, support::get())
+}
+
+/// [`prepare`] where the kernel allows `support`.
+fn prepare_with(plan: &Plan, support: &support::Support) -> Result<Prepared, String> {
     let text = |e: landlock::RulesetError| e.to_string();
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
@@ -130,7 +135,6 @@ pub fn prepare(plan: &Plan) -> Result<Prepared, String> {
         .map_err(text)?;
     let fd: Option<OwnedFd> = created.into();
     let ruleset = fd.ok_or_else(|| UNAVAILABLE.to_string())?;
-    let support = support::get();
     let walls = if support.namespaces {
         Some(walls(plan, support).map_err(|e| format!("its walls could not be prepared: {e}"))?)
     } else {
@@ -296,6 +300,20 @@ fn c_path(path: &Path) -> io::Result<CString> {
 #[cfg(test)]
 pub fn support_for_tests() -> support::Support {
     support::get().clone()
+}
+
+/// [`prepare`] as on a kernel without namespaces (Landlock alone), for
+/// tests of that fallback.
+#[cfg(test)]
+pub fn prepare_without_namespaces(plan: &Plan) -> Result<Prepared, String> {
+    let none = support::Support {
+        user: false,
+        namespaces: false,
+        proc: false,
+        net: false,
+        why: Some("switched off for this test".to_string()),
+    };
+    prepare_with(plan, &none)
 }
 
 #[cfg(test)]
