@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ServerNotification, ServerResult, SubscriptionFilter};
+use rmcp::model::{NotificationMetaObject, ServerNotification, ServerResult, SubscriptionFilter};
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{mpsc, watch};
 
@@ -155,7 +155,10 @@ fn announced(hub: &Hub, server: &str, notification: ServerNotification, signals:
         ServerNotification::PromptListChangedNotification(_) => Signal::PromptsChanged,
         ServerNotification::ResourceListChangedNotification(_) => Signal::ResourcesChanged,
         ServerNotification::ResourceUpdatedNotification(n) => {
-            hub.route_resource_updated(server, n.params);
+            let meta = n.extensions.get::<NotificationMetaObject>().cloned();
+            let mut params = n.params;
+            params.meta = params.meta.or(meta).and_then(crate::upstream::handler::passed_meta);
+            hub.route_resource_updated(server, params);
             return;
         }
         _ => return,

@@ -1,0 +1,155 @@
+//! behaviour.md rule 24, the pool is transparent, for `_meta`: the keys of
+//! an agent's request `_meta` that mcpool does not own reach the server
+//! unchanged, and the `_meta` of the server's results and notifications
+//! reaches the agent unchanged. Through `/mcp`, `/profiles/NAME/mcp` and
+//! `/servers/NAME/mcp`, for agents on a session revision and on
+//! 2026-07-28, to our fault server on 2025-11-25 (stdio), on 2026-07-28
+//! only (stdio) and on both over HTTP (the pool speaks 2026-07-28 with it,
+//! and a session agent's requests may take the session connection).
+
+use std::time::Duration;
+
+use mcpool_tests::*;
+use rmcp::model::{CallToolRequestParams, ClientRequest, GetMeta, Request, ServerResult};
+use serde_json::{json, Value};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// The agent's own keys: a vendor's key, and one of a reverse-DNS name
+/// under the MCP prefix that mcpool does not use.
+fn probe() -> Value {
+    json!({
+        "com.example/probe": {"n": [1, "two", null], "deep": {"ok": true}},
+        "io.modelcontextprotocol.example/other": 5,
+    })
+}
+
+/// What `echo_meta` puts on what it sends back, `from` naming which.
+fn marked(from: &str) -> Value {
+    json!({"com.example/from": from, "com.example/nested": {"list": [1, "two"]}})
+}
+
+/// `old`: the fault server on 2025-11-25; `new`: on 2026-07-28 only; `web`:
+/// over HTTP on both. Profile `p` holds all three.
+async fn pool(tag: &str) -> anyhow::Result<(Mcpool, tokio::process::Child)> {
+    let dir = TempDir::new(tag);
+    let (web, url) = faulty_http(&dir.path().join("web.log"), &["--max-protocol-version", "2026-07-28"]).await?;
+    let config = json!({
+        "mcpServers": {
+            "old": faulty_stdio(&dir.path().join("old.log"), &[]),
+            "new": faulty_stdio(&dir.path().join("new.log"), &STATELESS_ONLY),
+            "web": {"url": url},
+        },
+        "profiles": {"p": {"servers": ["old", "new", "web"]}},
+    });
+    let pool = Mcpool::start_connected_in(dir, config).await?;
+    for (server, revision) in [("old", "2025-11-25"), ("new", "2026-07-28"), ("web", "2026-07-28")] {
+        assert_eq!(pool.server(server).await?["protocol"], revision, "{server}");
+    }
+    Ok((pool, web))
+}
+
+/// Every (path, tool name) by which `server`'s `tool` is reached.
+fn routes(server: &str, tool: &str) -> [(String, String); 3] {
+    [
+        ("/mcp".to_string(), format!("{server}__{tool}")),
+        ("/profiles/p/mcp".to_string(), format!("{server}__{tool}")),
+        (format!("/servers/{server}/mcp"), tool.to_string()),
+    ]
+}
+
+/// `tools/call` of `tool` with the probe keys in the request's `_meta`.
+async fn call_with_probe(agent: &Agent, tool: &str) -> anyhow::Result<rmcp::model::CallToolResult> {
+    let mut request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new(tool.to_string())));
+    if let Value::Object(keys) = probe() {
+        request.get_meta_mut().extend(keys.into());
+    }
+    match agent.service.peer().send_request(request).await? {
+        ServerResult::CallToolResult(r) => Ok(r),
+        other => anyhow::bail!("not a tool result: {other:?}"),
+    }
+}
+
+/// Whether `meta` holds every key of `want` with the same value.
+fn holds(meta: &Value, want: &Value) -> bool {
+    want.as_object()
+        .is_some_and(|w| w.iter().all(|(k, v)| meta.get(k) == Some(v)))
+}
+
+#[tokio::test]
+async fn request_result_and_notification_meta_pass_through_every_path_and_revision() -> anyhow::Result<()> {
+    let (pool, _web) = pool("transparent-meta").await?;
+    for server in ["old", "new", "web"] {
+        for (path, tool) in routes(server, "echo_meta") {
+            for stateless in [false, true] {
+                let who = format!("{server} via {path}, stateless agent: {stateless}");
+                let agent = if stateless {
+                    pool.stateless_agent(&path).await?
+                } else {
+                    pool.agent(&path).await?
+                };
+                let r = call_with_probe(&agent, &tool).await?;
+                assert_ne!(r.is_error, Some(true), "{who}: {r:?}");
+                let received = r.structured_content.as_ref().map(|s| s["meta"].clone());
+                let received = received.unwrap_or_default();
+                assert!(holds(&received, &probe()), "{who}: the server received {received}");
+                // mcpool's own keys are its own: the progress token is one of
+                // the upstream connection's, a session server hears no
+                // 2026-07-28 revision.
+                let token = &received["progressToken"];
+                assert!(!token.is_null(), "{who}: {received}");
+                if server == "old" {
+                    assert!(
+                        received.get("io.modelcontextprotocol/protocolVersion").is_none(),
+                        "{who}: {received}"
+                    );
+                }
+                let result_meta = serde_json::to_value(&r.meta)?;
+                assert_eq!(result_meta, marked("result"), "{who}");
+
+                let h = agent.handler.clone();
+                wait_for(&format!("the progress `_meta` at the agent ({who})"), LIMIT, || {
+                    h.notification_metas("notifications/progress")
+                        .iter()
+                        .any(|m| holds(m, &marked("progress")))
+                })
+                .await?;
+                if !stateless && !path.starts_with("/profiles/") {
+                    // A session agent on `/mcp` or the server's own path
+                    // hears the server's logs; a 2026-07-28 agent only at
+                    // a level it asks for, a profile's agent not yet.
+                    wait_for(&format!("the log `_meta` at the agent ({who})"), LIMIT, || {
+                        h.notification_metas("notifications/message")
+                            .iter()
+                            .any(|m| holds(m, &marked("log")))
+                    })
+                    .await?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_resource_update_keeps_its_meta() -> anyhow::Result<()> {
+    let (pool, _web) = pool("transparent-updated").await?;
+    let uri = "faulty://static/hello";
+    // Every server has the URI: each server's own endpoint reaches it.
+    // `old` sends the update as a notification of its session, `new` on
+    // the `subscriptions/listen` stream mcpool keeps with it.
+    for server in ["old", "new"] {
+        let path = format!("/servers/{server}/mcp");
+        let subscriber = pool.agent(&path).await?;
+        subscriber.subscribe(uri).await?;
+        let r = subscriber.call("touch", json!({"uri": uri})).await?;
+        assert_eq!(text(&r), "notified", "{server}");
+        subscriber.first_resource_update(LIMIT).await?;
+        let metas = subscriber.handler.notification_metas("notifications/resources/updated");
+        assert!(
+            metas.iter().any(|m| holds(m, &marked("updated"))),
+            "{server}: {metas:?}"
+        );
+    }
+    Ok(())
+}
