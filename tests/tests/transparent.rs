@@ -1,4 +1,4 @@
-//! behaviour.md rule 24, the pool is transparent, for `_meta`: the keys of
+//! behaviour.md §4 (the pool is transparent), for `_meta`: the keys of
 //! an agent's request `_meta` that mcpool does not own reach the server
 //! unchanged, and the `_meta` of the server's results and notifications
 //! reaches the agent unchanged. Through `/mcp`, `/profiles/NAME/mcp` and
@@ -10,7 +10,10 @@
 use std::time::Duration;
 
 use mcpool_tests::*;
-use rmcp::model::{CallToolRequestParams, ClientRequest, GetMeta, Request, ServerResult};
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, GetMeta, NotificationMetaObject, Request, ServerNotification, ServerResult,
+    SubscriptionFilter,
+};
 use serde_json::{json, Value};
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -150,6 +153,44 @@ async fn a_resource_update_keeps_its_meta() -> anyhow::Result<()> {
             metas.iter().any(|m| holds(m, &marked("updated"))),
             "{server}: {metas:?}"
         );
+        subscriber.unsubscribe(uri).await?;
+
+        // A 2026-07-28 agent hears it on its `subscriptions/listen` stream,
+        // under the stream's own subscription id.
+        let listener = pool.stateless_agent(&path).await?;
+        let mut filter = SubscriptionFilter::default();
+        filter.resource_subscriptions = Some(vec![uri.to_string()]);
+        let mut stream = listener.service.peer().listen(filter).await?;
+        let stream_id = serde_json::to_value(stream.id())?;
+        // mcpool subscribes the stream's URI at the server once rmcp has
+        // acknowledged the stream, so the first touch may come too early
+        // (issue 41 item 6).
+        let mut said = String::new();
+        for _ in 0..50 {
+            said = text(&listener.call("touch", json!({"uri": uri})).await?);
+            if said == "notified" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(said, "notified", "{server}: the stream's URI was subscribed");
+        let update = loop {
+            match tokio::time::timeout(LIMIT, stream.next()).await?? {
+                Some(ServerNotification::ResourceUpdatedNotification(n)) => break n,
+                Some(ServerNotification::ToolListChangedNotification(_)) => continue,
+                other => anyhow::bail!("{server}: not a resource update: {other:?}"),
+            }
+        };
+        assert_eq!(update.params.uri, uri);
+        let meta = update
+            .extensions
+            .get::<NotificationMetaObject>()
+            .cloned()
+            .unwrap_or_default();
+        let meta = serde_json::to_value(meta)?;
+        assert!(holds(&meta, &marked("updated")), "{server}: {meta}");
+        assert_eq!(meta["io.modelcontextprotocol/subscriptionId"], stream_id, "{server}");
+        stream.cancel().await?;
     }
     Ok(())
 }

@@ -415,7 +415,7 @@ const AGENT_LIFECYCLE_KEYS: [&str; 3] = [
 /// stateless server is told mcpool's, with the questions only the agent can
 /// answer as the agent declared them) and its log level (set on the request
 /// for a stateless server, by `logging/setLevel` for a session one).
-/// Every other key goes on unchanged (behaviour.md rule 24).
+/// Every other key goes on unchanged (behaviour.md §4).
 pub(crate) const OWNED_REQUEST_KEYS: [&str; 5] = [
     "progressToken",
     "io.modelcontextprotocol/protocolVersion",
