@@ -27,7 +27,7 @@ fn probe() -> Value {
     })
 }
 
-/// What `echo_meta` puts on what it sends back, `from` naming which.
+/// What `show_meta` puts on what it sends back, `from` naming which.
 fn marked(from: &str) -> Value {
     json!({"com.example/from": from, "com.example/nested": {"list": [1, "two"]}})
 }
@@ -83,7 +83,7 @@ fn holds(meta: &Value, want: &Value) -> bool {
 async fn request_result_and_notification_meta_pass_through_every_path_and_revision() -> anyhow::Result<()> {
     let (pool, _web) = pool("transparent-meta").await?;
     for server in ["old", "new", "web"] {
-        for (path, tool) in routes(server, "echo_meta") {
+        for (path, tool) in routes(server, "show_meta") {
             for stateless in [false, true] {
                 let who = format!("{server} via {path}, stateless agent: {stateless}");
                 let agent = if stateless {
@@ -191,6 +191,38 @@ async fn a_resource_update_keeps_its_meta() -> anyhow::Result<()> {
         assert!(holds(&meta, &marked("updated")), "{server}: {meta}");
         assert_eq!(meta["io.modelcontextprotocol/subscriptionId"], stream_id, "{server}");
         stream.cancel().await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_python_sdk_server_receives_the_agents_meta() -> anyhow::Result<()> {
+    // The official Python SDK's FastMCP over stdio, on a session revision:
+    // its `echo_meta` answers with the `_meta` it received, as JSON.
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
+        "meta": {"command": python(), "args": [repo_root().join("tests/py/meta_server.py")]},
+    }}))
+    .await?;
+    for (path, tool) in [("/mcp", "meta__echo_meta"), ("/servers/meta/mcp", "echo_meta")] {
+        for stateless in [false, true] {
+            let who = format!("{path}, stateless agent: {stateless}");
+            let agent = if stateless {
+                pool.stateless_agent(path).await?
+            } else {
+                pool.agent(path).await?
+            };
+            let mut params = CallToolRequestParams::new(tool.to_string());
+            params = params.with_arguments(json!({"text": "x"}).as_object().cloned().unwrap_or_default());
+            let mut request = ClientRequest::CallToolRequest(Request::new(params));
+            if let Value::Object(keys) = probe() {
+                request.get_meta_mut().extend(keys.into());
+            }
+            let ServerResult::CallToolResult(r) = agent.service.peer().send_request(request).await? else {
+                anyhow::bail!("{who}: not a tool result");
+            };
+            let received: Value = serde_json::from_str(&text(&r))?;
+            assert!(holds(&received, &probe()), "{who}: the server received {received}");
+        }
     }
     Ok(())
 }

@@ -148,7 +148,7 @@ fn original_tools() -> Vec<Tool> {
             no_arguments(),
         ),
         Tool::new(
-            "echo_meta",
+            "show_meta",
             "Returns the request's `_meta` as received (structuredContent.meta); sends a log message and, with a \
              progress token, a progress notification first; each of them and the result carry a `_meta` of \
              their own (`com.example/from` names which)",
@@ -294,7 +294,7 @@ pub async fn call(
                 "nothing malformed over http"
             }))
         }
-        "echo_meta" => Ok(echo_meta(&context).await),
+        "show_meta" => Ok(show_meta(&context).await),
         "progress" => match parse::<Progress>(arguments) {
             Ok(Progress {
                 values: Some(values), ..
@@ -453,19 +453,19 @@ async fn progress(
 }
 
 /// A `_meta` that says where it came from (`com.example/from`), for a
-/// notification or a result of `echo_meta`.
+/// notification or a result of `show_meta`.
 fn marked<T: serde::de::DeserializeOwned + Default>(from: &str) -> T {
     serde_json::from_value(json!({"com.example/from": from, "com.example/nested": {"list": [1, "two"]}}))
         .unwrap_or_default()
 }
 
-async fn echo_meta(context: &RequestContext<RoleServer>) -> CallToolResult {
+async fn show_meta(context: &RequestContext<RoleServer>) -> CallToolResult {
     let received = Value::Object(context.meta.0 .0.clone());
-    let mut log = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!("echo_meta")).with_logger("faulty");
+    let mut log = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!("show_meta")).with_logger("faulty");
     log.meta = Some(marked("log"));
     let _ = context.peer.notify_logging_message(log).await;
     if let Some(token) = context.meta.get_progress_token() {
-        let mut progress = ProgressNotificationParam::new(token, 1.0).with_message("echo_meta");
+        let mut progress = ProgressNotificationParam::new(token, 1.0).with_message("show_meta");
         progress.meta = Some(marked("progress"));
         let _ = context.peer.notify_progress(progress).await;
     }
