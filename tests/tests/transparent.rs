@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use mcpool_tests::*;
 use rmcp::model::{
-    CallToolRequestParams, ClientRequest, GetMeta, NotificationMetaObject, Request, ServerNotification, ServerResult,
-    SubscriptionFilter,
+    CallToolRequestParams, ClientRequest, GetMeta, GetPromptRequestParams, NotificationMetaObject,
+    ReadResourceRequestParams, Request, ServerNotification, ServerResult, SubscriptionFilter,
 };
 use serde_json::{json, Value};
 
@@ -73,6 +73,21 @@ async fn call_with_probe(agent: &Agent, tool: &str) -> anyhow::Result<rmcp::mode
     }
 }
 
+/// The `_meta` of `prompts/get` of `prompt` and of `resources/read` of `uri`.
+async fn prompt_and_read_meta(agent: &Agent, prompt: &str, uri: &str) -> anyhow::Result<(Value, Value)> {
+    let mut params = GetPromptRequestParams::new(prompt);
+    params.arguments = json!({"name": "Ada"}).as_object().cloned();
+    let request = ClientRequest::GetPromptRequest(Request::new(params));
+    let ServerResult::GetPromptResult(got) = agent.service.peer().send_request(request).await? else {
+        anyhow::bail!("{prompt}: not a prompt");
+    };
+    let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(uri)));
+    let ServerResult::ReadResourceResult(read) = agent.service.peer().send_request(request).await? else {
+        anyhow::bail!("{uri}: not a resource");
+    };
+    Ok((serde_json::to_value(&got.meta)?, serde_json::to_value(&read.meta)?))
+}
+
 /// Whether `meta` holds every key of `want` with the same value.
 fn holds(meta: &Value, want: &Value) -> bool {
     want.as_object()
@@ -109,6 +124,10 @@ async fn request_result_and_notification_meta_pass_through_every_path_and_revisi
                 }
                 let result_meta = serde_json::to_value(&r.meta)?;
                 assert_eq!(result_meta, marked("result"), "{who}");
+                let (prompt, uri) = (tool.replace("show_meta", "greet"), "faulty://item/1");
+                let (prompt_meta, read_meta) = prompt_and_read_meta(&agent, &prompt, uri).await?;
+                assert_eq!(prompt_meta, marked("prompt"), "{who}: prompts/get");
+                assert_eq!(read_meta, marked("read"), "{who}: resources/read");
 
                 let h = agent.handler.clone();
                 wait_for(&format!("the progress `_meta` at the agent ({who})"), LIMIT, || {

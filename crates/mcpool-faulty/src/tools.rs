@@ -453,8 +453,8 @@ async fn progress(
 }
 
 /// A `_meta` that says where it came from (`com.example/from`), for a
-/// notification or a result of `show_meta`.
-fn marked<T: serde::de::DeserializeOwned + Default>(from: &str) -> T {
+/// notification or a result (`show_meta`, `touch`, a prompt, a read).
+pub(crate) fn marked<T: serde::de::DeserializeOwned + Default>(from: &str) -> T {
     serde_json::from_value(json!({"com.example/from": from, "com.example/nested": {"list": [1, "two"]}}))
         .unwrap_or_default()
 }
