@@ -216,13 +216,24 @@ async fn a_resource_update_keeps_its_meta() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn a_python_sdk_server_receives_the_agents_meta() -> anyhow::Result<()> {
-    // The official Python SDK's FastMCP over stdio, on a session revision:
-    // its `echo_meta` answers with the `_meta` it received, as JSON.
+    // The official Python SDK over stdio, 1.x (2025-11-25) and 2.x
+    // (2026-07-28): its `echo_meta` answers with the `_meta` it received,
+    // as JSON.
+    let script = repo_root().join("tests/py/meta_server.py");
     let pool = Mcpool::start_connected(json!({"mcpServers": {
-        "meta": {"command": python(), "args": [repo_root().join("tests/py/meta_server.py")]},
+        "meta": {"command": python(), "args": [&script]},
+        "meta2": {"command": python_mcp2(), "args": [&script]},
     }}))
     .await?;
-    for (path, tool) in [("/mcp", "meta__echo_meta"), ("/servers/meta/mcp", "echo_meta")] {
+    for (server, revision) in [("meta", "2025-11-25"), ("meta2", "2026-07-28")] {
+        assert_eq!(pool.server(server).await?["protocol"], revision, "{server}");
+    }
+    for (path, tool) in [
+        ("/mcp", "meta__echo_meta"),
+        ("/servers/meta/mcp", "echo_meta"),
+        ("/mcp", "meta2__echo_meta"),
+        ("/servers/meta2/mcp", "echo_meta"),
+    ] {
         for stateless in [false, true] {
             let who = format!("{path}, stateless agent: {stateless}");
             let agent = if stateless {
