@@ -30,8 +30,8 @@ pub struct AgentHandler {
     pub elicit_answer: Option<String>,
     /// The message of every elicitation asked.
     pub elicited: Arc<std::sync::Mutex<Vec<String>>>,
-    /// The `_meta` of every progress, log and resource-update notification,
-    /// as `{"method", "_meta"}`.
+    /// The `_meta` of every progress, log and resource-update notification
+    /// and sampling request, as `{"method", "_meta"}`.
     pub notification_metas: Arc<std::sync::Mutex<Vec<Value>>>,
 }
 
@@ -65,7 +65,7 @@ impl AgentHandler {
     pub fn resource_updates(&self) -> Vec<String> {
         self.resource_updates.lock().map(|r| r.clone()).unwrap_or_default()
     }
-    /// The `_meta` of every notification of `method` so far.
+    /// The `_meta` of every notification (or request) of `method` so far.
     pub fn notification_metas(&self, method: &str) -> Vec<Value> {
         self.notification_metas
             .lock()
@@ -166,8 +166,13 @@ impl ClientHandler for AgentHandler {
     async fn create_message(
         &self,
         params: rmcp::model::CreateMessageRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
+        context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::model::ErrorData> {
+        let meta = serde_json::to_value(&context.meta).unwrap_or_default();
+        note(
+            &self.notification_metas,
+            json!({"method": "sampling/createMessage", "_meta": meta}),
+        );
         let prompt = serde_json::to_string(&params.messages).unwrap_or_default();
         let answer = format!("sampled: {}", prompt.len());
         if let Ok(mut a) = self.sampling_answer.lock() {

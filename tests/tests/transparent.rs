@@ -154,6 +154,22 @@ async fn request_result_and_notification_meta_pass_through_every_path_and_revisi
 }
 
 #[tokio::test]
+async fn a_servers_request_to_the_agent_keeps_its_meta() -> anyhow::Result<()> {
+    let (pool, _web) = pool("transparent-sampling").await?;
+    // A session server's sampling request reaches a session agent as a
+    // request of the agent's session (`new` and `web` ask 2026-07-28 agents
+    // by `InputRequiredResult` instead, which is rule 16's).
+    for (path, tool) in routes("old", "sample") {
+        let agent = pool.agent(&path).await?;
+        let r = agent.call(&tool, json!({"prompt": "a haiku"})).await?;
+        assert_ne!(r.is_error, Some(true), "{path}: {}", text(&r));
+        let metas = agent.handler.notification_metas("sampling/createMessage");
+        assert!(metas.iter().any(|m| holds(m, &marked("sampling"))), "{path}: {metas:?}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_resource_update_keeps_its_meta() -> anyhow::Result<()> {
     let (pool, _web) = pool("transparent-updated").await?;
     let uri = "faulty://static/hello";

@@ -495,7 +495,8 @@ async fn burst(context: &RequestContext<RoleServer>, values: &[f64]) -> Result<C
 }
 
 async fn sample(context: &RequestContext<RoleServer>, prompt: String) -> Result<CallToolResult, McpError> {
-    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 256);
+    let mut params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 256);
+    params.meta = Some(marked("sampling"));
     Ok(match context.peer.create_message(params).await {
         Ok(result) => {
             let answer = result

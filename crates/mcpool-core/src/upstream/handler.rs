@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ClientResult, ErrorData as McpError, Implementation, NotificationMetaObject,
-    ProtocolVersion, ServerNotification, ServerRequest,
+    ClientCapabilities, ClientConfig, ClientResult, ErrorData as McpError, GetMeta, Implementation,
+    NotificationMetaObject, ProtocolVersion, ServerNotification, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, Service};
 use tokio::sync::mpsc;
@@ -78,9 +78,17 @@ pub fn notification_meta<R: rmcp::service::ServiceRole>(context: &NotificationCo
 impl Service<RoleClient> for UpstreamHandler {
     async fn handle_request(
         &self,
-        request: ServerRequest,
-        _context: RequestContext<RoleClient>,
+        mut request: ServerRequest,
+        context: RequestContext<RoleClient>,
     ) -> Result<ClientResult, McpError> {
+        // rmcp hands the request's `_meta` over apart from it: it goes on
+        // to the agent but for the progress token (the agent's request gets
+        // one of its own connection).
+        let mut meta = context.meta;
+        meta.remove("progressToken");
+        if !meta.is_empty() {
+            request.get_meta_mut().extend(meta);
+        }
         match request {
             ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
             // With no agent to ask, a server that lists roots sees none
