@@ -30,6 +30,9 @@ pub struct AgentHandler {
     pub elicit_answer: Option<String>,
     /// The message of every elicitation asked.
     pub elicited: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The `_meta` of every progress, log and resource-update notification
+    /// and sampling request, as `{"method", "_meta"}`.
+    pub notification_metas: Arc<std::sync::Mutex<Vec<Value>>>,
 }
 
 impl AgentHandler {
@@ -61,6 +64,27 @@ impl AgentHandler {
     }
     pub fn resource_updates(&self) -> Vec<String> {
         self.resource_updates.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+    /// The `_meta` of every notification (or request) of `method` so far.
+    pub fn notification_metas(&self, method: &str) -> Vec<Value> {
+        self.notification_metas
+            .lock()
+            .map(|m| {
+                m.iter()
+                    .filter(|n| n["method"] == method)
+                    .map(|n| n["_meta"].clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+    fn note_meta(&self, method: &str, context: &NotificationContext<RoleClient>) {
+        // rmcp leaves the meta in the extensions it hands over.
+        let meta = context
+            .extensions
+            .get::<rmcp::model::NotificationMetaObject>()
+            .unwrap_or(&context.meta);
+        let meta = serde_json::to_value(meta).unwrap_or_default();
+        note(&self.notification_metas, json!({"method": method, "_meta": meta}));
     }
 }
 
@@ -108,8 +132,9 @@ impl ClientHandler for AgentHandler {
     async fn on_progress(
         &self,
         params: rmcp::model::ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
+        self.note_meta("notifications/progress", &context);
         note(&self.progress, params.progress);
         note(
             &self.progress_tokens,
@@ -121,8 +146,9 @@ impl ClientHandler for AgentHandler {
     async fn on_logging_message(
         &self,
         params: rmcp::model::LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
+        self.note_meta("notifications/message", &context);
         note(&self.logs, serde_json::to_value(&params).unwrap_or_default());
     }
 
@@ -130,8 +156,9 @@ impl ClientHandler for AgentHandler {
     async fn on_resource_updated(
         &self,
         params: rmcp::model::ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
+        self.note_meta("notifications/resources/updated", &context);
         note(&self.resource_updates, params.uri);
     }
 
@@ -139,8 +166,13 @@ impl ClientHandler for AgentHandler {
     async fn create_message(
         &self,
         params: rmcp::model::CreateMessageRequestParams,
-        _context: rmcp::service::RequestContext<RoleClient>,
+        context: rmcp::service::RequestContext<RoleClient>,
     ) -> Result<rmcp::model::CreateMessageResult, rmcp::model::ErrorData> {
+        let meta = serde_json::to_value(&context.meta).unwrap_or_default();
+        note(
+            &self.notification_metas,
+            json!({"method": "sampling/createMessage", "_meta": meta}),
+        );
         let prompt = serde_json::to_string(&params.messages).unwrap_or_default();
         let answer = format!("sampled: {}", prompt.len());
         if let Ok(mut a) = self.sampling_answer.lock() {

@@ -229,7 +229,9 @@ impl ServerHandler for Faulty {
             .and_then(Value::as_str)
             .ok_or_else(|| McpError::invalid_params("greet needs a string `name`", None))?;
         let message = PromptMessage::new_text(Role::User, format!("Hello, {name}!"));
-        Ok(GetPromptResult::new(vec![message]).into())
+        let mut result = GetPromptResult::new(vec![message]);
+        result.meta = Some(tools::marked("prompt"));
+        Ok(result.into())
     }
 
     async fn list_resources(
@@ -266,7 +268,9 @@ impl ServerHandler for Faulty {
             }
         };
         let contents = ResourceContents::text(text, request.uri).with_mime_type("text/plain");
-        Ok(ReadResourceResult::new(vec![contents]).into())
+        let mut result = ReadResourceResult::new(vec![contents]);
+        result.meta = Some(tools::marked("read"));
+        Ok(result.into())
     }
 
     async fn subscribe(

@@ -148,6 +148,13 @@ fn original_tools() -> Vec<Tool> {
             no_arguments(),
         ),
         Tool::new(
+            "show_meta",
+            "Returns the request's `_meta` as received (structuredContent.meta); sends a log message and, with a \
+             progress token, a progress notification first; each of them and the result carry a `_meta` of \
+             their own (`com.example/from` names which)",
+            no_arguments(),
+        ),
+        Tool::new(
             "argv",
             "Returns this process's command-line arguments (after the program) as a JSON array",
             no_arguments(),
@@ -287,6 +294,7 @@ pub async fn call(
                 "nothing malformed over http"
             }))
         }
+        "show_meta" => Ok(show_meta(&context).await),
         "progress" => match parse::<Progress>(arguments) {
             Ok(Progress {
                 values: Some(values), ..
@@ -363,14 +371,17 @@ pub async fn call(
         },
         "touch" => match parse::<Uri>(arguments) {
             Ok(args) if stateless(&context) => {
-                let update = ResourceUpdatedNotification::new(ResourceUpdatedNotificationParam::new(args.uri));
+                let mut param = ResourceUpdatedNotificationParam::new(args.uri);
+                param.meta = Some(marked("updated"));
+                let update = ResourceUpdatedNotification::new(param);
                 let sent = shared
                     .announce(ServerNotification::ResourceUpdatedNotification(update))
                     .await;
                 Ok(text(if sent > 0 { "notified" } else { "not subscribed" }))
             }
             Ok(args) if is_subscribed(&args.uri) => {
-                let param = ResourceUpdatedNotificationParam::new(args.uri);
+                let mut param = ResourceUpdatedNotificationParam::new(args.uri);
+                param.meta = Some(marked("updated"));
                 Ok(match context.peer.notify_resource_updated(param).await {
                     Ok(()) => text("notified"),
                     Err(error) => failure(format!("resources/updated failed: {error}")),
@@ -441,6 +452,29 @@ async fn progress(
     Ok(text("done"))
 }
 
+/// A `_meta` that says where it came from (`com.example/from`), for a
+/// notification or a result (`show_meta`, `touch`, a prompt, a read).
+pub(crate) fn marked<T: serde::de::DeserializeOwned + Default>(from: &str) -> T {
+    serde_json::from_value(json!({"com.example/from": from, "com.example/nested": {"list": [1, "two"]}}))
+        .unwrap_or_default()
+}
+
+async fn show_meta(context: &RequestContext<RoleServer>) -> CallToolResult {
+    let received = Value::Object(context.meta.0 .0.clone());
+    let mut log = LoggingMessageNotificationParam::new(LoggingLevel::Info, json!("show_meta")).with_logger("faulty");
+    log.meta = Some(marked("log"));
+    let _ = context.peer.notify_logging_message(log).await;
+    if let Some(token) = context.meta.get_progress_token() {
+        let mut progress = ProgressNotificationParam::new(token, 1.0).with_message("show_meta");
+        progress.meta = Some(marked("progress"));
+        let _ = context.peer.notify_progress(progress).await;
+    }
+    let mut result = text(received.to_string());
+    result.structured_content = Some(json!({ "meta": received }));
+    result.meta = Some(marked("result"));
+    result
+}
+
 /// Sends every value as progress back to back, with no pause before the
 /// answer: the notifications reach the client in one burst with the result.
 async fn burst(context: &RequestContext<RoleServer>, values: &[f64]) -> Result<CallToolResult, McpError> {
@@ -461,7 +495,8 @@ async fn burst(context: &RequestContext<RoleServer>, values: &[f64]) -> Result<C
 }
 
 async fn sample(context: &RequestContext<RoleServer>, prompt: String) -> Result<CallToolResult, McpError> {
-    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 256);
+    let mut params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 256);
+    params.meta = Some(marked("sampling"));
     Ok(match context.peer.create_message(params).await {
         Ok(result) => {
             let answer = result

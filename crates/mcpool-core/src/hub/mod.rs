@@ -15,7 +15,7 @@ use std::time::Duration;
 use rmcp::model::GetExtensions;
 use rmcp::model::{
     ClientResult, ErrorData as McpError, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    ResourceUpdatedNotificationParam, ServerNotification, ServerRequest,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification, ServerRequest,
 };
 use rmcp::service::{OriginatingRequestId, Peer, RoleServer, SubscriptionSink};
 use tokio::sync::{mpsc, oneshot};
@@ -322,8 +322,13 @@ impl Hub {
                     Target::Session(peer) => {
                         let _ = peer.notify_resource_updated(p).await;
                     }
+                    // The whole notification, so that its `_meta` goes along.
                     Target::Listen(sink) => {
-                        let _ = sink.notify_resource_updated(p.uri).await;
+                        let _ = sink
+                            .send(ServerNotification::ResourceUpdatedNotification(
+                                ResourceUpdatedNotification::new(p),
+                            ))
+                            .await;
                     }
                 }
             });

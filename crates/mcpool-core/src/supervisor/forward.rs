@@ -34,6 +34,9 @@ impl Forwarder<'_> {
         mut request: ClientRequest,
         ctx: Option<(&RequestContext<RoleServer>, u64)>,
     ) -> Result<ServerResult, RequestError> {
+        if let Some((agent, _)) = ctx {
+            carry_agent_meta(&mut request, &agent.meta);
+        }
         let asker = ctx.map(|(c, _)| c).filter(|c| agent_takes_input_requests(Some(c)));
         if let Some(agent) = asker {
             // The next round of a call parked on a server's question.
@@ -404,6 +407,39 @@ const AGENT_LIFECYCLE_KEYS: [&str; 3] = [
     "io.modelcontextprotocol/clientCapabilities",
 ];
 
+/// The `_meta` keys of an agent's request that mcpool owns, so they are not
+/// carried upstream as the agent sent them: the progress token (rmcp gives
+/// each upstream request one of this connection's own, and progress comes
+/// back to the agent under its token), the revision, client and
+/// capabilities of a 2026-07-28 agent (mcpool is the server's client: a
+/// stateless server is told mcpool's, with the questions only the agent can
+/// answer as the agent declared them) and its log level (set on the request
+/// for a stateless server, by `logging/setLevel` for a session one).
+/// Every other key goes on unchanged (behaviour.md §4).
+pub(crate) const OWNED_REQUEST_KEYS: [&str; 5] = [
+    "progressToken",
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientInfo",
+    "io.modelcontextprotocol/clientCapabilities",
+    "io.modelcontextprotocol/logLevel",
+];
+
+/// The agent's request `_meta` (rmcp hands it over apart from the params,
+/// in the request's context) on the request mcpool sends upstream: every
+/// key mcpool does not own, unless mcpool set that key itself (its trace
+/// context, when tracing is on).
+fn carry_agent_meta(request: &mut ClientRequest, agent: &RequestMetaObject) {
+    if agent.is_empty() {
+        return;
+    }
+    let meta = request.get_meta_mut();
+    for (key, value) in agent.iter() {
+        if !OWNED_REQUEST_KEYS.contains(&key.as_str()) && !meta.contains_key(key) {
+            meta.insert(key.clone(), value.clone());
+        }
+    }
+}
+
 fn strip_agent_lifecycle(request: &mut ClientRequest) {
     fn strip(meta: &mut Option<RequestMetaObject>) {
         if let Some(meta) = meta {
@@ -493,5 +529,29 @@ mod tests {
         let mut keys: Vec<&String> = r.params.meta().map(|m| m.keys().collect()).unwrap_or_default();
         keys.sort();
         assert_eq!(keys, ["progressToken", "traceparent"]);
+    }
+
+    #[test]
+    fn the_agents_own_keys_go_upstream_and_mcpools_stay() {
+        let mut agent = RequestMetaObject::with_client_context(
+            ProtocolVersion::V_2026_07_28,
+            rmcp::model::Implementation::new("agent", "1"),
+            Default::default(),
+        );
+        agent.insert("progressToken".into(), serde_json::json!(7));
+        agent.insert("io.modelcontextprotocol/logLevel".into(), serde_json::json!("debug"));
+        agent.insert("com.example/probe".into(), serde_json::json!({"n": [1, 2]}));
+        agent.insert("traceparent".into(), serde_json::json!("00-agent"));
+        let mut request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("echo")));
+        // mcpool's own trace context, when tracing is on, is kept.
+        request
+            .get_meta_mut()
+            .insert("traceparent".into(), serde_json::json!("00-mcpool"));
+        carry_agent_meta(&mut request, &agent);
+        let wire = serde_json::to_value(&request).unwrap();
+        assert_eq!(
+            wire["params"]["_meta"],
+            serde_json::json!({"com.example/probe": {"n": [1, 2]}, "traceparent": "00-mcpool"})
+        );
     }
 }

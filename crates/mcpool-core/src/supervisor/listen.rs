@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::model::{ServerNotification, ServerResult, SubscriptionFilter};
+use rmcp::model::{NotificationMetaObject, ServerNotification, ServerResult, SubscriptionFilter};
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{mpsc, watch};
 
@@ -24,21 +24,31 @@ const REOPEN_AFTER: Duration = Duration::from_millis(500);
 
 /// One stateless connection's `subscriptions/listen` stream: the agents'
 /// resource subscriptions as it has them, and the task that keeps it open.
+/// Each set of URIs wanted is numbered, so that an acknowledgment is known
+/// to be of that set or a later one, not of a stream opened before it.
 #[derive(Default)]
 pub struct Listen {
-    /// The URIs the stream should carry updates for.
-    wanted: watch::Sender<BTreeSet<String>>,
-    /// The URIs of the stream the server acknowledged last.
-    acked: watch::Sender<BTreeSet<String>>,
+    /// The URIs the stream should carry updates for, numbered.
+    wanted: watch::Sender<(u64, BTreeSet<String>)>,
+    /// The number and URIs of the stream the server acknowledged last.
+    acked: watch::Sender<(u64, BTreeSet<String>)>,
 }
 
 impl Listen {
-    /// Opens the stream with `uris` and waits (bounded) for the server to
-    /// acknowledge it; `uri` is the one that must be in it, if any.
+    /// Reopens the stream with `uris`; with a `uri` that must be in it,
+    /// waits (bounded) until the server acknowledged a stream of this set or
+    /// a later one that has it.
     async fn want(&self, uris: BTreeSet<String>, uri: Option<&str>) {
-        self.wanted.send_replace(uris);
+        let mut number = 0;
+        self.wanted.send_modify(|(n, wanted)| {
+            *n += 1;
+            number = *n;
+            *wanted = uris;
+        });
+        let Some(uri) = uri else { return };
         let mut acked = self.acked.subscribe();
-        let _ = tokio::time::timeout(ACK_WAIT, acked.wait_for(|a| uri.is_none_or(|u| a.contains(u)))).await;
+        let acknowledged = acked.wait_for(|(n, a)| *n >= number && a.contains(uri));
+        let _ = tokio::time::timeout(ACK_WAIT, acknowledged).await;
     }
 
     /// For a stateless connection: the stream's control, and its task, which
@@ -54,7 +64,7 @@ impl Listen {
             return None;
         }
         let listen = Arc::new(Listen::default());
-        listen.wanted.send_replace(sup.hub.subscribed_uris(&sup.name));
+        listen.wanted.send_replace((0, sup.hub.subscribed_uris(&sup.name)));
         let this = Arc::downgrade(sup);
         let peer = peer.clone();
         let control = listen.clone();
@@ -62,12 +72,12 @@ impl Listen {
             let mut wanted = control.wanted.subscribe();
             let mut failures = 0u32;
             loop {
-                let uris = wanted.borrow_and_update().clone();
+                let (number, uris) = wanted.borrow_and_update().clone();
                 let Some(filter) = filter(&peer, &uris) else { return };
                 match peer.listen(filter).await {
                     Ok(mut sub) => {
                         failures = 0;
-                        control.acked.send_replace(uris);
+                        control.acked.send_replace((number, uris));
                         loop {
                             tokio::select! {
                                 n = sub.next() => match n {
@@ -155,7 +165,10 @@ fn announced(hub: &Hub, server: &str, notification: ServerNotification, signals:
         ServerNotification::PromptListChangedNotification(_) => Signal::PromptsChanged,
         ServerNotification::ResourceListChangedNotification(_) => Signal::ResourcesChanged,
         ServerNotification::ResourceUpdatedNotification(n) => {
-            hub.route_resource_updated(server, n.params);
+            let meta = n.extensions.get::<NotificationMetaObject>().cloned();
+            let mut params = n.params;
+            params.meta = params.meta.or(meta).and_then(crate::upstream::handler::passed_meta);
+            hub.route_resource_updated(server, params);
             return;
         }
         _ => return,

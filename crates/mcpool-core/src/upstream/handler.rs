@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ClientResult, ErrorData as McpError, Implementation, ProtocolVersion,
-    ServerNotification, ServerRequest,
+    ClientCapabilities, ClientConfig, ClientResult, ErrorData as McpError, GetMeta, Implementation,
+    NotificationMetaObject, ProtocolVersion, ServerNotification, ServerRequest,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient, Service};
 use tokio::sync::mpsc;
@@ -48,12 +48,47 @@ pub fn client_config() -> ClientConfig {
         .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
 }
 
+/// The notification `_meta` keys that belong to the connection between
+/// mcpool and the server, not to the notification: the subscription id of a
+/// stateless server's `subscriptions/listen` stream (an agent's own stream
+/// gets its own id from rmcp).
+pub const OWNED_NOTIFICATION_KEYS: [&str; 1] = ["io.modelcontextprotocol/subscriptionId"];
+
+/// A server's notification `_meta` as it goes on to agents: unchanged but
+/// for [`OWNED_NOTIFICATION_KEYS`] (rmcp hands it over apart from the
+/// params, in the notification's context).
+pub fn passed_meta(mut meta: NotificationMetaObject) -> Option<NotificationMetaObject> {
+    for key in OWNED_NOTIFICATION_KEYS {
+        meta.remove(key);
+    }
+    (!meta.is_empty()).then_some(meta)
+}
+
+/// A notification's `_meta` as rmcp hands it over: in the context's
+/// extensions (rmcp moves the extensions out before it reads the meta from
+/// them, so `context.meta` stays empty), else in `context.meta`.
+pub fn notification_meta<R: rmcp::service::ServiceRole>(context: &NotificationContext<R>) -> NotificationMetaObject {
+    let mut meta = context.meta.clone();
+    if let Some(moved) = context.extensions.get::<NotificationMetaObject>() {
+        meta.extend(moved.clone());
+    }
+    meta
+}
+
 impl Service<RoleClient> for UpstreamHandler {
     async fn handle_request(
         &self,
-        request: ServerRequest,
-        _context: RequestContext<RoleClient>,
+        mut request: ServerRequest,
+        context: RequestContext<RoleClient>,
     ) -> Result<ClientResult, McpError> {
+        // rmcp hands the request's `_meta` over apart from it: it goes on
+        // to the agent but for the progress token (the agent's request gets
+        // one of its own connection).
+        let mut meta = context.meta;
+        meta.remove("progressToken");
+        if !meta.is_empty() {
+            request.get_meta_mut().extend(meta);
+        }
         match request {
             ServerRequest::PingRequest(_) => Ok(ClientResult::empty(())),
             // With no agent to ask, a server that lists roots sees none
@@ -70,6 +105,7 @@ impl Service<RoleClient> for UpstreamHandler {
         notification: ServerNotification,
         context: NotificationContext<RoleClient>,
     ) -> Result<(), McpError> {
+        let meta = passed_meta(notification_meta(&context));
         match notification {
             ServerNotification::ProgressNotification(n) => {
                 let token = n.params.progress_token.clone();
@@ -80,16 +116,21 @@ impl Service<RoleClient> for UpstreamHandler {
                     self.ledger.wait_turn(&token, *turn, TURN_WAIT).await;
                 }
                 let mut params = n.params;
+                params.meta = meta;
                 params.progress_token = self.ledger.hub_token(&token);
                 self.hub.route_progress(&self.server, params).await;
                 self.ledger.handled(&token);
             }
             ServerNotification::LoggingMessageNotification(n) => {
-                self.hub.route_log(&self.server, true, n.params.clone());
-                self.hub.route_log_to_calls(&self.server, n.params).await;
+                let mut params = n.params;
+                params.meta = meta;
+                self.hub.route_log(&self.server, true, params.clone());
+                self.hub.route_log_to_calls(&self.server, params).await;
             }
             ServerNotification::ResourceUpdatedNotification(n) => {
-                self.hub.route_resource_updated(&self.server, n.params)
+                let mut params = n.params;
+                params.meta = meta;
+                self.hub.route_resource_updated(&self.server, params)
             }
             ServerNotification::ToolListChangedNotification(_) => {
                 let _ = self.signals.send(Signal::ToolsChanged);

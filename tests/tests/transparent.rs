@@ -1,0 +1,274 @@
+//! behaviour.md §4 (the pool is transparent), for `_meta`: the keys of
+//! an agent's request `_meta` that mcpool does not own reach the server
+//! unchanged, and the `_meta` of the server's results and notifications
+//! reaches the agent unchanged. Through `/mcp`, `/profiles/NAME/mcp` and
+//! `/servers/NAME/mcp`, for agents on a session revision and on
+//! 2026-07-28, to our fault server on 2025-11-25 (stdio), on 2026-07-28
+//! only (stdio) and on both over HTTP (the pool speaks 2026-07-28 with it,
+//! and a session agent's requests may take the session connection).
+
+use std::time::Duration;
+
+use mcpool_tests::*;
+use rmcp::model::{
+    CallToolRequestParams, ClientRequest, GetMeta, GetPromptRequestParams, NotificationMetaObject,
+    ReadResourceRequestParams, Request, ServerNotification, ServerResult, SubscriptionFilter,
+};
+use serde_json::{json, Value};
+
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// The agent's own keys: a vendor's key, and one of a reverse-DNS name
+/// under the MCP prefix that mcpool does not use.
+fn probe() -> Value {
+    json!({
+        "com.example/probe": {"n": [1, "two", null], "deep": {"ok": true}},
+        "io.modelcontextprotocol.example/other": 5,
+    })
+}
+
+/// What `show_meta` puts on what it sends back, `from` naming which.
+fn marked(from: &str) -> Value {
+    json!({"com.example/from": from, "com.example/nested": {"list": [1, "two"]}})
+}
+
+/// `old`: the fault server on 2025-11-25; `new`: on 2026-07-28 only; `web`:
+/// over HTTP on both. Profile `p` holds all three.
+async fn pool(tag: &str) -> anyhow::Result<(Mcpool, tokio::process::Child)> {
+    let dir = TempDir::new(tag);
+    let (web, url) = faulty_http(&dir.path().join("web.log"), &["--max-protocol-version", "2026-07-28"]).await?;
+    let config = json!({
+        "mcpServers": {
+            "old": faulty_stdio(&dir.path().join("old.log"), &[]),
+            "new": faulty_stdio(&dir.path().join("new.log"), &STATELESS_ONLY),
+            "web": {"url": url},
+        },
+        "profiles": {"p": {"servers": ["old", "new", "web"]}},
+    });
+    let pool = Mcpool::start_connected_in(dir, config).await?;
+    for (server, revision) in [("old", "2025-11-25"), ("new", "2026-07-28"), ("web", "2026-07-28")] {
+        assert_eq!(pool.server(server).await?["protocol"], revision, "{server}");
+    }
+    Ok((pool, web))
+}
+
+/// Every (path, tool name) by which `server`'s `tool` is reached.
+fn routes(server: &str, tool: &str) -> [(String, String); 3] {
+    [
+        ("/mcp".to_string(), format!("{server}__{tool}")),
+        ("/profiles/p/mcp".to_string(), format!("{server}__{tool}")),
+        (format!("/servers/{server}/mcp"), tool.to_string()),
+    ]
+}
+
+/// `tools/call` of `tool` with the probe keys in the request's `_meta`.
+async fn call_with_probe(agent: &Agent, tool: &str) -> anyhow::Result<rmcp::model::CallToolResult> {
+    let mut request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new(tool.to_string())));
+    if let Value::Object(keys) = probe() {
+        request.get_meta_mut().extend(keys.into());
+    }
+    match agent.service.peer().send_request(request).await? {
+        ServerResult::CallToolResult(r) => Ok(r),
+        other => anyhow::bail!("not a tool result: {other:?}"),
+    }
+}
+
+/// The `_meta` of `prompts/get` of `prompt` and of `resources/read` of `uri`.
+async fn prompt_and_read_meta(agent: &Agent, prompt: &str, uri: &str) -> anyhow::Result<(Value, Value)> {
+    let mut params = GetPromptRequestParams::new(prompt);
+    params.arguments = json!({"name": "Ada"}).as_object().cloned();
+    let request = ClientRequest::GetPromptRequest(Request::new(params));
+    let ServerResult::GetPromptResult(got) = agent.service.peer().send_request(request).await? else {
+        anyhow::bail!("{prompt}: not a prompt");
+    };
+    let request = ClientRequest::ReadResourceRequest(Request::new(ReadResourceRequestParams::new(uri)));
+    let ServerResult::ReadResourceResult(read) = agent.service.peer().send_request(request).await? else {
+        anyhow::bail!("{uri}: not a resource");
+    };
+    Ok((serde_json::to_value(&got.meta)?, serde_json::to_value(&read.meta)?))
+}
+
+/// Whether `meta` holds every key of `want` with the same value.
+fn holds(meta: &Value, want: &Value) -> bool {
+    want.as_object()
+        .is_some_and(|w| w.iter().all(|(k, v)| meta.get(k) == Some(v)))
+}
+
+#[tokio::test]
+async fn request_result_and_notification_meta_pass_through_every_path_and_revision() -> anyhow::Result<()> {
+    let (pool, _web) = pool("transparent-meta").await?;
+    for server in ["old", "new", "web"] {
+        for (path, tool) in routes(server, "show_meta") {
+            for stateless in [false, true] {
+                let who = format!("{server} via {path}, stateless agent: {stateless}");
+                let agent = if stateless {
+                    pool.stateless_agent(&path).await?
+                } else {
+                    pool.agent(&path).await?
+                };
+                let r = call_with_probe(&agent, &tool).await?;
+                assert_ne!(r.is_error, Some(true), "{who}: {r:?}");
+                let received = r.structured_content.as_ref().map(|s| s["meta"].clone());
+                let received = received.unwrap_or_default();
+                assert!(holds(&received, &probe()), "{who}: the server received {received}");
+                // mcpool's own keys are its own: the progress token is one of
+                // the upstream connection's, a session server hears no
+                // 2026-07-28 revision.
+                let token = &received["progressToken"];
+                assert!(!token.is_null(), "{who}: {received}");
+                if server == "old" {
+                    assert!(
+                        received.get("io.modelcontextprotocol/protocolVersion").is_none(),
+                        "{who}: {received}"
+                    );
+                }
+                let result_meta = serde_json::to_value(&r.meta)?;
+                assert_eq!(result_meta, marked("result"), "{who}");
+                let (prompt, uri) = (tool.replace("show_meta", "greet"), "faulty://item/1");
+                let (prompt_meta, read_meta) = prompt_and_read_meta(&agent, &prompt, uri).await?;
+                assert_eq!(prompt_meta, marked("prompt"), "{who}: prompts/get");
+                assert_eq!(read_meta, marked("read"), "{who}: resources/read");
+
+                let h = agent.handler.clone();
+                wait_for(&format!("the progress `_meta` at the agent ({who})"), LIMIT, || {
+                    h.notification_metas("notifications/progress")
+                        .iter()
+                        .any(|m| holds(m, &marked("progress")))
+                })
+                .await?;
+                if !stateless && !path.starts_with("/profiles/") {
+                    // A session agent on `/mcp` or the server's own path
+                    // hears the server's logs; a 2026-07-28 agent only at
+                    // a level it asks for, a profile's agent not yet.
+                    wait_for(&format!("the log `_meta` at the agent ({who})"), LIMIT, || {
+                        h.notification_metas("notifications/message")
+                            .iter()
+                            .any(|m| holds(m, &marked("log")))
+                    })
+                    .await?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_servers_request_to_the_agent_keeps_its_meta() -> anyhow::Result<()> {
+    let (pool, _web) = pool("transparent-sampling").await?;
+    // A session server's sampling request reaches a session agent as a
+    // request of the agent's session (`new` and `web` ask 2026-07-28 agents
+    // by `InputRequiredResult` instead, which is rule 16's).
+    for (path, tool) in routes("old", "sample") {
+        let agent = pool.agent(&path).await?;
+        let r = agent.call(&tool, json!({"prompt": "a haiku"})).await?;
+        assert_ne!(r.is_error, Some(true), "{path}: {}", text(&r));
+        let metas = agent.handler.notification_metas("sampling/createMessage");
+        assert!(metas.iter().any(|m| holds(m, &marked("sampling"))), "{path}: {metas:?}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_resource_update_keeps_its_meta() -> anyhow::Result<()> {
+    let (pool, _web) = pool("transparent-updated").await?;
+    let uri = "faulty://static/hello";
+    // Every server has the URI: each server's own endpoint reaches it.
+    // `old` sends the update as a notification of its session, `new` on
+    // the `subscriptions/listen` stream mcpool keeps with it.
+    for server in ["old", "new"] {
+        let path = format!("/servers/{server}/mcp");
+        let subscriber = pool.agent(&path).await?;
+        subscriber.subscribe(uri).await?;
+        let r = subscriber.call("touch", json!({"uri": uri})).await?;
+        assert_eq!(text(&r), "notified", "{server}");
+        subscriber.first_resource_update(LIMIT).await?;
+        let metas = subscriber.handler.notification_metas("notifications/resources/updated");
+        assert!(
+            metas.iter().any(|m| holds(m, &marked("updated"))),
+            "{server}: {metas:?}"
+        );
+        subscriber.unsubscribe(uri).await?;
+
+        // A 2026-07-28 agent hears it on its `subscriptions/listen` stream,
+        // under the stream's own subscription id.
+        let listener = pool.stateless_agent(&path).await?;
+        let mut filter = SubscriptionFilter::default();
+        filter.resource_subscriptions = Some(vec![uri.to_string()]);
+        let mut stream = listener.service.peer().listen(filter).await?;
+        let stream_id = serde_json::to_value(stream.id())?;
+        // mcpool subscribes the stream's URI at the server once rmcp has
+        // acknowledged the stream, so the first touch may come too early
+        // (issue 41 item 6).
+        let mut said = String::new();
+        for _ in 0..50 {
+            said = text(&listener.call("touch", json!({"uri": uri})).await?);
+            if said == "notified" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(said, "notified", "{server}: the stream's URI was subscribed");
+        let update = loop {
+            match tokio::time::timeout(LIMIT, stream.next()).await?? {
+                Some(ServerNotification::ResourceUpdatedNotification(n)) => break n,
+                Some(ServerNotification::ToolListChangedNotification(_)) => continue,
+                other => anyhow::bail!("{server}: not a resource update: {other:?}"),
+            }
+        };
+        assert_eq!(update.params.uri, uri);
+        let meta = update
+            .extensions
+            .get::<NotificationMetaObject>()
+            .cloned()
+            .unwrap_or_default();
+        let meta = serde_json::to_value(meta)?;
+        assert!(holds(&meta, &marked("updated")), "{server}: {meta}");
+        assert_eq!(meta["io.modelcontextprotocol/subscriptionId"], stream_id, "{server}");
+        stream.cancel().await?;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_python_sdk_server_receives_the_agents_meta() -> anyhow::Result<()> {
+    // The official Python SDK over stdio, 1.x (2025-11-25) and 2.x
+    // (2026-07-28): its `echo_meta` answers with the `_meta` it received,
+    // as JSON.
+    let script = repo_root().join("tests/py/meta_server.py");
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
+        "meta": {"command": python(), "args": [&script]},
+        "meta2": {"command": python_mcp2(), "args": [&script]},
+    }}))
+    .await?;
+    for (server, revision) in [("meta", "2025-11-25"), ("meta2", "2026-07-28")] {
+        assert_eq!(pool.server(server).await?["protocol"], revision, "{server}");
+    }
+    for (path, tool) in [
+        ("/mcp", "meta__echo_meta"),
+        ("/servers/meta/mcp", "echo_meta"),
+        ("/mcp", "meta2__echo_meta"),
+        ("/servers/meta2/mcp", "echo_meta"),
+    ] {
+        for stateless in [false, true] {
+            let who = format!("{path}, stateless agent: {stateless}");
+            let agent = if stateless {
+                pool.stateless_agent(path).await?
+            } else {
+                pool.agent(path).await?
+            };
+            let mut params = CallToolRequestParams::new(tool.to_string());
+            params = params.with_arguments(json!({"text": "x"}).as_object().cloned().unwrap_or_default());
+            let mut request = ClientRequest::CallToolRequest(Request::new(params));
+            if let Value::Object(keys) = probe() {
+                request.get_meta_mut().extend(keys.into());
+            }
+            let ServerResult::CallToolResult(r) = agent.service.peer().send_request(request).await? else {
+                anyhow::bail!("{who}: not a tool result");
+            };
+            let received: Value = serde_json::from_str(&text(&r))?;
+            assert!(holds(&received, &probe()), "{who}: the server received {received}");
+        }
+    }
+    Ok(())
+}
