@@ -299,9 +299,15 @@ impl Mcpool {
         if let Some(config) = config {
             write_config(dir.path(), &config)?;
         }
+        Self::launch_as(dir, extra_env, None).await
+    }
+
+    /// Starts `mcpool serve` in `dir` (its config already there) as the
+    /// test's own user or `run_as`.
+    async fn launch_as(dir: TempDir, extra_env: &[(&str, &str)], run_as: Option<u32>) -> anyhow::Result<Self> {
         let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
         let extra_env: Vec<(String, String)> = extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env, 0, None).await?;
+        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env, 0, run_as).await?;
         Ok(Mcpool {
             child,
             port,
@@ -309,7 +315,7 @@ impl Mcpool {
             stderr_log: dir.path().join("mcpool.stderr"),
             dir,
             extra_env,
-            run_as: None,
+            run_as,
         })
     }
 
@@ -321,18 +327,7 @@ impl Mcpool {
         write_config(dir.path(), &config)?;
         std::fs::copy(bin("mcpool"), dir.path().join("mcpool"))?;
         give_to(dir.path(), uid)?;
-        let token = format!("test-token-{}", NEXT.fetch_add(1, Ordering::Relaxed));
-        let extra_env: Vec<(String, String)> = extra_env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        let (child, port) = Self::spawn_serve(dir.path(), &token, &extra_env, 0, Some(uid)).await?;
-        Ok(Mcpool {
-            child,
-            port,
-            token,
-            stderr_log: dir.path().join("mcpool.stderr"),
-            dir,
-            extra_env,
-            run_as: Some(uid),
-        })
+        Self::launch_as(dir, extra_env, Some(uid)).await
     }
 
     /// Stops the instance and starts it again in the same dir, with the

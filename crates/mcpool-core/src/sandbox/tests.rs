@@ -444,18 +444,10 @@ async fn the_walls_hide_other_processes_sockets_and_privileges() {
         mode: Mode::Strict,
         ..Sandbox::default()
     };
-    let mut read: Vec<PathBuf> = super::policy::SYSTEM_READ.iter().map(PathBuf::from).collect();
-    read.extend(["/etc", "/run"].map(PathBuf::from));
-    read.push(dir.join("probe.py"));
     let plan = Plan {
-        read,
-        write: vec![PathBuf::from("/dev/null"), dir.join("own")],
-        network: false,
-        env: Vec::new(),
-        clear_env: true,
         sockets: vec![granted.clone()],
-        caches: Vec::new(),
         tmp: dir.join("own/tmp"),
+        ..probe_plan(&dir, false)
     };
     let script = format!(
         r#"
@@ -529,18 +521,7 @@ print("caps", [l.split()[1] for l in open("/proc/self/status") if l.startswith("
         secret = dir.join("secret.txt").display(),
     );
     std::fs::write(dir.join("probe.py"), script).expect("script");
-    let mut read: Vec<PathBuf> = super::policy::SYSTEM_READ.iter().map(PathBuf::from).collect();
-    read.extend(["/etc".into(), dir.join("probe.py")]);
-    let plan = Plan {
-        read,
-        write: vec![PathBuf::from("/dev/null"), dir.join("own")],
-        network: true,
-        env: Vec::new(),
-        clear_env: false,
-        sockets: Vec::new(),
-        caches: Vec::new(),
-        tmp: dir.join("own"),
-    };
+    let plan = probe_plan(&dir, true);
     let confinement = Confinement::prepare_without_namespaces(&plan).expect("prepared");
     let (ok, said) = run_with(confinement, "python3", &[dir.join("probe.py")]).await;
     assert!(ok, "it starts: {said}");
@@ -551,6 +532,24 @@ print("caps", [l.split()[1] for l in open("/proc/self/status") if l.startswith("
     );
     assert!(said.contains("caps 0000000000000000"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A plan for `dir/probe.py`: the system, `/etc`, `/run` and the script
+/// read; `/dev/null` and `dir/own` (also its temp folder) written.
+#[cfg(target_os = "linux")]
+fn probe_plan(dir: &Path, network: bool) -> Plan {
+    let mut read: Vec<PathBuf> = super::policy::SYSTEM_READ.iter().map(PathBuf::from).collect();
+    read.extend([PathBuf::from("/etc"), PathBuf::from("/run"), dir.join("probe.py")]);
+    Plan {
+        read,
+        write: vec![PathBuf::from("/dev/null"), dir.join("own")],
+        network,
+        env: Vec::new(),
+        clear_env: !network,
+        sockets: Vec::new(),
+        caches: Vec::new(),
+        tmp: dir.join("own"),
+    }
 }
 
 /// Runs `program` with `args` under `plan`; (exit ok, stdout and stderr).
