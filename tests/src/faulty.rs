@@ -51,6 +51,25 @@ pub fn spawned_pids(log: &Path) -> Vec<i32> {
         .collect()
 }
 
+/// The pids, as this test sees them, of the live processes whose command
+/// line names `arg` (a fault server's spawn log, say). A sandboxed server
+/// logs the pid it has inside its own PID namespace; this is its pid here.
+pub fn live_pids_naming(arg: &Path) -> Vec<i32> {
+    let needle = arg.as_os_str().as_encoded_bytes();
+    let mut pids: Vec<i32> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            cmdline.split(|b| *b == 0).any(|word| word == needle).then_some(pid)
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
 /// Starts the fault-injecting server over HTTP; returns it and its MCP URL.
 pub async fn faulty_http(log: &Path, extra: &[&str]) -> anyhow::Result<(Child, String)> {
     let mut cmd = Command::new(bin("mcpool-faulty"));

@@ -33,7 +33,9 @@ pub mod stateless;
 pub use stateless::STATELESS_ONLY;
 
 pub use agent::*;
-pub use faulty::{control, count_lines, faulty_after, faulty_http, faulty_stdio, spawned_pids, stats};
+pub use faulty::{
+    control, count_lines, faulty_after, faulty_http, faulty_stdio, live_pids_naming, spawned_pids, stats,
+};
 pub use http::{get_json_with, get_unfollowed, initialize_request};
 pub use output::{assert_failed_saying, assert_said, stderr, stdout};
 pub use process::{announced, first_line, listening_port, python_sse_server, spawn_quiet};

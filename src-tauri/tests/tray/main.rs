@@ -27,7 +27,7 @@ mod support;
 mod x11;
 
 use desktop::{MenuNode, Note, Notifications, TrayMenu, Watcher};
-use mcpool_tests::{alive, announced, control, faulty_http, faulty_stdio, first_line, spawned_pids};
+use mcpool_tests::{alive, announced, control, faulty_http, faulty_stdio, first_line, live_pids_naming, spawned_pids};
 use support::*;
 
 pub const TOKEN: &str = "tray-test-token";
@@ -335,10 +335,13 @@ async fn second_launch(run: &mut Run<'_>) -> anyhow::Result<()> {
 }
 
 /// Clicks local's Reconnect as a panel would: a new process serves it and
-/// the old one is stopped. Gives both pids.
+/// the old one is stopped. Gives both pids (as this test sees them: the
+/// server logs the one it has in its sandbox's own PID namespace).
 async fn reconnect_local(run: &mut Run<'_>) -> anyhow::Result<Vec<i32>> {
     let before = spawned_pids(run.local_log);
     assert_eq!(before.len(), 1, "one local process so far: {before:?}");
+    let old = live_pids_naming(run.local_log);
+    assert_eq!(old.len(), 1, "one local process runs: {old:?}");
     let shown = run.menu.layout().await?;
     let reconnect = shown
         .child("local: ")
@@ -352,6 +355,12 @@ async fn reconnect_local(run: &mut Run<'_>) -> anyhow::Result<Vec<i32>> {
     .await?;
     assert_eq!(after.len(), 2, "clicking Reconnect started one new process: {after:?}");
     run.api.wait_status(&[LOCAL], "connected").await?;
+    let new = eventually("the new local process, as this test sees it", PATIENCE, || async {
+        let live = live_pids_naming(run.local_log);
+        Ok(live.into_iter().find(|p| !old.contains(p)))
+    })
+    .await?;
+    let after = vec![old[0], new];
     // The sandbox is the server's alone: it runs with no_new_privs (and
     // Landlock), the app that started it does not.
     let no_new_privs = |pid: u32| -> anyhow::Result<bool> {
@@ -520,7 +529,9 @@ async fn local_down(run: &mut Run<'_>, pids: Vec<i32>) -> anyhow::Result<()> {
 /// SIGTERM ends the app as Quit does: children stopped, exit code 0.
 async fn sigterm(run: &mut Run<'_>) -> anyhow::Result<()> {
     let pid = run.app.id().context("app pid")?;
-    let local_pid = *spawned_pids(run.local_log).last().context("local pid")?;
+    let live = live_pids_naming(run.local_log);
+    assert_eq!(live.len(), 1, "one local process runs: {live:?}");
+    let local_pid = live[0];
     assert!(alive(local_pid), "local runs before SIGTERM");
     let kill = std::process::Command::new("kill")
         .args(["-TERM", &pid.to_string()])
