@@ -17,6 +17,7 @@ use tokio::process::{Child, Command};
 
 pub mod agent;
 pub mod browser;
+pub mod dirs;
 pub mod events;
 pub mod faulty;
 pub mod http;
@@ -33,6 +34,7 @@ pub mod stateless;
 pub use stateless::STATELESS_ONLY;
 
 pub use agent::*;
+pub use dirs::{give_to, TempDir};
 pub use faulty::{
     control, count_lines, faulty_after, faulty_http, faulty_stdio, live_pids_naming, spawned_pids, stats,
 };
@@ -107,45 +109,13 @@ pub fn everything_js() -> PathBuf {
     node_modules().join("@modelcontextprotocol/server-everything/dist/index.js")
 }
 
-static NEXT: AtomicUsize = AtomicUsize::new(0);
+pub(crate) static NEXT: AtomicUsize = AtomicUsize::new(0);
 
 /// A keyring profile of the test's own, so tests sharing one Secret Service
 /// never see each other's entries.
 pub fn profile_for(dir: &Path) -> String {
     let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or("test");
     format!("test-{name}")
-}
-
-/// A fresh directory under the target dir, removed on drop.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(tag: &str) -> Self {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = bin_dir()
-            .join("test-tmp")
-            .join(format!("{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("temp dir");
-        TempDir(path)
-    }
-    /// A fresh dir and the path of the spawn log in it (`spawns.log`,
-    /// where the fault server notes each start).
-    pub fn with_spawn_log(tag: &str) -> (Self, PathBuf) {
-        let dir = Self::new(tag);
-        let log = dir.path().join("spawns.log");
-        (dir, log)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// `mcpool stdio` pointed at a loopback address nothing listens on (the
@@ -192,17 +162,6 @@ pub struct Mcpool {
     extra_env: Vec<(String, String)>,
     /// The user it runs as, when not the test's own ([`Mcpool::start_as`]).
     run_as: Option<u32>,
-}
-
-/// Makes `path` and everything under it the user `uid`'s.
-pub fn give_to(path: &Path, uid: u32) -> std::io::Result<()> {
-    std::os::unix::fs::chown(path, Some(uid), Some(uid))?;
-    if path.is_dir() && !path.is_symlink() {
-        for entry in std::fs::read_dir(path)? {
-            give_to(&entry?.path(), uid)?;
-        }
-    }
-    Ok(())
 }
 
 /// The environment `mcpool serve` gets in `dir`, which every `mcpool`

@@ -4,6 +4,7 @@
 //! Streamable HTTP. See `tools.rs` for the per-call faults and `http.rs` for
 //! the HTTP faults switched at runtime.
 
+mod asks;
 mod http;
 mod oauth;
 mod schemas;

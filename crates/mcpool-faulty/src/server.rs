@@ -157,7 +157,7 @@ impl ServerHandler for Faulty {
         };
         if name == "elicit" {
             if let Some(response) =
-                tools::elicit_by_input_required(&request, &context, self.shared.ignore_client_capabilities)
+                crate::asks::elicit_by_input_required(&request, &context, self.shared.ignore_client_capabilities)
             {
                 return response;
             }
