@@ -67,9 +67,32 @@ impl Mcpool {
         &self,
         path: &str,
         method: &str,
-        mut params: Value,
+        params: Value,
         extra_meta: Value,
     ) -> anyhow::Result<StatelessReply> {
+        let response = self.stateless_open(path, method, params, extra_meta).await?;
+        let status = response.status().as_u16();
+        let body = response.text().await?;
+        let mut messages: Vec<Value> = body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .collect();
+        if messages.is_empty() {
+            messages.extend(serde_json::from_str::<Value>(&body).ok());
+        }
+        Ok(StatelessReply { status, messages, body })
+    }
+
+    /// [`Self::stateless_request`]'s request, given back once the reply's
+    /// headers came (its body unread: dropping it closes the request).
+    pub async fn stateless_open(
+        &self,
+        path: &str,
+        method: &str,
+        mut params: Value,
+        extra_meta: Value,
+    ) -> anyhow::Result<reqwest::Response> {
         let mut meta = json!({
             "io.modelcontextprotocol/protocolVersion": REVISION,
             "io.modelcontextprotocol/clientInfo": {"name": "mcpool-tests-stateless", "version": "1"},
@@ -95,17 +118,6 @@ impl Mcpool {
         if let Some(name) = name {
             request = request.header("mcp-name", name);
         }
-        let response = request.json(&body).send().await?;
-        let status = response.status().as_u16();
-        let body = response.text().await?;
-        let mut messages: Vec<Value> = body
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .collect();
-        if messages.is_empty() {
-            messages.extend(serde_json::from_str::<Value>(&body).ok());
-        }
-        Ok(StatelessReply { status, messages, body })
+        Ok(request.json(&body).send().await?)
     }
 }

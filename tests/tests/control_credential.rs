@@ -163,12 +163,11 @@ fn assert_no_keyring_item_holds(value: &str) -> anyhow::Result<()> {
             collection.unlock()?;
         }
         for item in collection.get_all_items()? {
+            // Other tests in this binary set and delete items meanwhile: an
+            // item gone between the listing and the read holds nothing.
+            let Ok(secret) = item.get_secret() else { continue };
             seen += 1;
-            assert_ne!(
-                item.get_secret()?,
-                value.as_bytes(),
-                "a keyring item holds the control credential"
-            );
+            assert_ne!(secret, value.as_bytes(), "a keyring item holds the control credential");
         }
     }
     anyhow::ensure!(seen > 0, "the keyring holds no item at all (not even the token's)");

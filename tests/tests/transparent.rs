@@ -272,3 +272,44 @@ async fn a_python_sdk_server_receives_the_agents_meta() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// behaviour.md §4, cancelling: a 2026-07-28 agent that closes its request
+/// cancels the call at the server, on every revision mcpool speaks, whether
+/// or not the agent declared a capability a session server may ask it with
+/// (such a call takes the questions as rounds). The reply's headers come
+/// while the call still runs: the reply turns into a stream.
+#[tokio::test]
+async fn a_2026_07_28_agent_that_closes_its_request_cancels_the_call() -> anyhow::Result<()> {
+    let (pool, _web) = pool("transparent-cancel").await?;
+    for server in ["old", "new", "web"] {
+        let log = pool.dir.path().join(format!("{server}.log"));
+        for (path, tool) in routes(server, "hang") {
+            for capabilities in [json!({}), json!({"elicitation": {}, "sampling": {}})] {
+                let who = format!("{server} via {path}, capabilities {capabilities}");
+                let (calls, cancels) = (count_lines(&log, "call hang"), count_lines(&log, "cancelled hang"));
+                let meta = json!({"io.modelcontextprotocol/clientCapabilities": capabilities});
+                let open = pool.stateless_open(&path, "tools/call", json!({"name": tool}), meta);
+                // `hang` never answers: the headers alone come back.
+                let reply = tokio::time::timeout(LIMIT, open).await??;
+                assert_eq!(reply.status().as_u16(), 200, "{who}");
+                let kind = reply.headers().get("content-type").cloned();
+                assert!(
+                    kind.as_ref()
+                        .and_then(|k| k.to_str().ok())
+                        .is_some_and(|k| k.starts_with("text/event-stream")),
+                    "{who}: {kind:?}"
+                );
+                wait_for(&format!("the call at the server ({who})"), LIMIT, || {
+                    count_lines(&log, "call hang") > calls
+                })
+                .await?;
+                drop(reply);
+                wait_for(&format!("the cancellation at the server ({who})"), LIMIT, || {
+                    count_lines(&log, "cancelled hang") > cancels
+                })
+                .await?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -122,6 +122,7 @@ impl Forwarder<'_> {
                     Outgoing {
                         request: request.clone(),
                         told: told.clone(),
+                        stop: None,
                     },
                     guard.as_ref(),
                     ctx,
@@ -199,7 +200,7 @@ impl Forwarder<'_> {
         peer: &rmcp::service::Peer<rmcp::service::RoleClient>,
         generation: u64,
         ledger: &crate::upstream::ledger::ProgressLedger,
-        Outgoing { request, told }: Outgoing,
+        Outgoing { request, told, stop }: Outgoing,
         guard: Option<&crate::hub::CallGuard<'_>>,
         ctx: Option<(&RequestContext<RoleServer>, u64)>,
     ) -> Result<Result<ServerResult, ServiceError>, RequestError> {
@@ -216,7 +217,7 @@ impl Forwarder<'_> {
             g.route_progress(ledger.hub_token(&handle_token));
         }
         let id = handle.id.clone();
-        let cancelled = ctx.map(|(c, _)| c.ct.clone()).unwrap_or_default();
+        let cancelled = ctx.map(|(c, _)| c.ct.clone()).or(stop).unwrap_or_default();
         // The call's limit: time without an answer or a progress from the server.
         let quiet = async {
             match limit {
@@ -311,11 +312,13 @@ fn redacted_json<T: serde::Serialize + serde::de::DeserializeOwned>(value: T, se
     serde_json::from_str(&clean).ok()
 }
 
-/// One round's request, and what a 2026-07-28 server is told of the client
-/// behind it (see [`told_capabilities`]).
+/// One round's request, what a 2026-07-28 server is told of the client
+/// behind it (see [`told_capabilities`]), and what cancels it when no
+/// agent's request does (a parked call, whose agent comes and goes).
 pub(super) struct Outgoing {
     pub request: ClientRequest,
     pub told: Option<RequestMetaObject>,
+    pub stop: Option<tokio_util::sync::CancellationToken>,
 }
 
 /// What a 2026-07-28 server is told the client of this request can do:

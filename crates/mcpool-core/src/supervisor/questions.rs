@@ -6,6 +6,8 @@
 //! When the agent calls again with its answer and that state, the answer
 //! goes to the server and mcpool waits on: for the result, or the next
 //! question. A call nobody comes back for is dropped after [`PARK_LIMIT`].
+//! A call that ends early (the agent closed its request, or never came
+//! back) is cancelled at the server, as a session agent's would be.
 
 #![allow(deprecated)] // SEP-2577: sampling and roots are still in use.
 
@@ -20,7 +22,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, RequestContext, RoleClient, RoleServer};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-use tokio_util::task::AbortOnDropHandle;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::forward::{Forwarder, Outgoing};
 use super::{RequestError, Supervisor};
@@ -39,8 +41,8 @@ const STATE_PREFIX: &str = "mcpool-";
 pub(super) struct Asking {
     done: oneshot::Receiver<Result<ServerResult, RequestError>>,
     questions: mpsc::UnboundedReceiver<Question>,
-    /// Dropping the call stops it.
-    _task: AbortOnDropHandle<()>,
+    /// Dropping the call cancels it: the server gets `notifications/cancelled`.
+    _stop: DropGuard,
 }
 
 /// A call waiting for the agent's answer to `asked`.
@@ -113,10 +115,16 @@ impl ParkedCalls {
         let (done_tx, done) = oneshot::channel();
         let (questions_tx, questions) = mpsc::unbounded_channel();
         let sup = sup.clone();
-        let task = tokio::spawn(async move {
+        let stop = CancellationToken::new();
+        let cancel = stop.clone();
+        tokio::spawn(async move {
             let guard = sup.hub.begin_call(&sup.name, caller);
             guard.send_questions(questions_tx);
-            let sent = Outgoing { request, told: None };
+            let sent = Outgoing {
+                request,
+                told: None,
+                stop: Some(cancel),
+            };
             let forwarder = Forwarder { sup: &sup };
             let result = match forwarder
                 .round(&peer, generation, &ledger, sent, Some(&guard), None)
@@ -130,7 +138,7 @@ impl ParkedCalls {
         Asking {
             done,
             questions,
-            _task: AbortOnDropHandle::new(task),
+            _stop: stop.drop_guard(),
         }
     }
 

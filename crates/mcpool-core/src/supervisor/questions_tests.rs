@@ -7,7 +7,7 @@ fn idle_call() -> Asking {
     Asking {
         done: oneshot::channel().1,
         questions: mpsc::unbounded_channel().1,
-        _task: AbortOnDropHandle::new(tokio::spawn(async {})),
+        _stop: tokio_util::sync::CancellationToken::new().drop_guard(),
     }
 }
 

@@ -38,7 +38,7 @@ mod tasks;
 use calls::Calls;
 use forward::Forwarder;
 use info::Identity;
-use listen::Subscriptions;
+use listen::{EarlySubscriptions, Subscriptions};
 use lists::Listing;
 use meta::MetaTools;
 use routing::Routes;
@@ -75,11 +75,14 @@ pub struct AgentSession {
     found: Arc<std::sync::Mutex<crate::search::listing::FoundTools>>,
     /// What 2026-07-28 agents (no session) found, shared by every endpoint.
     stateless_found: Arc<super::found::FoundBook>,
+    /// Listen streams' resources subscribed before their acknowledgment.
+    early: Arc<EarlySubscriptions>,
 }
 
 impl AgentSession {
     pub fn new(pool: Pool, scope: Scope, stateless_found: Arc<super::found::FoundBook>) -> Self {
         AgentSession {
+            early: Arc::new(EarlySubscriptions::new(pool.hub().clone())),
             pool,
             scope,
             agent: Arc::new(OnceLock::new()),
@@ -135,6 +138,7 @@ impl AgentSession {
         Subscriptions {
             routes: self.routes(),
             forwarder: self.forwarder(),
+            early: &self.early,
         }
     }
 
@@ -314,6 +318,9 @@ impl ServerHandler for AgentSession {
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // Called before rmcp acknowledges the stream: its resources are
+        // subscribed at their servers now (listen.rs).
+        self.subscriptions().subscribe_early(requested);
         Some(listen::accepted(requested))
     }
 
