@@ -15,6 +15,20 @@ export const STATUS_TEXT = {
 };
 
 /** One line per fact a user acts on: tools kept, next retry, network. */
+// The extensions a server offers, by the names people know them by.
+const EXTENSION_NAMES = {
+  'io.modelcontextprotocol/ui': 'MCP Apps',
+  'io.modelcontextprotocol/tasks': 'tasks',
+};
+
+function extensionsNote(extensions) {
+  if (!extensions || extensions.length === 0) return null;
+  const names = extensions.map((id) => EXTENSION_NAMES[id] || id);
+  return [' · ', h('span', {
+    class: 'card-extensions', 'data-role': 'extensions', title: `Extensions it offers: ${extensions.join(', ')}`,
+  }, names.join(', '))];
+}
+
 function facts(s, now) {
   const items = [];
   const count = (state) => s.tools.filter((t) => t.state === state).length;
@@ -225,7 +239,8 @@ export function card(s, view) {
     h('p', { class: 'meta' }, `${s.transport || 'server'}${s.protocol ? ` · MCP ${s.protocol}` : ''} · ${plural(s.tool_count ?? s.tools.length, 'tool')}`,
       s.tool_tokens === undefined ? null : [' · ', h('span', {
         class: 'card-tokens', 'data-role': 'tool-tokens', title: 'What its tools (on and approved) add to a full tool listing, estimated',
-      }, approx(s.tool_tokens))]),
+      }, approx(s.tool_tokens))],
+      extensionsNote(s.extensions)),
     facts(s, view.now),
     sandboxBlock(s, view),
     errorBlock(s, view),

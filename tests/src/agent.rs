@@ -30,6 +30,8 @@ pub struct AgentHandler {
     pub elicit_answer: Option<String>,
     /// The message of every elicitation asked.
     pub elicited: Arc<std::sync::Mutex<Vec<String>>>,
+    /// The extensions the agent declares (an object by id, e.g. MCP Apps').
+    pub extensions: Option<Value>,
     /// The `_meta` of every progress, log and resource-update notification
     /// and sampling request, as `{"method", "_meta"}`.
     pub notification_metas: Arc<std::sync::Mutex<Vec<Value>>>,
@@ -103,6 +105,7 @@ impl ClientHandler for AgentHandler {
         if self.elicit_answer.is_some() {
             caps.elicitation = Some(Default::default());
         }
+        caps.extensions = self.extensions.clone().and_then(|e| serde_json::from_value(e).ok());
         ClientConfig::new(caps, Implementation::new("mcpool-test-agent", "0"))
     }
 

@@ -313,3 +313,144 @@ async fn a_2026_07_28_agent_that_closes_its_request_cancels_the_call() -> anyhow
     }
     Ok(())
 }
+
+/// MCP Apps' extension.
+const UI: &str = "io.modelcontextprotocol/ui";
+
+/// What the fault server offers of it, and what an agent here declares.
+fn ui_settings() -> Value {
+    json!({"mimeTypes": ["text/html;profile=mcp-app"]})
+}
+
+async fn agent_declaring(pool: &Mcpool, path: &str, stateless: bool, ui: bool) -> anyhow::Result<Agent> {
+    let handler = AgentHandler {
+        extensions: ui.then(|| json!({ UI: ui_settings() })),
+        ..AgentHandler::default()
+    };
+    if stateless {
+        pool.stateless_agent_with(path, handler).await
+    } else {
+        pool.agent_with(path, handler).await
+    }
+}
+
+/// behaviour.md §4, MCP Apps: the UI extension the servers offer is
+/// advertised on `/mcp` and profiles (merged) and on a server's own path
+/// (its own), and an agent's own declaration of it reaches a server on
+/// 2026-07-28 with the call, while an agent that declares none is served
+/// as one without (the server sees no extension).
+#[tokio::test]
+async fn mcp_apps_the_ui_extension_is_advertised_and_the_agents_reaches_the_server() -> anyhow::Result<()> {
+    let (pool, _web) = pool("transparent-ui").await?;
+    for server in ["old", "new", "web"] {
+        let row = pool.server(server).await?;
+        let offered = row["extensions"].as_array().cloned().unwrap_or_default();
+        assert!(offered.contains(&json!(UI)), "{server}: {row}");
+    }
+    for path in ["/mcp", "/profiles/p/mcp", "/servers/old/mcp", "/servers/new/mcp"] {
+        for stateless in [false, true] {
+            let agent = agent_declaring(&pool, path, stateless, false).await?;
+            let info = agent
+                .service
+                .peer()
+                .peer_info()
+                .map(|i| serde_json::to_value(&i.capabilities));
+            let capabilities = info.transpose()?.unwrap_or_default();
+            assert_eq!(
+                capabilities["extensions"][UI],
+                ui_settings(),
+                "{path}, stateless agent: {stateless}: {capabilities}"
+            );
+        }
+    }
+    for server in ["new", "web"] {
+        for (path, tool) in routes(server, "show_client") {
+            for stateless in [false, true] {
+                if server == "web" && !stateless {
+                    // A session agent that answers questions reaches a remote
+                    // 2026-07-28 server over the session connection, whose
+                    // capabilities are mcpool's (behaviour.md §4, "not yet").
+                    continue;
+                }
+                for ui in [true, false] {
+                    let who = format!("{server} via {path}, stateless agent: {stateless}, declares UI: {ui}");
+                    let agent = agent_declaring(&pool, &path, stateless, ui).await?;
+                    let r = agent.call(&tool, json!({})).await?;
+                    let told = r.structured_content.as_ref().map(|s| s["extensions"].clone());
+                    let told = told.unwrap_or_default();
+                    if ui {
+                        assert_eq!(told[UI], ui_settings(), "{who}: {told}");
+                    } else {
+                        assert!(told.get(UI).is_none(), "{who}: {told}");
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// MCP Apps with a real app server: the official Python SDK v2's own
+/// `mcp.server.apps` (tests/py/apps_server.py, stdio, 2026-07-28). Its
+/// `clock` answers "app" only to a client that negotiated the extension:
+/// through `/mcp` and its own path an agent that declares MCP Apps gets
+/// "app", one that does not gets "text", at either agent revision; the
+/// tool's `_meta.ui` and its `ui://` resource come through unchanged.
+#[tokio::test]
+async fn mcp_apps_a_python_sdk_app_server_serves_each_agent_as_it_would_directly() -> anyhow::Result<()> {
+    let script = repo_root().join("tests/py/apps_server.py");
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
+        "apps": {"command": python_mcp2(), "args": [&script]},
+    }}))
+    .await?;
+    let row = pool.server("apps").await?;
+    assert_eq!(row["protocol"], "2026-07-28", "{row}");
+    assert_eq!(row["extensions"], json!([UI]), "{row}");
+    for (path, tool) in [("/mcp", "apps__clock"), ("/servers/apps/mcp", "clock")] {
+        for stateless in [false, true] {
+            for ui in [true, false] {
+                let who = format!("{path}, stateless agent: {stateless}, declares UI: {ui}");
+                let agent = agent_declaring(&pool, path, stateless, ui).await?;
+                let info = agent
+                    .service
+                    .peer()
+                    .peer_info()
+                    .map(|i| serde_json::to_value(&i.capabilities));
+                let capabilities = info.transpose()?.unwrap_or_default();
+                assert!(capabilities["extensions"].get(UI).is_some(), "{who}: {capabilities}");
+
+                let listed = agent.service.peer().list_all_tools().await?;
+                let clock = listed.iter().find(|t| t.name == tool);
+                let meta = clock
+                    .and_then(|t| t.meta.as_ref())
+                    .map(serde_json::to_value)
+                    .transpose()?;
+                assert_eq!(
+                    meta.unwrap_or_default()["ui"]["resourceUri"],
+                    "ui://clock/app.html",
+                    "{who}"
+                );
+
+                let r = agent.call(tool, json!({})).await?;
+                let answer = r.structured_content.as_ref().map(|s| s["result"].clone());
+                let expected = if ui { "app" } else { "text" };
+                assert_eq!(answer, Some(json!(expected)), "{who}: {r:?}");
+
+                let read = agent
+                    .service
+                    .peer()
+                    .read_resource(ReadResourceRequestParams::new("ui://clock/app.html"))
+                    .await?;
+                let read = serde_json::to_value(&read.contents)?;
+                assert_eq!(read[0]["mimeType"], "text/html;profile=mcp-app", "{who}: {read}");
+                assert!(
+                    read[0]["text"]
+                        .as_str()
+                        .is_some_and(|t| t.contains("<title>clock</title>")),
+                    "{who}"
+                );
+            }
+        }
+    }
+    Ok(())
+}

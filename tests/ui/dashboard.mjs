@@ -34,6 +34,9 @@ await withBrowser({ viewport: { width: 1100, height: 520 } }, async (page, probl
   check(await card.locator('.tool-state[data-state="live"]').count() > 0, 'live tools listed');
   const meta = await card.locator('p.meta').first().textContent();
   check(meta.startsWith('stdio · MCP 2025-11-25 · '), `the negotiated protocol next to the transport: ${meta}`);
+  const extensions = card.locator('[data-role="extensions"]');
+  check((await extensions.textContent()) === 'tasks, MCP Apps', `the extensions it offers: ${await extensions.textContent()}`);
+  check((await extensions.getAttribute('title')).includes('io.modelcontextprotocol/ui'), 'their ids on hover');
   check((await page.locator('#endpoint-url').textContent()) === `${origin}/mcp`, 'the endpoint URL');
   await page.evaluate(() => { window.__sameDocument = true; });
   step('connected');

@@ -72,8 +72,11 @@ impl Faulty {
     }
 }
 
+/// MCP Apps' extension, and what this server offers of it.
+pub const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
 pub fn capabilities() -> ServerCapabilities {
-    ServerCapabilities::builder()
+    let mut capabilities = ServerCapabilities::builder()
         .enable_logging()
         .enable_completions()
         .enable_prompts()
@@ -83,7 +86,15 @@ pub fn capabilities() -> ServerCapabilities {
         .enable_tools()
         .enable_tool_list_changed()
         .enable_tasks()
-        .build()
+        .build();
+    let ui = serde_json::json!({"mimeTypes": ["text/html;profile=mcp-app"]});
+    if let serde_json::Value::Object(ui) = ui {
+        capabilities
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert(UI_EXTENSION.to_string(), ui);
+    }
+    capabilities
 }
 
 fn greet_prompt() -> Prompt {
@@ -363,5 +374,7 @@ mod tests {
         assert!(caps["prompts"].is_object());
         assert!(caps["logging"].is_object());
         assert!(caps["completions"].is_object());
+        assert!(caps["extensions"][UI_EXTENSION]["mimeTypes"].is_array());
+        assert!(caps["extensions"]["io.modelcontextprotocol/tasks"].is_object());
     }
 }

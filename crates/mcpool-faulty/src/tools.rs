@@ -148,6 +148,12 @@ fn original_tools() -> Vec<Tool> {
             no_arguments(),
         ),
         Tool::new(
+            "show_client",
+            "Returns the extensions the client declared for this request (structuredContent.extensions; \
+             null when none), as MCP Apps servers read them to decide whether to render an app",
+            no_arguments(),
+        ),
+        Tool::new(
             "show_meta",
             "Returns the request's `_meta` as received (structuredContent.meta); sends a log message and, with a \
              progress token, a progress notification first; each of them and the result carry a `_meta` of \
@@ -295,6 +301,7 @@ pub async fn call(
             }))
         }
         "show_meta" => Ok(show_meta(&context).await),
+        "show_client" => Ok(show_client(&context)),
         "progress" => match parse::<Progress>(arguments) {
             Ok(Progress {
                 values: Some(values), ..
@@ -472,6 +479,16 @@ async fn show_meta(context: &RequestContext<RoleServer>) -> CallToolResult {
     let mut result = text(received.to_string());
     result.structured_content = Some(json!({ "meta": received }));
     result.meta = Some(marked("result"));
+    result
+}
+
+/// The client's declared extensions, per request on 2026-07-28, else the
+/// session's.
+fn show_client(context: &RequestContext<RoleServer>) -> CallToolResult {
+    let extensions = context.client_capabilities().and_then(|c| c.extensions);
+    let extensions = serde_json::to_value(extensions).unwrap_or_default();
+    let mut result = text(extensions.to_string());
+    result.structured_content = Some(json!({ "extensions": extensions }));
     result
 }
 

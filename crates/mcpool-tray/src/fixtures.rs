@@ -41,6 +41,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         auth: None,
         tool_warnings: Vec::new(),
         sandbox: None,
+        extensions: Vec::new(),
     }
 }
 

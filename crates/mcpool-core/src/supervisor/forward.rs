@@ -323,29 +323,28 @@ pub(super) struct Outgoing {
 
 /// What a 2026-07-28 server is told the client of this request can do:
 /// mcpool's own capabilities, with the questions only the agent can answer
-/// (sampling, elicitation, roots) as the agent declared them. A server that
-/// needs one the agent lacks then refuses with -32021 itself, rather than
-/// asking what no one will answer. A session agent's questions are bridged
-/// (bridge.rs), and an agent that cannot answer gets one sentence there.
-/// The tasks extension likewise: only an agent that takes tasks is given one.
+/// (sampling, elicitation, roots) as a 2026-07-28 agent declared them. A
+/// server that needs one the agent lacks then refuses with -32021 itself,
+/// rather than asking what no one will answer. A session agent's questions
+/// are bridged (bridge.rs), and an agent that cannot answer gets one
+/// sentence there. Extensions are the agent's, whatever its revision: the
+/// MCP Apps UI, tasks (endpoint/session/tasks.rs), a vendor's, so the server
+/// serves the agent as it would directly, and an agent without them gets
+/// none. `None`: the connection's own capabilities say it all.
 fn told_capabilities(agent: Option<&RequestContext<RoleServer>>) -> Option<RequestMetaObject> {
-    let declared = agent
-        .filter(|a| agent_takes_input_requests(Some(a)))
-        .and_then(RequestContext::client_capabilities)?;
-    let mut told = crate::upstream::handler::client_config().capabilities;
-    told.sampling = declared.sampling;
-    told.elicitation = declared.elicitation;
-    told.roots = declared.roots;
-    // Tasks pass through (endpoint/session/tasks.rs): only to an agent that takes them.
-    if let Some(tasks) = declared
-        .extensions
-        .as_ref()
-        .and_then(|e| e.get(rmcp::model::TASKS_EXTENSION_ID))
-    {
-        told.extensions
-            .get_or_insert_with(Default::default)
-            .insert(rmcp::model::TASKS_EXTENSION_ID.to_string(), tasks.clone());
+    let agent = agent?;
+    let declared = agent.client_capabilities()?;
+    let stateless = agent_takes_input_requests(Some(agent));
+    if !stateless && declared.extensions.as_ref().is_none_or(|e| e.is_empty()) {
+        return None;
     }
+    let mut told = crate::upstream::handler::client_config().capabilities;
+    if stateless {
+        told.sampling = declared.sampling;
+        told.elicitation = declared.elicitation;
+        told.roots = declared.roots;
+    }
+    told.extensions = declared.extensions.filter(|e| !e.is_empty());
     let mut meta = RequestMetaObject::new();
     meta.set_client_capabilities(told);
     Some(meta)

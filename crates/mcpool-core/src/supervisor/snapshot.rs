@@ -43,6 +43,10 @@ pub struct ServerSnapshot {
     /// The MCP revision agreed with the server at its last connection, e.g.
     /// "2026-07-28" or "2025-06-18"; `None` before it first connected.
     pub protocol: Option<String>,
+    /// The extensions the server offered at its last connection, by id
+    /// (`io.modelcontextprotocol/ui` for MCP Apps), sorted; empty before
+    /// the first.
+    pub extensions: Vec<String>,
     pub tools: Vec<ToolSnapshot>,
     pub tool_count: usize,
     /// The estimated tokens its listed tools add to a full `tools/list`
@@ -143,6 +147,12 @@ impl ServerSnapshot {
             transport: inner.spec.transport.kind(),
             sandbox,
             protocol: inner.info.as_ref().map(|i| i.protocol_version.to_string()),
+            extensions: inner
+                .info
+                .as_ref()
+                .and_then(|i| i.capabilities.extensions.as_ref())
+                .map(|e| e.keys().cloned().collect())
+                .unwrap_or_default(),
             tool_tokens: tools
                 .iter()
                 .filter(|t| t.enabled && t.state != ToolState::Changed)

@@ -63,6 +63,26 @@ pub(super) fn mirrored_info(sup: &Supervisor) -> ServerConfig {
     info
 }
 
+/// The extensions the servers behind an endpoint offer (MCP Apps' UI, a
+/// vendor's), added to its own: an agent sees each one some server in
+/// reach offers, with the settings of the first such server by name. Tasks
+/// stay mcpool's own (it routes them). Only servers that have connected
+/// are known; one that connects later adds its extensions for agents that
+/// connect after it.
+fn merge_extensions(own: &mut ServerCapabilities, servers: impl Iterator<Item = ServerCapabilities>) {
+    for offered in servers.filter_map(|c| c.extensions) {
+        for (id, settings) in offered {
+            if id == rmcp::model::TASKS_EXTENSION_ID {
+                continue;
+            }
+            own.extensions
+                .get_or_insert_with(Default::default)
+                .entry(id)
+                .or_insert(settings);
+        }
+    }
+}
+
 /// What a session's agent is told of the endpoint behind it.
 pub(super) struct Identity<'a> {
     pub routes: Routes<'a>,
@@ -71,7 +91,16 @@ pub(super) struct Identity<'a> {
 impl Identity<'_> {
     pub fn info(&self) -> ServerConfig {
         match self.routes.scope {
-            Scope::All | Scope::Profile(_) => aggregated_info(),
+            Scope::All | Scope::Profile(_) => {
+                let mut info = aggregated_info();
+                let servers = self.routes.pool.servers();
+                let offered = servers
+                    .iter()
+                    .filter(|sup| self.routes.in_scope(sup.name()))
+                    .filter_map(|sup| sup.info());
+                merge_extensions(&mut info.capabilities, offered.map(|peer| peer.capabilities.clone()));
+                info
+            }
             Scope::One(name) => match self.routes.pool.server(name) {
                 Some(sup) => mirrored_info(&sup),
                 None => aggregated_info(),
@@ -88,5 +117,40 @@ impl Identity<'_> {
             }
         }
         DiscoverResult::from_server_info(supported_versions().into_owned(), self.info())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn capabilities(value: serde_json::Value) -> ServerCapabilities {
+        serde_json::from_value(value).unwrap()
+    }
+
+    #[test]
+    fn servers_extensions_are_added_to_the_endpoints_own() {
+        let mut own = aggregated_info().capabilities;
+        let ui = "io.modelcontextprotocol/ui";
+        let servers = [
+            capabilities(json!({"tools": {}})),
+            capabilities(json!({"extensions": {ui: {"mimeTypes": ["text/html;profile=mcp-app"]}}})),
+            capabilities(json!({"extensions": {
+                ui: {"mimeTypes": ["other"]},
+                "com.example/x": {},
+                rmcp::model::TASKS_EXTENSION_ID: {"server's": true},
+            }})),
+        ];
+        merge_extensions(&mut own, servers.into_iter());
+        let extensions = serde_json::to_value(&own.extensions).unwrap();
+        assert_eq!(extensions[ui], json!({"mimeTypes": ["text/html;profile=mcp-app"]}));
+        assert_eq!(extensions["com.example/x"], json!({}));
+        // Tasks are mcpool's own advertisement, not a server's.
+        assert_eq!(
+            extensions[rmcp::model::TASKS_EXTENSION_ID],
+            serde_json::to_value(&aggregated_info().capabilities.extensions).unwrap()[rmcp::model::TASKS_EXTENSION_ID]
+        );
     }
 }
