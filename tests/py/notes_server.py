@@ -1,8 +1,11 @@
 """A stdio MCP server on the official Python SDK (FastMCP in mcp 1.x,
-`MCPServer` in 2.x) with one resource, `note://a`, that clients may
-subscribe to, and a tool `touch` that announces it changed
+`MCPServer` in 2.x) with one resource (its first argument, else
+`note://a`) that clients may subscribe to, and a tool `touch` that
+announces it changed
 (`notifications/resources/updated`): to the subscribed session in 1.x, to
 the `subscriptions/listen` streams that asked for it in 2.x (2026-07-28)."""
+
+import sys
 
 try:
     from mcp.server.fastmcp import Context, FastMCP
@@ -10,7 +13,7 @@ except ModuleNotFoundError:  # mcp 2.x
     from mcp.server.mcpserver import Context
     from mcp.server.mcpserver import MCPServer as FastMCP
 
-URI = "note://a"
+URI = sys.argv[1] if len(sys.argv) > 1 else "note://a"
 mcp = FastMCP("notes")
 
 
@@ -21,7 +24,7 @@ def note() -> str:
 
 @mcp.tool()
 async def touch(ctx: Context) -> str:
-    """Announces that note://a changed."""
+    """Announces that the note changed."""
     if hasattr(ctx, "notify_resource_updated"):  # mcp 2.x
         await ctx.notify_resource_updated(URI)
     else:
