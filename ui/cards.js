@@ -14,7 +14,6 @@ export const STATUS_TEXT = {
   disabled: 'Disconnected',
 };
 
-/** One line per fact a user acts on: tools kept, next retry, network. */
 // The extensions a server offers, by the names people know them by.
 const EXTENSION_NAMES = {
   'io.modelcontextprotocol/ui': 'MCP Apps',
@@ -29,6 +28,7 @@ function extensionsNote(extensions) {
   }, names.join(', '))];
 }
 
+/** One line per fact a user acts on: tools kept, next retry, network. */
 function facts(s, now) {
   const items = [];
   const count = (state) => s.tools.filter((t) => t.state === state).length;

@@ -63,6 +63,21 @@ fn routes(server: &str, tool: &str) -> [(String, String); 3] {
     ]
 }
 
+/// The next resource update on a listen stream (list changes skipped).
+async fn next_resource_update(
+    stream: &mut rmcp::service::Subscription,
+    who: &str,
+) -> anyhow::Result<rmcp::model::ResourceUpdatedNotification> {
+    loop {
+        let next = tokio::time::timeout(LIMIT, stream.next()).await;
+        match next.with_context(|| format!("{who}: no resource update"))?? {
+            Some(ServerNotification::ResourceUpdatedNotification(n)) => return Ok(n),
+            Some(ServerNotification::ToolListChangedNotification(_)) => continue,
+            other => anyhow::bail!("{who}: not a resource update: {other:?}"),
+        }
+    }
+}
+
 /// `tools/call` of `tool` with the probe keys in the request's `_meta`.
 async fn call_with_probe(agent: &Agent, tool: &str) -> anyhow::Result<rmcp::model::CallToolResult> {
     let mut request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new(tool.to_string())));
@@ -203,13 +218,7 @@ async fn a_resource_update_keeps_its_meta() -> anyhow::Result<()> {
         // stream is acknowledged: a touch right after `listen` is heard.
         let said = text(&listener.call("touch", json!({"uri": uri})).await?);
         assert_eq!(said, "notified", "{server}: the stream's URI was subscribed");
-        let update = loop {
-            match tokio::time::timeout(LIMIT, stream.next()).await?? {
-                Some(ServerNotification::ResourceUpdatedNotification(n)) => break n,
-                Some(ServerNotification::ToolListChangedNotification(_)) => continue,
-                other => anyhow::bail!("{server}: not a resource update: {other:?}"),
-            }
-        };
+        let update = next_resource_update(&mut stream, server).await?;
         assert_eq!(update.params.uri, uri);
         let meta = update
             .extensions
@@ -523,14 +532,7 @@ async fn a_python_sdk_servers_resource_update_reaches_a_2026_07_28_listener() ->
             filter.resource_subscriptions = Some(vec![uri.to_string()]);
             let mut stream = listener.service.peer().listen(filter).await?;
             assert_eq!(text(&listener.call(&tool, json!({})).await?), "touched", "{who}");
-            let update = loop {
-                let next = tokio::time::timeout(LIMIT, stream.next()).await;
-                match next.with_context(|| format!("{who}: no resource update"))?? {
-                    Some(ServerNotification::ResourceUpdatedNotification(n)) => break n,
-                    Some(ServerNotification::ToolListChangedNotification(_)) => continue,
-                    other => anyhow::bail!("{who}: not a resource update: {other:?}"),
-                }
-            };
+            let update = next_resource_update(&mut stream, &who).await?;
             assert_eq!(update.params.uri, uri, "{who}");
             stream.cancel().await?;
         }

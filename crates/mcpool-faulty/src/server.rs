@@ -87,13 +87,12 @@ pub fn capabilities() -> ServerCapabilities {
         .enable_tool_list_changed()
         .enable_tasks()
         .build();
-    let ui = serde_json::json!({"mimeTypes": ["text/html;profile=mcp-app"]});
-    if let serde_json::Value::Object(ui) = ui {
-        capabilities
-            .extensions
-            .get_or_insert_with(Default::default)
-            .insert(UI_EXTENSION.to_string(), ui);
-    }
+    let mut ui = serde_json::Map::new();
+    ui.insert("mimeTypes".into(), serde_json::json!(["text/html;profile=mcp-app"]));
+    capabilities
+        .extensions
+        .get_or_insert_with(Default::default)
+        .insert(UI_EXTENSION.to_string(), ui);
     capabilities
 }
 
