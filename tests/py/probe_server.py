@@ -2,9 +2,11 @@
 sandbox may refuse, and says what happened: reading a file, writing one, a
 TCP connect to loopback, a child process (`cat`) reading a file, and
 what of the environment reached it; with PROBE_NEED it reads that file
-before it starts, and with PROBE_QUIET it reads that one and, refused,
-exits at once without a word."""
+before it starts, with PROBE_SOCKET it connects to that Unix socket
+before it starts (refused, it says so as Node does), and with PROBE_QUIET
+it reads that one and, refused, exits at once without a word."""
 
+import errno
 import os
 import socket
 import subprocess
@@ -69,6 +71,17 @@ if __name__ == "__main__":
     if need:
         with open(need, encoding="utf-8") as f:
             f.read()
+    # PROBE_SOCKET: a Unix socket it cannot start without (refused, the
+    # line Node writes: `Error: connect ECONNREFUSED PATH`).
+    needed_socket = os.environ.get("PROBE_SOCKET")
+    if needed_socket:
+        with socket.socket(socket.AF_UNIX) as s:
+            try:
+                s.connect(needed_socket)
+            except OSError as e:
+                code = errno.errorcode.get(e.errno, str(e.errno))
+                print(f"Error: connect {code} {needed_socket}", file=sys.stderr)
+                sys.exit(1)
     quiet = os.environ.get("PROBE_QUIET")
     if quiet:
         try:

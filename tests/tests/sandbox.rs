@@ -371,21 +371,36 @@ async fn the_card_names_a_refusal_and_allow_grants_it_in_a_real_browser() -> any
     std::fs::write(&hidden, "not for the quiet one")?;
     let mut quiet = probe(json!("standard"));
     quiet["env"] = json!({"PROBE_QUIET": &hidden});
-    let pool = Mcpool::start_in(dir, json!({"mcpServers": {"probe": probe_entry, "quiet": quiet}}), &[]).await?;
+    // A socket open to anyone that no grant names: masked until allowed.
+    let socket = dir.0.join("data/daemon.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket)?;
+    let mut socketed = probe(json!("standard"));
+    socketed["env"] = json!({"PROBE_SOCKET": &socket});
+    let config = json!({"mcpServers": {"probe": probe_entry, "quiet": quiet, "socketed": socketed}});
+    let pool = Mcpool::start_in(dir, config, &[]).await?;
     let screenshot = screenshot_path("MCPOOL_SANDBOX_SCREENSHOT", pool.dir.path().join("sandbox.png"));
     let steps = BrowserScript::run(
         &pool,
         "sandbox.mjs",
-        &[("NEEDED", needed.clone().into()), ("SCREENSHOT", screenshot)],
+        &[
+            ("NEEDED", needed.clone().into()),
+            ("SOCKET", socket.clone().into()),
+            ("SCREENSHOT", screenshot),
+        ],
         Duration::from_secs(150),
     )
     .await?;
-    assert_eq!(steps, ["STEP named", "STEP allowed", "STEP quiet", "OK"]);
+    assert_eq!(steps, ["STEP named", "STEP allowed", "STEP socket", "STEP quiet", "OK"]);
     let written: Value = serde_json::from_str(&std::fs::read_to_string(pool.config_path())?)?;
     assert_eq!(
         written["mcpServers"]["probe"]["sandbox"],
         json!({"mode": "standard", "allowRead": [needed]}),
         "the click wrote the grant into the entry"
+    );
+    assert_eq!(
+        written["mcpServers"]["socketed"]["sandbox"],
+        json!({"mode": "standard", "allowSockets": [socket]}),
+        "the socket's click wrote its grant"
     );
     assert_eq!(
         written["mcpServers"]["quiet"]["sandbox"], "standard",
