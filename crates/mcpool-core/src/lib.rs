@@ -16,6 +16,7 @@ pub mod errors;
 pub mod hub;
 pub mod import;
 pub mod jsonc;
+pub mod kept;
 pub mod lifecycle;
 pub mod log;
 pub mod loopback;

@@ -18,17 +18,18 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::{Error as SseError, Sse};
 
 use super::signin::Signin;
+use crate::upstream::kept_http::KeptClient;
 
 type Error = StreamableHttpError<reqwest::Error>;
 
 #[derive(Clone)]
 pub struct SignedInClient {
-    inner: reqwest::Client,
+    inner: KeptClient,
     signin: Arc<Signin>,
 }
 
 impl SignedInClient {
-    pub fn new(inner: reqwest::Client, signin: Arc<Signin>) -> Self {
+    pub fn new(inner: KeptClient, signin: Arc<Signin>) -> Self {
         SignedInClient { inner, signin }
     }
 

@@ -3,8 +3,10 @@
 //! handshake), and hand back a live peer plus what is needed to stop it and
 //! to tell why it ended.
 
+pub mod fold_lines;
 pub mod handler;
 pub mod http_client;
+pub mod kept_http;
 pub mod ledger;
 pub mod line_limit;
 pub mod probe;
@@ -139,12 +141,14 @@ async fn streamable(
     config.retry_config = Arc::new(retry);
     match signin {
         Some(signin) => {
-            let client = crate::oauth::SignedInClient::new(http_client::http_client(), signin);
+            let client =
+                crate::oauth::SignedInClient::new(kept_http::KeptClient::new(http_client::http_client()), signin);
             let transport = StreamableHttpClientTransport::with_client(client, config);
             remote(handler, transport, lifecycle, ledger).await
         }
         None => {
-            let transport = StreamableHttpClientTransport::with_client(http_client::http_client(), config);
+            let client = kept_http::KeptClient::new(http_client::http_client());
+            let transport = StreamableHttpClientTransport::with_client(client, config);
             remote(handler, transport, lifecycle, ledger).await
         }
     }
@@ -169,8 +173,11 @@ async fn local(
     let mut group = spawned.tree;
     // Our limit is enforced before rmcp's reader, whose own limit sits
     // above it: a reply over it fails its call instead of vanishing.
-    let stdout = line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name)
-        .with_tail(spawned.stderr.clone());
+    // Fields rmcp's types would drop are folded in between (kept.rs).
+    let stdout = fold_lines::FoldLines::new(
+        line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name)
+            .with_tail(spawned.stderr.clone()),
+    );
     let mut probe = probe::LegacyProbe::new(
         AsyncRwTransport::new_client(stdout, spawned.stdin)
             .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),

@@ -98,7 +98,9 @@ pub async fn open(server: &str, url: &str, headers: &BTreeMap<String, String>) -
             match next {
                 Some(Ok(event)) if matches!(event.event.as_deref(), None | Some("message")) => {
                     let Some(data) = event.data else { continue };
-                    match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&data) {
+                    let folded = crate::kept::fold_text(data.as_bytes());
+                    let data = folded.as_deref().unwrap_or(data.as_bytes());
+                    match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(data) {
                         Ok(message) => {
                             if tx.send(message).await.is_err() {
                                 break;

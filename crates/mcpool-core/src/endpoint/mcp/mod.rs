@@ -25,6 +25,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
+use futures::StreamExt;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
 use super::{AppState, EndpointOptions};
@@ -197,9 +198,48 @@ pub(super) async fn session_end(request: Request, next: Next) -> Response {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
     if json_reply && response.extensions().get::<slow_reply::Streamed>().is_none() {
-        return json_reply::json_when_whole(response).await;
+        response = json_reply::json_when_whole(response).await;
+    }
+    if mcp_path {
+        response = unfolded(response).await;
     }
     response
+}
+
+/// A reply with the fields that the pool kept for its servers' messages
+/// put back where they were (kept.rs): a JSON body whole, an event stream
+/// event by event (rmcp writes each event as one frame).
+async fn unfolded(response: Response) -> Response {
+    let kind = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let stream = kind.starts_with("text/event-stream");
+    if !stream && !kind.starts_with("application/json") {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    if stream {
+        let frames = body
+            .into_data_stream()
+            .map(|frame| frame.map(|bytes| crate::kept::unfold_body(&bytes).map_or(bytes, axum::body::Bytes::from)));
+        return Response::from_parts(parts, axum::body::Body::from_stream(frames));
+    }
+    let bytes = match axum::body::to_bytes(body, usize::MAX).await {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            tracing::warn!("an MCP reply could not be read: {e}");
+            return (StatusCode::INTERNAL_SERVER_ERROR, "the request's reply failed\n").into_response();
+        }
+    };
+    match crate::kept::unfold_body(&bytes) {
+        Some(unfolded) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, axum::body::Body::from(unfolded))
+        }
+        None => Response::from_parts(parts, axum::body::Body::from(bytes)),
+    }
 }
 
 /// Whether the agent takes an SSE reply (every Streamable HTTP client does).

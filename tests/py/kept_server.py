@@ -1,0 +1,114 @@
+"""An MCP server on the official Python SDK's low-level `Server` (mcp 1.x)
+whose definitions and results carry fields that mcpool's own types do not
+model: the tool `add` with `execution: {taskSupport: "optional"}` (the
+2025-11-25 field) and a vendor's `x-vendor`, the prompt `greet` with
+`x-kind`, and `add`'s result with `x-trace`. A test checks that an agent
+gets each of them through mcpool exactly as sent.
+
+  python kept_server.py                 stdio
+  python kept_server.py --http [--json] Streamable HTTP on 127.0.0.1 (a free
+                                        port), answers as SSE streams or, with
+                                        --json, as JSON bodies; prints
+                                        `LISTENING http://127.0.0.1:PORT/mcp`
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import socket
+import sys
+
+import anyio
+import mcp.types as types
+from mcp.server.lowlevel import Server
+
+server = Server("kept")
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+    "required": ["a", "b"],
+}
+
+
+@server.list_tools()
+async def list_tools() -> list[types.Tool]:
+    return [
+        types.Tool(
+            name="add",
+            description="Adds two numbers.",
+            inputSchema=SCHEMA,
+            execution=types.ToolExecution(taskSupport="optional"),
+            **{"x-vendor": {"tier": "gold", "since": [2025, 11]}},
+        )
+    ]
+
+
+@server.call_tool()
+async def call_tool(name: str, arguments: dict) -> types.CallToolResult:
+    total = arguments["a"] + arguments["b"]
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=str(total))],
+        **{"x-trace": {"id": "t-1"}},
+    )
+
+
+@server.list_prompts()
+async def list_prompts() -> list[types.Prompt]:
+    return [types.Prompt(name="greet", description="Greets.", **{"x-kind": "salutation"})]
+
+
+async def serve_http(json_response: bool) -> None:
+    import uvicorn
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    manager = StreamableHTTPSessionManager(app=server, json_response=json_response)
+
+    async def handle(scope, receive, send):
+        await manager.handle_request(scope, receive, send)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app):
+        async with manager.run():
+            yield
+
+    app = Starlette(routes=[Mount("/mcp", app=handle)], lifespan=lifespan)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    http = uvicorn.Server(config)
+
+    async def announce() -> None:
+        while not http.started:
+            await anyio.sleep(0.01)
+        print(f"LISTENING http://127.0.0.1:{port}/mcp", flush=True)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(announce)
+        await http.serve(sockets=[sock])
+        tg.cancel_scope.cancel()
+
+
+async def serve_stdio() -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--http", action="store_true", help="serve Streamable HTTP instead of stdio")
+    p.add_argument("--json", action="store_true", help="answer with JSON bodies instead of SSE streams")
+    args = p.parse_args()
+    anyio.run(serve_http, args.json) if args.http else anyio.run(serve_stdio)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
