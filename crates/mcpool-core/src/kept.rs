@@ -11,6 +11,12 @@
 //! arrays and objects emptied, so a large result costs nothing) is parsed
 //! as rmcp's type and written back, and the keys that did not come back are
 //! the ones folded.
+//!
+//! The same carries 2025-11-25's tasks, which rmcp's model (the 2026-07-28
+//! tasks) has no room for: a server's `tasks` capability (kept in
+//! `experimental`), a task result kept whole ([`WHOLE`]), and an agent's
+//! `task` on a call, folded where the request comes in
+//! ([`fold_request`]) and unfolded where it goes on to the server.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -33,7 +39,14 @@ pub fn fold_message(message: &mut Value) -> bool {
     let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else {
         return false;
     };
+    if let Some(whole) = task_result(result) {
+        *result = whole;
+        return true;
+    }
     let mut folded = false;
+    if let Some(Value::Object(capabilities)) = result.get_mut("capabilities") {
+        folded |= fold_capabilities(capabilities);
+    }
     for (list, fold_item) in ITEMS {
         if let Some(Value::Array(items)) = result.get_mut(*list) {
             for item in items.iter_mut().filter_map(Value::as_object_mut) {
@@ -57,6 +70,75 @@ pub fn fold_text(text: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     serde_json::to_vec(&message).ok()
+}
+
+/// The key under [`KEY`] that holds a whole result to give back in place
+/// of the object rmcp parsed.
+pub const WHOLE: &str = "$result";
+
+/// A 2025-11-25 task result, which rmcp's model (the 2026-07-28 tasks)
+/// cannot hold, as an object rmcp parses that carries the result whole:
+/// `{"task": {…}}` (a task-augmented call's answer) as an empty call result;
+/// a task's own state (`tasks/get`, `tasks/cancel`) as it is, its whole
+/// self kept beside. `None` for any other result.
+fn task_result(result: &Map<String, Value>) -> Option<Map<String, Value>> {
+    if result.contains_key("resultType") {
+        return None;
+    }
+    let whole = Value::Object(result.clone());
+    let created = result.get("task").and_then(|t| t.get("taskId")).is_some() && !result.contains_key("content");
+    if created {
+        let mut call = Map::new();
+        call.insert("content".into(), Value::Array(Vec::new()));
+        call.insert("_meta".into(), serde_json::json!({KEY: {WHOLE: whole}}));
+        return Some(call);
+    }
+    if !(result.contains_key("taskId") && result.contains_key("status")) {
+        return None;
+    }
+    let mut state = result.clone();
+    let meta = state.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    meta.as_object_mut()?
+        .insert(KEY.into(), serde_json::json!({WHOLE: whole}));
+    Some(state)
+}
+
+/// A server's capabilities that rmcp does not model (2025-11-25's `tasks`)
+/// kept in `experimental` under [`KEY`], the one place of the capabilities
+/// that takes any object.
+fn fold_capabilities(capabilities: &mut Map<String, Value>) -> bool {
+    let shape: Map<String, Value> = capabilities.iter().map(|(k, v)| (k.clone(), emptied(v))).collect();
+    let Ok(typed) = serde_json::from_value::<rmcp::model::ServerCapabilities>(Value::Object(shape)) else {
+        return false;
+    };
+    let Ok(Value::Object(back)) = serde_json::to_value(&typed) else {
+        return false;
+    };
+    let unknown: Vec<String> = capabilities
+        .keys()
+        .filter(|k| !back.contains_key(*k))
+        .cloned()
+        .collect();
+    if unknown.is_empty() || capabilities.get("experimental").is_some_and(|e| !e.is_object()) {
+        return false;
+    }
+    let mut kept: Map<String, Value> = unknown.iter().filter_map(|k| capabilities.remove_entry(k)).collect();
+    if !capabilities.contains_key("experimental") {
+        kept.insert("experimental".into(), Value::Bool(false));
+    }
+    if let Value::Object(experimental) = capabilities
+        .entry("experimental")
+        .or_insert_with(|| Value::Object(Map::new()))
+    {
+        experimental.insert(KEY.into(), Value::Object(kept));
+    }
+    true
+}
+
+/// The capabilities a server declared that rmcp does not model, as
+/// [`fold_capabilities`] kept them (`tasks`, say).
+pub fn kept_capabilities(capabilities: &rmcp::model::ServerCapabilities) -> Option<&Map<String, Value>> {
+    capabilities.experimental.as_ref()?.get(KEY)
 }
 
 type Fold = fn(&mut Map<String, Value>) -> bool;
@@ -139,6 +221,16 @@ pub fn unfold(value: &mut Value) -> bool {
         Value::Array(items) => items.iter_mut().fold(false, |any, item| unfold(item) | any),
         Value::Object(object) => {
             let mut any = object.values_mut().fold(false, |any, v| unfold(v) | any);
+            any |= unfold_capabilities(object);
+            let whole = object
+                .get_mut("_meta")
+                .and_then(|m| m.get_mut(KEY))
+                .and_then(|k| k.as_object_mut())
+                .and_then(|k| k.remove(WHOLE));
+            if let Some(Value::Object(whole)) = whole {
+                *object = whole;
+                return true;
+            }
             let kept = match object.get_mut("_meta") {
                 Some(Value::Object(meta)) => meta.remove(KEY),
                 _ => None,
@@ -165,6 +257,50 @@ pub fn unfold(value: &mut Value) -> bool {
         }
         _ => false,
     }
+}
+
+/// Capabilities kept in `experimental` back in their place.
+fn unfold_capabilities(object: &mut Map<String, Value>) -> bool {
+    let kept = match object.get_mut("experimental") {
+        Some(Value::Object(experimental)) => experimental.remove(KEY),
+        _ => None,
+    };
+    let Some(Value::Object(kept)) = kept else {
+        return false;
+    };
+    let mut had_experimental = true;
+    for (key, field) in kept {
+        if key == "experimental" {
+            had_experimental = field != Value::Bool(false);
+        } else if !object.contains_key(&key) {
+            object.insert(key, field);
+        }
+    }
+    let empty = object
+        .get("experimental")
+        .and_then(Value::as_object)
+        .is_some_and(Map::is_empty);
+    if !had_experimental && empty {
+        object.remove("experimental");
+    }
+    true
+}
+
+/// An agent's request with what rmcp's model of it would drop kept: the
+/// fields of a `tools/call`'s params it does not know (2025-11-25's
+/// `task`, a vendor's) folded into its `_meta`, to be put back where the
+/// request goes on to the server. `None` when there is nothing to keep.
+pub fn fold_request(body: &[u8]) -> Option<Vec<u8>> {
+    memchr::memmem::find(body, b"tools/call")?;
+    let mut message: Value = serde_json::from_slice(body).ok()?;
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return None;
+    }
+    let params = message.get_mut("params")?.as_object_mut()?;
+    if !fold_as::<rmcp::model::CallToolRequestParams>(params) {
+        return None;
+    }
+    serde_json::to_vec(&message).ok()
 }
 
 /// A JSON body or a whole SSE frame with its folded fields put back; `None`
@@ -282,5 +418,59 @@ mod tests {
         let body: Value = serde_json::from_slice(&unfold_body(data.as_bytes()).unwrap()).unwrap();
         assert_eq!(body, back);
         assert_eq!(unfold_body(b"data: {\"jsonrpc\":\"2.0\"}\n\n"), None);
+    }
+
+    #[test]
+    fn a_2025_11_25_task_result_passes_whole_through_rmcps_types() {
+        let created = json!({"jsonrpc": "2.0", "id": 1, "result": {"task": {
+            "taskId": "t-1", "status": "working", "createdAt": "2025-11-25T10:30:00Z",
+            "lastUpdatedAt": "2025-11-25T10:30:00Z", "ttl": 60000, "pollInterval": 500,
+        }}});
+        let state = json!({"jsonrpc": "2.0", "id": 2, "result": {
+            "taskId": "t-1", "status": "completed", "createdAt": "2025-11-25T10:30:00Z",
+            "lastUpdatedAt": "2025-11-25T10:31:00Z", "ttl": 60000, "pollInterval": 500,
+        }});
+        for sent in [created, state] {
+            let typed: rmcp::model::ServerJsonRpcMessage = serde_json::from_value(folded(sent.clone())).unwrap();
+            let mut back = serde_json::to_value(&typed).unwrap();
+            unfold(&mut back);
+            assert_eq!(back, sent);
+        }
+    }
+
+    #[test]
+    fn a_servers_tasks_capability_is_kept_in_experimental_and_put_back() {
+        let sent = json!({"jsonrpc": "2.0", "id": 0, "result": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}, "tasks": {"list": {}, "requests": {"tools": {"call": {}}}}},
+            "serverInfo": {"name": "s", "version": "1"},
+        }});
+        let message = folded(sent.clone());
+        let typed: rmcp::model::ServerJsonRpcMessage = serde_json::from_value(message).unwrap();
+        let rmcp::model::ServerJsonRpcMessage::Response(response) = &typed else {
+            panic!("{typed:?}")
+        };
+        let rmcp::model::ServerResult::InitializeResult(init) = &response.result else {
+            panic!("{response:?}")
+        };
+        let kept = kept_capabilities(&init.capabilities).expect("kept");
+        assert_eq!(kept["tasks"]["list"], json!({}));
+        let mut back = serde_json::to_value(&typed).unwrap();
+        unfold(&mut back);
+        assert_eq!(back["result"]["capabilities"], sent["result"]["capabilities"]);
+    }
+
+    #[test]
+    fn an_agents_task_on_a_call_is_kept_in_its_meta() {
+        let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","arguments":{},"task":{"ttl":60000}}}"#;
+        let folded: Value = serde_json::from_slice(&fold_request(call).unwrap()).unwrap();
+        assert_eq!(folded["params"].get("task"), None);
+        let typed: rmcp::model::ClientJsonRpcMessage = serde_json::from_value(folded).unwrap();
+        let mut back = serde_json::to_value(&typed).unwrap();
+        unfold(&mut back);
+        assert_eq!(back["params"]["task"], json!({"ttl": 60000}));
+        assert_eq!(back["params"].get("_meta"), None);
+        let plain = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a"}}"#;
+        assert_eq!(fold_request(plain), None);
     }
 }

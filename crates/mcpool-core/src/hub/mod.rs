@@ -36,8 +36,8 @@ pub struct Hub {
     /// Calls of 2026-07-28 agents that take a server's questions themselves
     /// (`CallGuard::questions`), by call number.
     questions: Mutex<HashMap<u64, mpsc::UnboundedSender<Question>>>,
-    /// Which server made each task agents were handed (SEP-2663 tasks pass
-    /// through: `tasks/get`, `tasks/update` and `tasks/cancel` go back to it).
+    /// Which server made each task agents were handed, under the id mcpool
+    /// handed out (`tasks/*` go back to it with the server's own id).
     tasks: Mutex<TaskOwners>,
     routed: tokio::sync::Notify,
     /// Held while one progress notification is checked and sent.
@@ -64,10 +64,11 @@ impl Drop for CallGuard<'_> {
     }
 }
 
-/// The servers of the last [`TaskOwners::KEPT`] tasks, by task id.
+/// The last [`TaskOwners::KEPT`] tasks agents were handed, by the id
+/// mcpool handed out.
 #[derive(Default)]
 struct TaskOwners {
-    server: HashMap<String, String>,
+    tasks: HashMap<String, TaskRoute>,
     order: std::collections::VecDeque<String>,
 }
 
@@ -75,23 +76,54 @@ impl TaskOwners {
     const KEPT: usize = 4096;
 }
 
+/// Where a task an agent was handed lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRoute {
+    /// The server that made it.
+    pub server: String,
+    /// The server's own id for it.
+    pub upstream: String,
+    /// The agent session it was handed to (`None`: an agent without a
+    /// session, a 2026-07-28 one, for whom the id alone is the key).
+    pub owner: Option<u64>,
+}
+
 impl Hub {
-    /// Notes that `server` made the task `task_id` an agent was handed.
-    pub fn task_made(&self, task_id: &str, server: &str) {
+    /// Notes that `route.server` made the task `route.upstream` an agent
+    /// was handed, and answers the id the agent gets instead: a random one
+    /// of mcpool's, so that no agent can name a task it was not handed (a
+    /// server's ids may be guessable, and one connection carries every
+    /// agent's tasks).
+    pub fn task_made(&self, route: TaskRoute) -> String {
+        let public = format!("mcpool-task-{:032x}", rand::random::<u128>());
         let mut tasks = crate::sync::lock(&self.tasks);
-        if tasks.server.insert(task_id.to_string(), server.to_string()).is_none() {
-            tasks.order.push_back(task_id.to_string());
-        }
+        tasks.tasks.insert(public.clone(), route);
+        tasks.order.push_back(public.clone());
         while tasks.order.len() > TaskOwners::KEPT {
             if let Some(oldest) = tasks.order.pop_front() {
-                tasks.server.remove(&oldest);
+                tasks.tasks.remove(&oldest);
             }
         }
+        public
     }
 
-    /// The server that made `task_id`, if an agent was handed it.
-    pub fn task_server(&self, task_id: &str) -> Option<String> {
-        crate::sync::lock(&self.tasks).server.get(task_id).cloned()
+    /// Where the task an agent knows as `public` lives, when that agent
+    /// (`asker`, its session) was handed it.
+    pub fn task_route(&self, public: &str, asker: Option<u64>) -> Option<TaskRoute> {
+        let tasks = crate::sync::lock(&self.tasks);
+        let route = tasks.tasks.get(public)?;
+        (route.owner.is_none() || route.owner == asker).then(|| route.clone())
+    }
+
+    /// The tasks handed to the agent session `owner`, by the id it knows.
+    pub fn tasks_of(&self, owner: u64) -> Vec<(String, TaskRoute)> {
+        let tasks = crate::sync::lock(&self.tasks);
+        tasks
+            .order
+            .iter()
+            .filter_map(|public| tasks.tasks.get(public).map(|r| (public.clone(), r.clone())))
+            .filter(|(_, r)| r.owner == Some(owner))
+            .collect()
     }
 }
 

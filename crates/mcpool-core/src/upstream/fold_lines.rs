@@ -1,13 +1,14 @@
 //! A local server's stdout with each message's unmodelled fields folded
-//! (`kept::fold_text`) before rmcp's reader parses it. Lines are held
-//! whole, as rmcp's reader holds them; [`super::line_limit::LineLimit`]
-//! below bounds them.
+//! (`kept::fold_text`) before rmcp's reader parses it, and its stdin with
+//! each message's kept fields put back (`kept::unfold_body`: an agent's
+//! `task` on a call) after rmcp wrote it. Lines are held whole, as rmcp's
+//! reader holds them; [`super::line_limit::LineLimit`] below bounds them.
 
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::io::{AsyncRead, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 pub struct FoldLines<R> {
     inner: R,
@@ -95,6 +96,97 @@ impl<R: AsyncRead + Unpin> AsyncRead for FoldLines<R> {
     }
 }
 
+/// A local server's stdin, each line rmcp writes unfolded on its way.
+pub struct UnfoldLines<W> {
+    inner: W,
+    /// The line being written.
+    line: Vec<u8>,
+    /// Whole lines not yet taken by `inner`, from `sent` on.
+    pending: Vec<u8>,
+    sent: usize,
+}
+
+impl<W> UnfoldLines<W> {
+    pub fn new(inner: W) -> Self {
+        UnfoldLines {
+            inner,
+            line: Vec::new(),
+            pending: Vec::new(),
+            sent: 0,
+        }
+    }
+}
+
+impl<W: AsyncWrite + Unpin> UnfoldLines<W> {
+    /// Hands `pending` to `inner`; ready once all of it is taken.
+    fn poll_pending(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.sent < self.pending.len() {
+            match Pin::new(&mut self.inner).poll_write(cx, &self.pending[self.sent..]) {
+                Poll::Ready(Ok(0)) => return Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                Poll::Ready(Ok(n)) => self.sent += n,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        self.pending.clear();
+        self.sent = 0;
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for UnfoldLines<W> {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        // What the server has not taken yet holds back what comes next.
+        if let Poll::Ready(Err(e)) = this.poll_pending(cx) {
+            return Poll::Ready(Err(e));
+        }
+        if !this.pending.is_empty() {
+            return Poll::Pending;
+        }
+        let mut rest = buf;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            this.line.extend_from_slice(&rest[..=end]);
+            let body = &this.line[..this.line.len() - 1];
+            match crate::kept::unfold_body(body) {
+                Some(unfolded) => {
+                    this.pending.extend_from_slice(&unfolded);
+                    this.pending.push(b'\n');
+                }
+                None => this.pending.extend_from_slice(&this.line),
+            }
+            this.line.clear();
+            rest = &rest[end + 1..];
+        }
+        this.line.extend_from_slice(rest);
+        // Taken: what `inner` cannot take now goes with the next write or
+        // the flush.
+        if let Poll::Ready(Err(e)) = this.poll_pending(cx) {
+            return Poll::Ready(Err(e));
+        }
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if !this.line.is_empty() {
+            let line = std::mem::take(&mut this.line);
+            this.pending.extend_from_slice(&line);
+        }
+        match this.poll_pending(cx) {
+            Poll::Ready(Ok(())) => Pin::new(&mut this.inner).poll_flush(cx),
+            other => other,
+        }
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.as_mut().poll_flush(cx) {
+            Poll::Ready(Ok(())) => Pin::new(&mut self.inner).poll_shutdown(cx),
+            other => other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use tokio::io::AsyncReadExt;
@@ -128,5 +220,32 @@ mod tests {
         let tool = &folded["result"]["tools"][0];
         assert_eq!(tool.get("execution"), None);
         assert_eq!(tool["_meta"][crate::kept::KEY]["execution"]["taskSupport"], "optional");
+    }
+
+    #[tokio::test]
+    async fn a_written_line_with_kept_fields_reaches_the_server_unfolded_and_others_as_written() {
+        use tokio::io::AsyncWriteExt;
+        let (writer, mut reader) = tokio::io::duplex(5);
+        let mut unfolding = UnfoldLines::new(writer);
+        let kept = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{{"name":"a","_meta":{{"{}":{{"task":{{"ttl":60000}},"_meta":false}}}}}}}}"#,
+            crate::kept::KEY
+        );
+        let plain = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        let read = tokio::spawn(async move {
+            let mut all = String::new();
+            reader.read_to_string(&mut all).await.unwrap();
+            all
+        });
+        for part in [plain, "\n", &kept[..10], &kept[10..], "\n", plain, "\n"] {
+            unfolding.write_all(part.as_bytes()).await.unwrap();
+        }
+        unfolding.shutdown().await.unwrap();
+        drop(unfolding);
+        let all = read.await.unwrap();
+        let lines: Vec<&str> = all.lines().collect();
+        assert_eq!((lines[0], lines[2]), (plain, plain));
+        let sent: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(sent["params"], serde_json::json!({"name": "a", "task": {"ttl": 60000}}));
     }
 }

@@ -221,8 +221,12 @@ impl StreamableHttpClient for KeptClient {
         if let Some(id) = &session_id {
             request = request.header("mcp-session-id", id.as_ref());
         }
+        // What the pool kept of an agent's request goes back in place.
+        let body = serde_json::to_vec(&message).map_err(StreamableHttpError::Deserialize)?;
+        let body = kept::unfold_body(&body).unwrap_or(body);
         let response = request
-            .json(&message)
+            .header(CONTENT_TYPE, "application/json")
+            .body(body)
             .send()
             .await
             .map_err(StreamableHttpError::Client)?;

@@ -179,7 +179,7 @@ async fn local(
             .with_tail(spawned.stderr.clone()),
     );
     let mut probe = probe::LegacyProbe::new(
-        AsyncRwTransport::new_client(stdout, spawned.stdin)
+        AsyncRwTransport::new_client(stdout, fold_lines::UnfoldLines::new(spawned.stdin))
             .with_max_line_length(spec.max_message_bytes.saturating_add(line_limit::RMCP_HEADROOM)),
     );
     if let Some(verdict) = verdict {

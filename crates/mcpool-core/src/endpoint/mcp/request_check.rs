@@ -66,6 +66,11 @@ pub(super) async fn serve(
         Err(BodyError::TooLarge) => return too_large(limit),
         Err(BodyError::Unreadable(why)) => return unreadable(&why),
     };
+    let session = parts.headers.contains_key("mcp-session-id");
+    let bytes = match json.then(|| for_rmcp(&bytes, session)).flatten() {
+        Some(kept) => Bytes::from(kept),
+        None => bytes,
+    };
     if let Some(cached) = cached.filter(|_| json) {
         if let Some(response) = cached.answer(&parts, &bytes, sessions).await {
             return response;
@@ -81,6 +86,27 @@ pub(super) async fn serve(
         return rpc_error(StatusCode::BAD_REQUEST, code, id, &message);
     }
     response
+}
+
+/// What rmcp's model of an agent's request would lose, kept: a
+/// `tools/call`'s unknown params (2025-11-25's `task`) folded into its
+/// `_meta` (kept.rs), and a session agent's 2025-11-25 `tasks/*` renamed
+/// so rmcp hands it over whole (session/tasks.rs). `None`: as it came.
+fn for_rmcp(bytes: &[u8], session: bool) -> Option<Vec<u8>> {
+    if let Some(folded) = crate::kept::fold_request(bytes) {
+        return Some(folded);
+    }
+    if !session {
+        return None;
+    }
+    memchr::memmem::find(bytes, b"tasks/")?;
+    let mut message: Value = serde_json::from_slice(bytes).ok()?;
+    let method = message.get("method").and_then(Value::as_str)?;
+    if !matches!(method, "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel") {
+        return None;
+    }
+    message["method"] = Value::String(format!("{}{method}", super::session::TASKS_SESSION_PREFIX));
+    serde_json::to_vec(&message).ok()
 }
 
 fn is_json(request: &Request) -> bool {

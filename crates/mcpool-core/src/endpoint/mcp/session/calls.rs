@@ -194,9 +194,17 @@ impl Calls<'_> {
             });
         }
         match forwarded {
-            Ok(ServerResult::CallToolResult(r)) => (Ok(CallToolResponse::Complete(r)), None),
-            Ok(ServerResult::CreateTaskResult(t)) => {
-                self.routes.pool.hub().task_made(&t.task.task_id, sup.name());
+            Ok(ServerResult::CallToolResult(mut r)) => {
+                super::tasks::hand_out_2025_task(&self.routes, &self.forwarder, sup.name(), &mut r);
+                (Ok(CallToolResponse::Complete(r)), None)
+            }
+            Ok(ServerResult::CreateTaskResult(mut t)) => {
+                let agent = Some(self.forwarder.agent_id()).filter(|id| *id != u64::MAX);
+                t.task.task_id = self.routes.pool.hub().task_made(crate::hub::TaskRoute {
+                    server: sup.name().to_string(),
+                    upstream: std::mem::take(&mut t.task.task_id),
+                    owner: agent,
+                });
                 (Ok(CallToolResponse::Task(t)), None)
             }
             Ok(ServerResult::InputRequiredResult(i)) => (Ok(CallToolResponse::InputRequired(i)), None),

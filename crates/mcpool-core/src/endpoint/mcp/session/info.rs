@@ -83,6 +83,28 @@ fn merge_extensions(own: &mut ServerCapabilities, servers: impl Iterator<Item = 
     }
 }
 
+/// 2025-11-25's `tasks` capability (which rmcp does not model, so it
+/// travels in `experimental` until the reply goes out: kept.rs) where a
+/// server in reach offers it: mcpool routes `tasks/*` itself, so it lists
+/// and cancels for any such server.
+fn offer_session_tasks(own: &mut ServerCapabilities, servers: &[ServerCapabilities]) {
+    let offered = servers
+        .iter()
+        .filter_map(crate::kept::kept_capabilities)
+        .any(|kept| kept.contains_key("tasks"));
+    if !offered {
+        return;
+    }
+    let tasks = serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
+    let experimental = own.experimental.get_or_insert_with(Default::default);
+    let mut kept = serde_json::Map::new();
+    kept.insert("tasks".into(), tasks);
+    if experimental.is_empty() {
+        kept.insert("experimental".into(), serde_json::Value::Bool(false));
+    }
+    experimental.insert(crate::kept::KEY.into(), kept);
+}
+
 /// What a session's agent is told of the endpoint behind it.
 pub(super) struct Identity<'a> {
     pub routes: Routes<'a>,
@@ -98,7 +120,9 @@ impl Identity<'_> {
                     .iter()
                     .filter(|sup| self.routes.in_scope(sup.name()))
                     .filter_map(|sup| sup.info());
-                merge_extensions(&mut info.capabilities, offered.map(|peer| peer.capabilities.clone()));
+                let offered: Vec<ServerCapabilities> = offered.map(|peer| peer.capabilities.clone()).collect();
+                offer_session_tasks(&mut info.capabilities, &offered);
+                merge_extensions(&mut info.capabilities, offered.into_iter());
                 info
             }
             Scope::One(name) => match self.routes.pool.server(name) {

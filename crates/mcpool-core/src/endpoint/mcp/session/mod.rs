@@ -34,6 +34,7 @@ mod meta;
 mod record;
 mod routing;
 mod tasks;
+pub(super) use tasks::SESSION_PREFIX as TASKS_SESSION_PREFIX;
 
 use calls::Calls;
 use forward::Forwarder;
@@ -379,6 +380,9 @@ impl ServerHandler for AgentSession {
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
         removed_in_2026(&request.method, &context)?;
+        if let Some(method) = request.method.strip_prefix(tasks::SESSION_PREFIX) {
+            return self.tasks().session_request(method, request.params, context).await;
+        }
         match super::request_check::params_sentence(&request.method) {
             Some(sentence) => Err(McpError::invalid_params(sentence, None)),
             None => Err(McpError::new(ErrorCode::METHOD_NOT_FOUND, request.method, None)),

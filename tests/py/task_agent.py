@@ -1,0 +1,85 @@
+"""Two agents on the official Python SDK's client (mcp 1.x, 2025-11-25
+tasks: `session.experimental`), each its own session on one MCP URL, and
+what happened as one JSON line on stdout:
+
+    task_agent.py --url URL --token TOKEN --tool NAME
+
+`first` calls NAME as a task and follows it (tasks/get until it is done,
+tasks/result, tasks/list), then starts a long one and cancels it; `other`
+asks for the first one's task by its id (tasks/get and tasks/result) and
+lists its own tasks. Each step's outcome is in the line, errors as text."""
+
+import argparse
+import json
+from typing import Any
+
+import anyio
+from mcp import ClientSession, types
+from mcp.client.streamable_http import streamablehttp_client
+
+
+def caps(result: types.InitializeResult) -> Any:
+    return result.capabilities.model_dump(mode="json", exclude_none=True)
+
+
+async def attempt(step) -> Any:
+    try:
+        return await step()
+    except Exception as e:  # what an agent would see
+        return {"error": str(e)}
+
+
+async def run(url: str, token: str, tool: str) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {token}"}
+    out: dict[str, Any] = {}
+    async with streamablehttp_client(url, headers=headers) as (r1, w1, _), ClientSession(r1, w1) as first:
+        out["capabilities"] = caps(await first.initialize())
+        listed = await first.list_tools()
+        out["execution"] = {
+            t.name: t.execution.model_dump(mode="json", exclude_none=True) for t in listed.tools if t.execution
+        }
+        made = await first.experimental.call_tool_as_task(tool, {"a": 2, "b": 3, "seconds": 0.3})
+        task_id = made.task.taskId
+        out["created"] = made.task.model_dump(mode="json", exclude_none=True)
+        status = None
+        for _ in range(100):
+            got = await first.experimental.get_task(task_id)
+            status = got.status
+            if status in ("completed", "failed", "cancelled"):
+                break
+            await anyio.sleep(0.1)
+        out["status"] = status
+        result = await first.experimental.get_task_result(task_id, types.CallToolResult)
+        out["result"] = [c.text for c in result.content if isinstance(c, types.TextContent)]
+        out["listed"] = [t.taskId for t in (await first.experimental.list_tasks()).tasks]
+        long = await first.experimental.call_tool_as_task(tool, {"a": 1, "b": 1, "seconds": 30})
+        cancelled = await first.experimental.cancel_task(long.task.taskId)
+        out["cancelled"] = {"same": cancelled.taskId == long.task.taskId, "status": cancelled.status}
+        async with streamablehttp_client(url, headers=headers) as (r2, w2, _), ClientSession(r2, w2) as other:
+            await other.initialize()
+
+            async def peek():
+                return (await other.experimental.get_task(task_id)).status
+
+            async def take():
+                result = await other.experimental.get_task_result(task_id, types.CallToolResult)
+                return [c.text for c in result.content if isinstance(c, types.TextContent)]
+
+            async def own():
+                return [t.taskId for t in (await other.experimental.list_tasks()).tasks]
+
+            out["other"] = {"get": await attempt(peek), "result": await attempt(take), "list": await attempt(own)}
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--url", required=True)
+    p.add_argument("--token", required=True)
+    p.add_argument("--tool", required=True)
+    a = p.parse_args()
+    print(json.dumps(anyio.run(run, a.url, a.token, a.tool)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+//! behaviour.md §4, tasks of 2025-11-25: the official Python SDK's client
+//! (`tests/py/task_agent.py`) calls a tool of the Python SDK's own task
+//! server (`tests/py/task_server.py`, `enable_tasks()`) as a task through
+//! `/mcp` and `/servers/NAME/mcp`, follows it (`tasks/get`, `tasks/result`,
+//! `tasks/list`) and cancels another; a second agent cannot reach the
+//! first one's task by its id.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use mcpool_tests::*;
+use serde_json::{json, Value};
+use tokio::process::Command;
+
+/// What `task_agent.py` saw on `path`, calling `tool`.
+async fn agents_on(pool: &Mcpool, path: &str, tool: &str) -> anyhow::Result<Value> {
+    let output = Command::new(python())
+        .arg(repo_root().join("tests/py/task_agent.py"))
+        .args(["--url", &pool.url(path), "--token", &pool.token, "--tool", tool])
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(90), output)
+        .await
+        .context("task_agent.py ran over 90 s")??;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).with_context(|| {
+        format!(
+            "task_agent.py on {path} said: {stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+#[tokio::test]
+async fn a_python_sdk_agent_runs_a_2025_11_25_task_of_a_python_sdk_server_through_mcpool() -> anyhow::Result<()> {
+    let dir = TempDir::new("session-tasks");
+    let script = repo_root().join("tests/py/task_server.py");
+    let config = json!({"mcpServers": {"t": {"command": python(), "args": [script]}}});
+    let pool = Mcpool::start_connected_in(dir, config).await?;
+    assert_eq!(pool.server("t").await?["protocol"], "2025-11-25");
+    for (path, tool) in [("/mcp", "t__slow_sum"), ("/servers/t/mcp", "slow_sum")] {
+        let seen = agents_on(&pool, path, tool).await?;
+        let tasks = &seen["capabilities"]["tasks"];
+        assert!(
+            tasks["requests"]["tools"]["call"].is_object() && tasks["list"].is_object() && tasks["cancel"].is_object(),
+            "{path}: the tasks capability: {seen}"
+        );
+        assert_eq!(
+            seen["execution"][tool],
+            json!({"taskSupport": "optional"}),
+            "{path}: {seen}"
+        );
+        let id = seen["created"]["taskId"].as_str().unwrap_or_default();
+        assert!(id.starts_with("mcpool-task-"), "{path}: an id of mcpool's: {seen}");
+        assert_eq!(seen["created"]["status"], "working", "{path}: {seen}");
+        assert_eq!(seen["status"], "completed", "{path}: {seen}");
+        assert_eq!(seen["result"], json!(["sum 5"]), "{path}: {seen}");
+        assert_eq!(seen["listed"], json!([id]), "{path}: its own task listed: {seen}");
+        assert_eq!(
+            seen["cancelled"],
+            json!({"same": true, "status": "cancelled"}),
+            "{path}: {seen}"
+        );
+        let other = &seen["other"];
+        for step in ["get", "result"] {
+            let said = other[step]["error"].as_str().unwrap_or_default();
+            assert!(
+                said.contains("knows no task"),
+                "{path}: another agent's {step}: {other}"
+            );
+        }
+        assert_eq!(other["list"], json!([]), "{path}: another agent lists none: {other}");
+    }
+    Ok(())
+}
