@@ -28,13 +28,18 @@ pub struct RawReply {
 impl RawSession {
     /// `initialize` and `notifications/initialized`.
     pub async fn open(mcpool: &Mcpool, path: &str) -> anyhow::Result<Self> {
+        Self::open_declaring(mcpool, path, json!({})).await
+    }
+
+    /// [`Self::open`] for an agent that declares `capabilities`.
+    pub async fn open_declaring(mcpool: &Mcpool, path: &str, capabilities: Value) -> anyhow::Result<Self> {
         let http = reqwest::Client::new();
         let url = mcpool.url(path);
         let init = json!({
             "jsonrpc": "2.0", "id": 0, "method": "initialize",
             "params": {
                 "protocolVersion": VERSION,
-                "capabilities": {},
+                "capabilities": capabilities,
                 "clientInfo": {"name": "mcpool-tests-raw", "version": "1"}
             }
         });

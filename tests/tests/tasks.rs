@@ -83,3 +83,37 @@ async fn tasks_pass_through_to_the_server_that_made_them() -> anyhow::Result<()>
     assert_eq!(error["code"], -32602, "{}", reply.body);
     Ok(())
 }
+
+/// A session agent that declares the tasks extension is handed the task a
+/// 2026-07-28 server makes for it, and follows it with its own session's
+/// `tasks/get`; a session agent without the extension gets the result.
+#[tokio::test]
+async fn a_session_agent_that_declares_the_tasks_extension_is_handed_a_2026_07_28_task() -> anyhow::Result<()> {
+    use mcpool_tests::raw::RawSession;
+    let dir = TempDir::new("session-agent-tasks");
+    let pool = Mcpool::start_connected(json!({"mcpServers": {
+        "s": faulty_stdio(&dir.path().join("s.log"), &STATELESS_ONLY),
+    }}))
+    .await?;
+    let declares = json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let agent = RawSession::open_declaring(&pool, "/mcp", declares).await?;
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "s__echo", "arguments": {"text": "later"}}});
+    let made = agent.send(call.clone()).await?.message.unwrap_or_default();
+    let id = made["result"]["taskId"].as_str().unwrap_or_default().to_string();
+    assert!(id.starts_with("mcpool-task-"), "{made}");
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": id}});
+    let got = agent.send(get.clone()).await?.message.unwrap_or_default();
+    assert_eq!(got["result"]["status"], "completed", "{got}");
+    assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+    // Another session cannot read it.
+    let other = RawSession::open(&pool, "/mcp").await?;
+    let refused = other.send(get).await?.message.unwrap_or_default();
+    assert!(
+        refused["error"]["message"].as_str().unwrap_or_default().contains("knows no task"),
+        "{refused}"
+    );
+    let plain = other.send(call).await?.message.unwrap_or_default();
+    assert_eq!(plain["result"]["content"][0]["text"], "later", "{plain}");
+    Ok(())
+}

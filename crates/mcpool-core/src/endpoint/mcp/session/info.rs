@@ -66,19 +66,30 @@ pub(super) fn mirrored_info(sup: &Supervisor) -> ServerConfig {
 /// The extensions the servers behind an endpoint offer (MCP Apps' UI, a
 /// vendor's), added to its own: an agent sees each one some server in
 /// reach offers, with the settings of the first such server by name. Tasks
-/// stay mcpool's own (it routes them). Only servers that have connected
-/// are known; one that connects later adds its extensions for agents that
-/// connect after it.
+/// stay mcpool's own settings (it routes them), declared only when some
+/// server in reach offers them: no agent is told of tasks no server makes.
+/// Only servers that have connected are known; one that connects later
+/// adds its extensions for agents that connect after it.
 fn merge_extensions(own: &mut ServerCapabilities, servers: impl Iterator<Item = ServerCapabilities>) {
+    let mut tasks = false;
     for offered in servers.filter_map(|c| c.extensions) {
         for (id, settings) in offered {
             if id == rmcp::model::TASKS_EXTENSION_ID {
+                tasks = true;
                 continue;
             }
             own.extensions
                 .get_or_insert_with(Default::default)
                 .entry(id)
                 .or_insert(settings);
+        }
+    }
+    if !tasks {
+        if let Some(extensions) = own.extensions.as_mut() {
+            extensions.remove(rmcp::model::TASKS_EXTENSION_ID);
+        }
+        if own.extensions.as_ref().is_some_and(|e| e.is_empty()) {
+            own.extensions = None;
         }
     }
 }
@@ -176,5 +187,9 @@ mod tests {
             extensions[rmcp::model::TASKS_EXTENSION_ID],
             serde_json::to_value(&aggregated_info().capabilities.extensions).unwrap()[rmcp::model::TASKS_EXTENSION_ID]
         );
+        // No server in reach makes tasks: none declared.
+        let mut none = aggregated_info().capabilities;
+        merge_extensions(&mut none, [capabilities(json!({"tools": {}}))].into_iter());
+        assert_eq!(none.extensions, None);
     }
 }
