@@ -110,7 +110,10 @@ async fn a_session_agent_that_declares_the_tasks_extension_is_handed_a_2026_07_2
     let other = RawSession::open(&pool, "/mcp").await?;
     let refused = other.send(get).await?.message.unwrap_or_default();
     assert!(
-        refused["error"]["message"].as_str().unwrap_or_default().contains("knows no task"),
+        refused["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("knows no task"),
         "{refused}"
     );
     let plain = other.send(call).await?.message.unwrap_or_default();

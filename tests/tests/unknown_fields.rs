@@ -4,9 +4,11 @@
 //! and a call's result reach the agent exactly as the server sent them.
 //! The server is the official Python SDK's low-level one
 //! (`tests/py/kept_server.py`) over stdio and over Streamable HTTP
-//! answering with SSE streams and with JSON bodies; the agents are bare
-//! JSON-RPC (any typed client could drop the fields itself), a session
-//! agent on every path and a 2026-07-28 one on `/mcp`.
+//! answering with SSE streams and with JSON bodies, and the official
+//! TypeScript SDK's low-level servers at 2025-11-25 (v1) and 2026-07-28
+//! (v2, `tests/js/fields_server.mjs`), compared with a direct connection;
+//! the agents are bare JSON-RPC (any typed client could drop the fields
+//! itself), a session agent on every path and a 2026-07-28 one.
 
 use std::time::Duration;
 
@@ -110,6 +112,113 @@ async fn unknown_fields_of_tools_prompts_and_results_reach_the_agent_as_sent() -
         let listed = reply.messages.last().context("no 2026-07-28 tools/list reply")?;
         let tool = item(&listed["result"], "tools", &format!("{server}__add"))?;
         assert_eq!(tool, &add_tool(&format!("{server}__add")), "{server}, 2026-07-28");
+    }
+    Ok(())
+}
+
+/// The revision's own `_meta` for a direct 2026-07-28 request.
+fn revision_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "direct", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    })
+}
+
+/// `fields_server.mjs --sdk SDK`'s `add` tool as a direct connection gets
+/// it (stdio, no mcpool): what mcpool must hand on.
+async fn direct_tool(sdk: &str) -> anyhow::Result<Value> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = Command::new("node")
+        .arg(repo_root().join("tests/js/fields_server.mjs"))
+        .args(["--sdk", sdk, "--node-modules"])
+        .arg(node_modules())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()?;
+    let opening = match sdk {
+        "v1" => json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "direct", "version": "1"}}}),
+        _ => json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": revision_meta()}}),
+    };
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": revision_meta()}});
+    let mut stdin = child.stdin.take().context("stdin")?;
+    for message in [
+        opening,
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        list,
+    ] {
+        stdin.write_all(format!("{message}\n").as_bytes()).await?;
+    }
+    let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    let listed = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await? {
+            let message: Value = serde_json::from_str(&line)?;
+            if message["id"] == 1 {
+                return Ok(message);
+            }
+        }
+        anyhow::bail!("the server ended before listing its tools")
+    })
+    .await??;
+    Ok(listed["result"]["tools"][0].clone())
+}
+
+/// The same through mcpool, with the TypeScript SDK's servers at both
+/// revisions: every field a direct connection gets (the v2 SDK itself
+/// leaves `execution` out at 2026-07-28), a call's `x-trace` and `_meta`
+/// back, and the agent's own request `_meta` key at the server.
+#[tokio::test]
+async fn the_typescript_sdks_servers_fields_reach_the_agent_as_a_direct_connection_gets_them() -> anyhow::Result<()> {
+    let server = |sdk: &str| {
+        json!({"command": "node", "args": [
+            repo_root().join("tests/js/fields_server.mjs"), "--sdk", sdk, "--node-modules", node_modules(),
+        ]})
+    };
+    let dir = TempDir::new("unknown-fields-ts");
+    let pool = Mcpool::start_connected_in(dir, json!({"mcpServers": {"v1": server("v1"), "v2": server("v2")}})).await?;
+    assert_eq!(pool.server("v2").await?["protocol"], "2026-07-28");
+    let probe = json!({"com.example/probe": {"n": [1, "two"]}});
+    for sdk in ["v1", "v2"] {
+        let mut direct = direct_tool(sdk).await?;
+        assert_eq!(direct["x-vendor"]["tier"], "gold", "{sdk} directly: {direct}");
+        for (path, name) in [
+            ("/mcp".to_string(), format!("{sdk}__add")),
+            (format!("/servers/{sdk}/mcp"), "add".into()),
+        ] {
+            let at = format!("{sdk} through {path}");
+            direct["name"] = json!(name);
+            let session = RawSession::open(&pool, &path).await?;
+            let listed = session
+                .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+                .await?
+                .message
+                .with_context(|| format!("{at}: no tools/list reply"))?;
+            assert_eq!(item(&listed["result"], "tools", &name)?, &direct, "{at}");
+            let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": name, "arguments": {"a": 1, "b": 2}, "_meta": probe}});
+            let called = session.send(call).await?.message.context("no tools/call reply")?;
+            let result = &called["result"];
+            assert_eq!(result["x-trace"], json!({"id": "t-1"}), "{at}: {result}");
+            assert_eq!(
+                result["_meta"]["com.example/from"],
+                format!("ts-{sdk}"),
+                "{at}: {result}"
+            );
+            let heard: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap_or("null"))?;
+            assert_eq!(
+                heard["com.example/probe"], probe["com.example/probe"],
+                "{at}: the server heard {heard}"
+            );
+            let reply = pool
+                .stateless_request(&path, "tools/list", json!({}), json!({}))
+                .await?;
+            let listed = reply.messages.last().context("no 2026-07-28 tools/list reply")?;
+            assert_eq!(item(&listed["result"], "tools", &name)?, &direct, "{at}, 2026-07-28");
+        }
     }
     Ok(())
 }
