@@ -7,7 +7,8 @@ what happened as one JSON line on stdout:
 `first` calls NAME as a task and follows it (tasks/get until it is done,
 tasks/result, tasks/list), then starts a long one and cancels it; `other`
 asks for the first one's task by its id (tasks/get and tasks/result) and
-lists its own tasks. Each step's outcome is in the line, errors as text."""
+lists its own tasks. Each step's outcome is in the line, errors as text,
+with the `notifications/tasks/status` each agent heard."""
 
 import argparse
 import json
@@ -29,10 +30,23 @@ async def attempt(step) -> Any:
         return {"error": str(e)}
 
 
+def listener(heard: list) -> Any:
+    """A message handler that keeps each `notifications/tasks/status`."""
+
+    async def handle(message: Any) -> None:
+        root = getattr(message, "root", None)
+        if isinstance(root, types.TaskStatusNotification):
+            heard.append({"taskId": root.params.taskId, "status": root.params.status})
+
+    return handle
+
+
 async def run(url: str, token: str, tool: str) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {token}"}
-    out: dict[str, Any] = {}
-    async with streamablehttp_client(url, headers=headers) as (r1, w1, _), ClientSession(r1, w1) as first:
+    out: dict[str, Any] = {"notified": [], "other_notified": []}
+    async with streamablehttp_client(url, headers=headers) as (r1, w1, _), ClientSession(
+        r1, w1, message_handler=listener(out["notified"])
+    ) as first:
         out["capabilities"] = caps(await first.initialize())
         listed = await first.list_tools()
         out["execution"] = {
@@ -55,7 +69,9 @@ async def run(url: str, token: str, tool: str) -> dict[str, Any]:
         long = await first.experimental.call_tool_as_task(tool, {"a": 1, "b": 1, "seconds": 30})
         cancelled = await first.experimental.cancel_task(long.task.taskId)
         out["cancelled"] = {"same": cancelled.taskId == long.task.taskId, "status": cancelled.status}
-        async with streamablehttp_client(url, headers=headers) as (r2, w2, _), ClientSession(r2, w2) as other:
+        async with streamablehttp_client(url, headers=headers) as (r2, w2, _), ClientSession(
+            r2, w2, message_handler=listener(out["other_notified"])
+        ) as other:
             await other.initialize()
 
             async def peek():
@@ -69,6 +85,11 @@ async def run(url: str, token: str, tool: str) -> dict[str, Any]:
                 return [t.taskId for t in (await other.experimental.list_tasks()).tasks]
 
             out["other"] = {"get": await attempt(peek), "result": await attempt(take), "list": await attempt(own)}
+        # The first task's status notification may trail its result a little.
+        for _ in range(20):
+            if any(n["status"] == "completed" for n in out["notified"]):
+                break
+            await anyio.sleep(0.1)
     return out
 
 

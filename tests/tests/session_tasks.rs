@@ -2,8 +2,9 @@
 //! (`tests/py/task_agent.py`) calls a tool of the Python SDK's own task
 //! server (`tests/py/task_server.py`, `enable_tasks()`) as a task through
 //! `/mcp` and `/servers/NAME/mcp`, follows it (`tasks/get`, `tasks/result`,
-//! `tasks/list`) and cancels another; a second agent cannot reach the
-//! first one's task by its id.
+//! `tasks/list`), hears its `notifications/tasks/status`, and cancels
+//! another; a second agent cannot reach the first one's task by its id
+//! and hears nothing of it.
 
 use std::time::Duration;
 
@@ -69,6 +70,14 @@ async fn a_python_sdk_agent_runs_a_2025_11_25_task_of_a_python_sdk_server_throug
             );
         }
         assert_eq!(other["list"], json!([]), "{path}: another agent lists none: {other}");
+        // The server's status notification reaches the agent that made the
+        // task, under mcpool's id, and no other.
+        let notified = seen["notified"].as_array().cloned().unwrap_or_default();
+        assert!(
+            notified.contains(&json!({"taskId": id, "status": "completed"})),
+            "{path}: notified {notified:?}"
+        );
+        assert_eq!(seen["other_notified"], json!([]), "{path}: {seen}");
     }
     Ok(())
 }

@@ -36,6 +36,9 @@ pub const KEY: &str = "io.mcpool/kept";
 /// the result itself and of each tool, prompt, resource and template it
 /// lists. Whether anything was folded.
 pub fn fold_message(message: &mut Value) -> bool {
+    if message.get("method").and_then(Value::as_str) == Some(TASK_STATUS) {
+        return keep_whole_params(message);
+    }
     let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) else {
         return false;
     };
@@ -64,7 +67,10 @@ pub fn fold_message(message: &mut Value) -> bool {
 /// data, a JSON body): the text again when something was folded, `None`
 /// when it passes as it is (most messages: no result, or nothing unknown).
 pub fn fold_text(text: &[u8]) -> Option<Vec<u8>> {
-    memchr::memmem::find(text, b"\"result\"")?;
+    let result = memchr::memmem::find(text, b"\"result\"").is_some();
+    if !result && memchr::memmem::find(text, TASK_STATUS.as_bytes()).is_none() {
+        return None;
+    }
     let mut message: Value = serde_json::from_slice(text).ok()?;
     if !fold_message(&mut message) {
         return None;
@@ -75,6 +81,27 @@ pub fn fold_text(text: &[u8]) -> Option<Vec<u8>> {
 /// The key under [`KEY`] that holds a whole result to give back in place
 /// of the object rmcp parsed.
 pub const WHOLE: &str = "$result";
+
+/// A task's status notification.
+pub const TASK_STATUS: &str = "notifications/tasks/status";
+
+/// A 2025-11-25 `notifications/tasks/status`'s params kept whole beside
+/// what rmcp's 2026-07-28 model of it takes (rmcp moves a notification's
+/// `_meta` aside, where the handler finds it).
+fn keep_whole_params(message: &mut Value) -> bool {
+    let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) else {
+        return false;
+    };
+    if params.contains_key("resultType") || params.get("_meta").is_some_and(|m| !m.is_object()) {
+        return false;
+    }
+    let whole = Value::Object(params.clone());
+    let meta = params.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert(KEY.into(), serde_json::json!({WHOLE: whole}));
+    }
+    true
+}
 
 /// A 2025-11-25 task result, which rmcp's model (the 2026-07-28 tasks)
 /// cannot hold, as an object rmcp parses that carries the result whole:
@@ -472,5 +499,18 @@ mod tests {
         assert_eq!(back["params"].get("_meta"), None);
         let plain = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a"}}"#;
         assert_eq!(fold_request(plain), None);
+    }
+
+    #[test]
+    fn a_2025_11_25_task_status_notification_is_kept_whole() {
+        let params = json!({"taskId": "t-1", "status": "completed", "createdAt": "2025-11-25T10:30:00Z",
+            "lastUpdatedAt": "2025-11-25T10:31:00Z", "ttl": 60000, "pollInterval": 500});
+        let sent = json!({"jsonrpc": "2.0", "method": TASK_STATUS, "params": params});
+        let message = folded(sent);
+        assert_eq!(message["params"]["_meta"][KEY][WHOLE], params);
+        assert!(
+            fold_text(message.to_string().as_bytes()).is_some(),
+            "a notification is looked at"
+        );
     }
 }

@@ -115,6 +115,35 @@ impl Hub {
         (route.owner.is_none() || route.owner == asker).then(|| route.clone())
     }
 
+    /// A server's `notifications/tasks/status` (its params, whole), to the
+    /// agent session that was handed the task, under the id it knows. A
+    /// task of an agent without a session, or one mcpool never handed
+    /// out, goes nowhere (agents poll; the notification is optional).
+    pub fn route_task_status(&self, server: &str, mut params: serde_json::Value) {
+        let Some(upstream) = params.get("taskId").and_then(|v| v.as_str()).map(str::to_string) else {
+            return;
+        };
+        let handed = {
+            let tasks = crate::sync::lock(&self.tasks);
+            tasks
+                .tasks
+                .iter()
+                .find(|(_, r)| r.server == server && r.upstream == upstream)
+                .and_then(|(public, r)| Some((public.clone(), r.owner?)))
+        };
+        let Some((public, owner)) = handed else { return };
+        let Some(peer) = self.table().peer_of(owner) else {
+            return;
+        };
+        params["taskId"] = serde_json::Value::String(public);
+        let notification = rmcp::model::CustomNotification::new(crate::kept::TASK_STATUS, Some(params));
+        tokio::spawn(async move {
+            let _ = peer
+                .send_notification(ServerNotification::CustomNotification(notification))
+                .await;
+        });
+    }
+
     /// The tasks handed to the agent session `owner`, by the id it knows.
     pub fn tasks_of(&self, owner: u64) -> Vec<(String, TaskRoute)> {
         let tasks = crate::sync::lock(&self.tasks);

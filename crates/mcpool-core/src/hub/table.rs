@@ -145,6 +145,11 @@ impl<P: Clone, S: Clone> Table<P, S> {
         id
     }
 
+    /// The peer of agent session `id`, while it is open.
+    pub fn peer_of(&self, id: u64) -> Option<P> {
+        self.agents.get(&id).map(|a| a.peer.clone())
+    }
+
     pub fn unregister(&mut self, id: u64) {
         self.agents.remove(&id);
     }

@@ -115,6 +115,7 @@ impl Supervisor {
             hub: self.hub.clone(),
             signals: signals_tx,
             ledger: ledger.clone(),
+            extensions: None,
         };
         let signin = self.ctx.oauth.signin(&spec);
         if let Some(s) = &signin {

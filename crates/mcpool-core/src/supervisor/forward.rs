@@ -48,13 +48,15 @@ impl Forwarder<'_> {
         // A session agent's request that a server may answer with questions
         // of its own: over the session connection, where it can ask them
         // (session_upstream.rs). Held until the request ends.
-        let (link, _busy) = match self
-            .sup
-            .session
-            .session_for(self.sup, &request, ctx.map(|(c, _)| c), &primary)
-            .await
-        {
-            Some((session, busy)) => (session, Some(busy)),
+        // An agent that shows apps, to a session server that offers them:
+        // over the connection that declared MCP Apps.
+        let agent = ctx.map(|(c, _)| c);
+        let second = match self.sup.session.session_for(self.sup, &request, agent, &primary).await {
+            Some(found) => Some(found),
+            None => self.sup.apps.session_for(self.sup, &request, agent, &primary).await,
+        };
+        let (link, _busy) = match second {
+            Some((second, busy)) => (second, Some(busy)),
             None => (primary, None),
         };
         let Link {

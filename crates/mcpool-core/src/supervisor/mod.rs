@@ -181,6 +181,9 @@ pub struct Supervisor {
     /// The connection on a session revision for session agents, beside a
     /// 2026-07-28 one (session_upstream.rs).
     session: SessionUpstream,
+    /// The connection that declares MCP Apps, beside a session-revision
+    /// one, for agents that show apps (session_upstream.rs).
+    apps: SessionUpstream,
 }
 
 impl Supervisor {
@@ -207,6 +210,7 @@ impl Supervisor {
             attempt_lock: Arc::default(),
             parked: Default::default(),
             session: Default::default(),
+            apps: SessionUpstream::apps(),
         })
     }
 
@@ -334,9 +338,9 @@ impl Supervisor {
                     if let Some(live) = inner.live.take() {
                         tokio::spawn(close(live));
                     }
-                    // The session connection goes with the primary one.
-                    if let Some(session) = self.session.take() {
-                        tokio::spawn(close(session));
+                    // The second connections go with the primary one.
+                    for second in [self.session.take(), self.apps.take()].into_iter().flatten() {
+                        tokio::spawn(close(second));
                     }
                 }
                 Effect::ListsChanged => applied.lists_changed = true,
@@ -410,8 +414,8 @@ impl Supervisor {
         if let Some(live) = live {
             close(live).await;
         }
-        if let Some(session) = self.session.take() {
-            close(session).await;
+        for second in [self.session.take(), self.apps.take()].into_iter().flatten() {
+            close(second).await;
         }
     }
 

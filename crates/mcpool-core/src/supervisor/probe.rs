@@ -54,6 +54,7 @@ pub async fn probe(spec: ServerSpec, ctx: &Context, typed: &[String]) -> Probe {
         hub: ctx.hub.clone(),
         signals,
         ledger: Arc::new(ProgressLedger::default()),
+        extensions: None,
     };
     let signin = ctx.oauth.signin(&spec);
     if let Some(s) = &signin {

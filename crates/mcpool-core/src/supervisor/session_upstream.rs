@@ -18,6 +18,15 @@
 //! one try is needed: a server's `server/discover` answer may list only
 //! 2026-07-28 while the same URL takes `initialize` (the conformance
 //! suite's reference server does), so that list cannot tell.
+//!
+//! The same holds a second kind of second connection ([`Purpose::Apps`]):
+//! to a server on a session revision that offers MCP Apps
+//! (`io.modelcontextprotocol/ui`), opened with `initialize` declaring the
+//! UI extension as the agent declared it, for agents that show apps. The
+//! primary's `initialize` declares none, so an agent without UI support
+//! gets what a direct connection would give it, and one with it gets the
+//! app (for a local server this is a second process of it, started on the
+//! first such request and stopped when idle).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -43,9 +52,67 @@ const GENERATION: u64 = 0;
 /// next try waits this long; meanwhile requests take the primary.
 const RETRY_AFTER: Duration = Duration::from_secs(30);
 
-/// The session connection's progress tokens reach the hub under this
-/// prefix, apart from the primary's (rmcp numbers each connection's from 0).
-const TOKEN_PREFIX: &str = "mcpool-session-";
+/// What a second connection is for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Purpose {
+    /// `initialize` beside a 2026-07-28 primary, for session agents that
+    /// can be asked questions.
+    #[default]
+    Session,
+    /// `initialize` declaring MCP Apps, beside a session-revision primary,
+    /// for agents that show apps.
+    Apps,
+}
+
+impl Purpose {
+    /// Its progress tokens reach the hub under this prefix, apart from the
+    /// primary's (rmcp numbers each connection's from 0).
+    fn token_prefix(self) -> &'static str {
+        match self {
+            Purpose::Session => "mcpool-session-",
+            Purpose::Apps => "mcpool-apps-",
+        }
+    }
+
+    /// What the log calls it.
+    fn what(self) -> &'static str {
+        match self {
+            Purpose::Session => "session connection for session agents",
+            Purpose::Apps => "MCP Apps connection for agents that show apps",
+        }
+    }
+}
+
+/// The MCP Apps extension's id.
+pub(super) const UI_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
+/// Whether `request` should go over the MCP Apps connection: a call,
+/// prompt, read or completion of an agent that declared the UI extension
+/// (`declared`, its settings), to a server on a session revision
+/// (`primary`) that offers it (`offered`).
+pub(super) fn wants_apps(
+    request: &ClientRequest,
+    declared: Option<&ClientCapabilities>,
+    primary: Option<&ProtocolVersion>,
+    offered: bool,
+) -> bool {
+    let asks = declared
+        .and_then(|c| c.extensions.as_ref())
+        .is_some_and(|e| e.contains_key(UI_EXTENSION));
+    let session_primary = primary.is_some_and(ProtocolVersion::has_initialize);
+    may_render(request) && asks && session_primary && offered
+}
+
+/// A request whose answer a server may shape by what its client declared.
+fn may_render(request: &ClientRequest) -> bool {
+    matches!(
+        request,
+        ClientRequest::CallToolRequest(_)
+            | ClientRequest::GetPromptRequest(_)
+            | ClientRequest::ReadResourceRequest(_)
+            | ClientRequest::CompleteRequest(_)
+    )
+}
 
 /// Whether `request` should go over the session connection: a call,
 /// prompt, read or completion of an agent on a session revision that
@@ -58,13 +125,7 @@ pub(super) fn wants_session(
     primary: Option<&ProtocolVersion>,
     remote: bool,
 ) -> bool {
-    let may_ask = matches!(
-        request,
-        ClientRequest::CallToolRequest(_)
-            | ClientRequest::GetPromptRequest(_)
-            | ClientRequest::ReadResourceRequest(_)
-            | ClientRequest::CompleteRequest(_)
-    );
+    let may_ask = may_render(request);
     #[allow(deprecated)] // SEP-2577: sampling and roots are still in use.
     let answers = declared.is_some_and(|c| c.sampling.is_some() || c.elicitation.is_some() || c.roots.is_some());
     let session_agent = agent.is_some_and(ProtocolVersion::has_initialize);
@@ -104,9 +165,10 @@ enum Found {
     Dial,
 }
 
-/// One server's session connection (see the module).
+/// One server's second connection of one purpose (see the module).
 #[derive(Default)]
 pub(super) struct SessionUpstream {
+    purpose: Purpose,
     /// Held by the dial in flight: concurrent requests share one.
     dial: tokio::sync::Mutex<()>,
     state: Mutex<State>,
@@ -123,6 +185,13 @@ impl Drop for Busy {
 }
 
 impl SessionUpstream {
+    pub(super) fn apps() -> Self {
+        SessionUpstream {
+            purpose: Purpose::Apps,
+            ..Default::default()
+        }
+    }
+
     fn find(&self, primary: u64, now: Instant) -> (Found, Option<Live>) {
         let mut state = lock(&self.state);
         match &*state {
@@ -194,19 +263,35 @@ impl SessionUpstream {
         primary: &Link,
     ) -> Option<(Link, Busy)> {
         let agent = agent?;
-        let remote = matches!(sup.lock().spec.transport, crate::config::TransportSpec::Http { .. });
-        let primary_version = primary.peer.peer_info().map(|i| i.protocol_version.clone());
-        let wanted = wants_session(
-            request,
-            agent.protocol_version().as_ref(),
-            agent.client_capabilities().as_ref(),
-            primary_version.as_ref(),
-            remote,
-        );
+        let primary_info = primary.peer.peer_info();
+        let primary_version = primary_info.as_ref().map(|i| i.protocol_version.clone());
+        let declared = agent.client_capabilities();
+        let wanted = match self.purpose {
+            Purpose::Session => wants_session(
+                request,
+                agent.protocol_version().as_ref(),
+                declared.as_ref(),
+                primary_version.as_ref(),
+                matches!(sup.lock().spec.transport, crate::config::TransportSpec::Http { .. }),
+            ),
+            Purpose::Apps => {
+                let offered = primary_info
+                    .as_ref()
+                    .and_then(|i| i.capabilities.extensions.as_ref())
+                    .is_some_and(|e| e.contains_key(UI_EXTENSION));
+                wants_apps(request, declared.as_ref(), primary_version.as_ref(), offered)
+            }
+        };
         if !wanted {
             return None;
         }
-        self.link(sup, primary.generation).await
+        // The UI extension as this agent declared it (the first agent's
+        // settings open the connection; every such agent shares it).
+        let ui = declared
+            .and_then(|c| c.extensions)
+            .and_then(|mut e| e.remove(UI_EXTENSION))
+            .filter(|_| self.purpose == Purpose::Apps);
+        self.link(sup, primary.generation, ui).await
     }
 
     /// [`link`](Self::link)'s answer if it needs no dial
@@ -226,7 +311,12 @@ impl SessionUpstream {
     /// The session connection for a session agent's request beside the
     /// primary connection `primary`, opened now if need be; `None`: the
     /// request takes the primary.
-    pub(super) async fn link(&self, sup: &Arc<Supervisor>, primary: u64) -> Option<(Link, Busy)> {
+    pub(super) async fn link(
+        &self,
+        sup: &Arc<Supervisor>,
+        primary: u64,
+        ui: Option<rmcp::model::JsonObject>,
+    ) -> Option<(Link, Busy)> {
         if let Some(answer) = self.found(primary) {
             return answer;
         }
@@ -236,8 +326,8 @@ impl SessionUpstream {
             return answer;
         }
         let spec = sup.lock().spec.clone();
-        let ledger = Arc::new(ProgressLedger::with_hub_prefix(TOKEN_PREFIX));
-        let dialled = tokio::time::timeout(spec.timeout, Self::connect(sup, &spec, ledger.clone()))
+        let ledger = Arc::new(ProgressLedger::with_hub_prefix(self.purpose.token_prefix()));
+        let dialled = tokio::time::timeout(spec.timeout, self.connect(sup, &spec, ledger.clone(), ui))
             .await
             .unwrap_or(Some(Err(ConnectError::Timeout(spec.timeout))));
         let established = match dialled {
@@ -252,7 +342,8 @@ impl SessionUpstream {
                 let why = crate::secrets::redact(&e.to_string(), &secrets);
                 tracing::warn!(
                     server = %sup.name,
-                    "no session connection for session agents ({why}); their requests take the 2026-07-28 one"
+                    "no {} ({why}); their requests take the server's one connection",
+                    self.purpose.what()
                 );
                 self.refused(primary, transient.then(|| Instant::now() + RETRY_AFTER));
                 return None;
@@ -282,17 +373,20 @@ impl SessionUpstream {
             live,
             busy: busy.clone(),
         });
-        tracing::info!(server = %sup.name, "session connection opened for session agents");
-        Self::watch(sup, id, established.running);
+        tracing::info!(server = %sup.name, "{} opened", self.purpose.what());
+        let group = established.group;
+        Self::watch(sup, self.purpose, id, established.running, group);
         Some((link, Busy(busy)))
     }
 
-    /// Connects with `initialize`; `None` for a transport that has no
-    /// second connection.
+    /// Connects with `initialize` (declaring `ui` for MCP Apps); `None` for
+    /// a transport that has no second connection of this purpose.
     async fn connect(
+        &self,
         sup: &Supervisor,
         spec: &crate::config::ServerSpec,
         ledger: Arc<ProgressLedger>,
+        ui: Option<rmcp::model::JsonObject>,
     ) -> Option<Result<upstream::Established, ConnectError>> {
         let resolved = match super::cache::resolve(&sup.ctx, spec).await {
             Ok(r) => r,
@@ -304,9 +398,13 @@ impl SessionUpstream {
             // List changes are the primary connection's to tell.
             signals: tokio::sync::mpsc::unbounded_channel().0,
             ledger,
+            extensions: ui.map(|settings| [(UI_EXTENSION.to_string(), settings)].into_iter().collect()),
         };
         let signin = sup.ctx.oauth.signin(spec);
-        upstream::connect_session(&resolved.spec, handler, signin).await
+        match self.purpose {
+            Purpose::Session => upstream::connect_session(&resolved.spec, handler, signin).await,
+            Purpose::Apps => Some(upstream::connect_declaring(&resolved.spec, handler, signin).await),
+        }
     }
 
     fn refused(&self, primary: u64, until: Option<Instant>) {
@@ -316,13 +414,23 @@ impl SessionUpstream {
     /// Forgets opening `id` when it ends, and closes it once idle: no
     /// request on it over a whole `session_idle` (checked at each such
     /// interval, so it closes within two).
-    fn watch(sup: &Arc<Supervisor>, id: u64, running: upstream::Running) {
+    fn watch(
+        sup: &Arc<Supervisor>,
+        purpose: Purpose,
+        id: u64,
+        running: upstream::Running,
+        group: Option<crate::os::process::ProcessTree>,
+    ) {
         let this: Weak<Supervisor> = Arc::downgrade(sup);
         tokio::spawn(async move {
             let _ = running.waiting().await;
+            // A local server's second process goes with its connection.
+            if let Some(mut group) = group {
+                group.stop(crate::os::process::STOP_GRACE).await;
+            }
             if let Some(this) = this.upgrade() {
-                if this.session.take_if(id).is_some() {
-                    tracing::info!(server = %this.name, "session connection ended; the next session agent's request opens another");
+                if this.second(purpose).take_if(id).is_some() {
+                    tracing::info!(server = %this.name, "{} ended; the next such request opens another", purpose.what());
                 }
             }
         });
@@ -333,17 +441,27 @@ impl SessionUpstream {
             loop {
                 tokio::time::sleep(idle).await;
                 let Some(this) = this.upgrade() else { return };
-                match this.session.take_if_idle(id, &mut seen) {
+                match this.second(purpose).take_if_idle(id, &mut seen) {
                     Err(()) => return,
                     Ok(None) => {}
                     Ok(Some(live)) => {
-                        tracing::info!(server = %this.name, "session connection closed: unused for {}", crate::errors::human_duration(idle));
+                        tracing::info!(server = %this.name, "{} closed: unused for {}", purpose.what(), crate::errors::human_duration(idle));
                         close(live).await;
                         return;
                     }
                 }
             }
         });
+    }
+}
+
+impl Supervisor {
+    /// The second connection of `purpose`.
+    fn second(&self, purpose: Purpose) -> &SessionUpstream {
+        match purpose {
+            Purpose::Session => &self.session,
+            Purpose::Apps => &self.apps,
+        }
     }
 }
 

@@ -81,3 +81,20 @@ fn a_refusal_holds_for_its_primary_and_a_passing_one_for_a_while() {
     assert!(matches!(session.find(2, now).0, Found::Primary));
     assert!(matches!(session.find(2, now + RETRY_AFTER).0, Found::Dial));
 }
+
+#[test]
+fn only_an_agent_that_shows_apps_to_a_session_server_that_offers_them_takes_the_apps_connection() {
+    let mut shows = ClientCapabilities::default();
+    let settings: rmcp::model::JsonObject = serde_json::from_value(serde_json::json!({"mimeTypes": ["x"]})).unwrap();
+    shows.extensions = Some([(UI_EXTENSION.to_string(), settings)].into_iter().collect());
+    assert!(wants_apps(&call(), Some(&shows), Some(&OLD), true));
+    // The agent does not show apps, the server offers none, or speaks
+    // 2026-07-28 (where each request says what its client declared).
+    assert!(!wants_apps(&call(), Some(&asking()), Some(&OLD), true));
+    assert!(!wants_apps(&call(), None, Some(&OLD), true));
+    assert!(!wants_apps(&call(), Some(&shows), Some(&OLD), false));
+    assert!(!wants_apps(&call(), Some(&shows), Some(&NEW), true));
+    // Lists come from the pool.
+    let list = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(PaginatedRequestParams::default()));
+    assert!(!wants_apps(&list, Some(&shows), Some(&OLD), true));
+}

@@ -33,6 +33,10 @@ pub struct UpstreamHandler {
     pub hub: Arc<Hub>,
     pub signals: mpsc::UnboundedSender<Signal>,
     pub ledger: Arc<super::ledger::ProgressLedger>,
+    /// The extensions this connection's `initialize` declares (MCP Apps'
+    /// UI, for the connection of agents that show apps); none for the
+    /// server's own connection.
+    pub extensions: Option<rmcp::model::ExtensionCapabilities>,
 }
 
 pub fn client_config() -> ClientConfig {
@@ -132,6 +136,31 @@ impl Service<RoleClient> for UpstreamHandler {
                 params.meta = meta;
                 self.hub.route_resource_updated(&self.server, params)
             }
+            ServerNotification::TaskStatusNotification(n) => {
+                // A 2025-11-25 server's params, kept whole (kept.rs); else
+                // rmcp's model of them.
+                let whole = meta
+                    .as_ref()
+                    .and_then(|m| m.get(crate::kept::KEY))
+                    .and_then(|k| k.get(crate::kept::WHOLE))
+                    .cloned();
+                let params = whole.or_else(|| serde_json::to_value(&n.params).ok());
+                if let Some(mut params) = params {
+                    crate::kept::unfold(&mut params);
+                    self.hub.route_task_status(&self.server, params);
+                }
+            }
+            ServerNotification::CustomNotification(n) if n.method == crate::kept::TASK_STATUS => {
+                if let Some(mut params) = n.params {
+                    crate::kept::unfold(&mut params);
+                    if let Some(meta) = params.as_object_mut().and_then(|p| p.get_mut("_meta")) {
+                        if let Some(m) = meta.as_object_mut() {
+                            m.remove(crate::kept::KEY);
+                        }
+                    }
+                    self.hub.route_task_status(&self.server, params);
+                }
+            }
             ServerNotification::ToolListChangedNotification(_) => {
                 let _ = self.signals.send(Signal::ToolsChanged);
             }
@@ -147,6 +176,8 @@ impl Service<RoleClient> for UpstreamHandler {
     }
 
     fn get_info(&self) -> ClientConfig {
-        client_config()
+        let mut config = client_config();
+        config.capabilities.extensions = self.extensions.clone();
+        config
     }
 }

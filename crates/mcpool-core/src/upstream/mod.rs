@@ -111,6 +111,33 @@ pub async fn connect_session(
     }
 }
 
+/// A second connection with `initialize`, whatever the transport (a local
+/// server's is a second process of it), declaring what `handler` declares:
+/// the MCP Apps connection of a server on a session revision
+/// (supervisor/session_upstream.rs).
+pub async fn connect_declaring(
+    spec: &ServerSpec,
+    handler: UpstreamHandler,
+    signin: Option<Arc<crate::oauth::Signin>>,
+) -> Result<Established, ConnectError> {
+    match &spec.transport {
+        TransportSpec::Stdio { .. } => local(spec, handler, ClientLifecycleMode::Initialize, None, None).await,
+        TransportSpec::Http { url, headers } => {
+            streamable(url, headers, handler, signin, ClientLifecycleMode::Initialize).await
+        }
+        TransportSpec::Sse { url, headers } => {
+            let ledger = handler.ledger.clone();
+            remote(
+                handler,
+                sse::open(&spec.name, url, headers).await?,
+                ClientLifecycleMode::Initialize,
+                ledger,
+            )
+            .await
+        }
+    }
+}
+
 /// Dials a Streamable HTTP server and agrees on a revision with `lifecycle`.
 async fn streamable(
     url: &str,
