@@ -2,7 +2,8 @@
 whose definitions and results carry fields that mcpool's own types do not
 model: the tool `add` with `execution: {taskSupport: "optional"}` (the
 2025-11-25 field) and a vendor's `x-vendor`, the prompt `greet` with
-`x-kind`, and `add`'s result with `x-trace`. A test checks that an agent
+`x-kind`, and `add`'s result with `x-trace` (its text block with
+`x-note`). A test checks that an agent
 gets each of them through mcpool exactly as sent.
 
   python kept_server.py                 stdio
@@ -49,7 +50,7 @@ async def list_tools() -> list[types.Tool]:
 async def call_tool(name: str, arguments: dict) -> types.CallToolResult:
     total = arguments["a"] + arguments["b"]
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=str(total))],
+        content=[types.TextContent(type="text", text=str(total), **{"x-note": "exact"})],
         **{"x-trace": {"id": "t-1"}},
     )
 

@@ -102,7 +102,11 @@ async fn unknown_fields_of_tools_prompts_and_results_reach_the_agent_as_sent() -
             let called = session.send(call).await?.message.context("no tools/call reply")?;
             let result = &called["result"];
             assert_eq!(result["x-trace"], json!({"id": "t-1"}), "{at}: {result}");
-            assert_eq!(result["content"][0]["text"], "5", "{at}: {result}");
+            assert_eq!(
+                result["content"][0],
+                json!({"type": "text", "text": "5", "x-note": "exact"}),
+                "{at}: {result}"
+            );
             assert_eq!(result.get("_meta"), None, "{at}: {result}");
         }
         // A 2026-07-28 agent gets the same.

@@ -23,8 +23,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use rmcp::model::{
-    CallToolResult, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolResult, ContentBlock, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, Prompt, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Tool,
 };
 
 /// The `_meta` key that carries an object's unmodelled fields through the
@@ -176,6 +176,8 @@ const ITEMS: &[(&str, Fold)] = &[
     ("prompts", fold_as::<Prompt>),
     ("resources", fold_as::<Resource>),
     ("resourceTemplates", fold_as::<ResourceTemplate>),
+    ("content", fold_as::<ContentBlock>),
+    ("contents", fold_as::<ResourceContents>),
 ];
 
 /// Which result `result` is, told by the fields only that result has.
@@ -229,12 +231,18 @@ fn fold_as<T: DeserializeOwned + Serialize>(object: &mut Map<String, Value>) -> 
     true
 }
 
-/// `value` with its arrays and objects emptied: the shape rmcp's types are
-/// checked against, whatever the size of what they hold.
+/// The longest string an object's shape keeps (a tag such as `"type":
+/// "text"`); a longer one (a text, a blob) is checked as an empty one.
+const SHAPE_STRING: usize = 64;
+
+/// `value` with its arrays and objects emptied and its long strings cut:
+/// the shape rmcp's types are checked against, whatever the size of what
+/// they hold.
 fn emptied(value: &Value) -> Value {
     match value {
         Value::Array(_) => Value::Array(Vec::new()),
         Value::Object(_) => Value::Object(Map::new()),
+        Value::String(text) if text.len() > SHAPE_STRING => Value::String(String::new()),
         other => other.clone(),
     }
 }
@@ -401,6 +409,20 @@ mod tests {
         assert_eq!(back["result"]["tools"][1]["_meta"], json!({"a": 1}));
         assert_eq!(back["result"]["x-page"], json!(true));
         assert_eq!(back["result"]["nextCursor"], json!("c2"));
+    }
+
+    #[test]
+    fn a_content_blocks_unknown_field_is_kept_and_a_long_text_costs_no_copy_of_its_shape() {
+        let sent = json!({"jsonrpc": "2.0", "id": 7, "result": {
+            "content": [
+                {"type": "text", "text": "y".repeat(100_000), "x-note": "n"},
+                {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+            ],
+        }});
+        let typed: rmcp::model::ServerJsonRpcMessage = serde_json::from_value(folded(sent.clone())).unwrap();
+        let mut back = serde_json::to_value(&typed).unwrap();
+        unfold(&mut back);
+        assert_eq!(back["result"]["content"], sent["result"]["content"]);
     }
 
     #[test]
