@@ -1,6 +1,7 @@
 //! behaviour.md §4, tasks of 2025-11-25: the official Python SDK's client
 //! (`tests/py/task_agent.py`) calls a tool of the Python SDK's own task
-//! server (`tests/py/task_server.py`, `enable_tasks()`) as a task through
+//! server (`tests/py/task_server.py`, `enable_tasks()`) and of the
+//! TypeScript SDK's (`tests/js/task_server.mjs`) as a task through
 //! `/mcp` and `/servers/NAME/mcp`, follows it (`tasks/get`, `tasks/result`,
 //! `tasks/list`), hears its `notifications/tasks/status`, and cancels
 //! another; a second agent cannot reach the first one's task by its id
@@ -35,10 +36,19 @@ async fn agents_on(pool: &Mcpool, path: &str, tool: &str) -> anyhow::Result<Valu
 async fn a_python_sdk_agent_runs_a_2025_11_25_task_of_a_python_sdk_server_through_mcpool() -> anyhow::Result<()> {
     let dir = TempDir::new("session-tasks");
     let script = repo_root().join("tests/py/task_server.py");
-    let config = json!({"mcpServers": {"t": {"command": python(), "args": [script]}}});
+    let ts = json!({"command": "node", "args": [
+        repo_root().join("tests/js/task_server.mjs"), "--node-modules", node_modules(),
+    ]});
+    let config = json!({"mcpServers": {"t": {"command": python(), "args": [script]}, "ts": ts}});
     let pool = Mcpool::start_connected_in(dir, config).await?;
-    assert_eq!(pool.server("t").await?["protocol"], "2025-11-25");
-    for (path, tool) in [("/mcp", "t__slow_sum"), ("/servers/t/mcp", "slow_sum")] {
+    let mut routes = Vec::new();
+    for server in ["t", "ts"] {
+        assert_eq!(pool.server(server).await?["protocol"], "2025-11-25", "{server}");
+        routes.push(("/mcp".to_string(), format!("{server}__slow_sum")));
+        routes.push((format!("/servers/{server}/mcp"), "slow_sum".to_string()));
+    }
+    for (path, tool) in &routes {
+        let (path, tool) = (path.as_str(), tool.as_str());
         let seen = agents_on(&pool, path, tool).await?;
         let tasks = &seen["capabilities"]["tasks"];
         assert!(
