@@ -458,22 +458,43 @@ async fn mcp_apps_a_python_sdk_app_server_serves_each_agent_as_it_would_directly
     Ok(())
 }
 
+/// `tests/js/slow_notes_server.mjs` on the TypeScript SDK `sdk` (v1, v2),
+/// noting its calls in `log`.
+fn ts_slow_notes(sdk: &str, log: &std::path::Path) -> Value {
+    json!({"command": "node", "args": [
+        repo_root().join("tests/js/slow_notes_server.mjs"), "--sdk", sdk, "--log", log,
+        "--node-modules", node_modules(),
+    ]})
+}
+
 /// Item 5 with real SDK servers: the official Python SDK over stdio, 1.x
 /// (2025-11-25) and 2.x (2026-07-28), its `wait` noting its start and its
-/// cancellation (tests/py/slow_server.py). A 2026-07-28 agent that closes
-/// its request cancels the call there, through `/mcp` and the server's own
+/// cancellation (tests/py/slow_server.py), and the TypeScript SDK v1 and v2
+/// (tests/js/slow_notes_server.mjs). A 2026-07-28 agent that closes its
+/// request cancels the call there, through `/mcp` and the server's own
 /// path; the reply's headers came while the call ran.
 #[tokio::test]
-async fn a_python_sdk_server_hears_a_2026_07_28_agents_closed_request_as_a_cancellation() -> anyhow::Result<()> {
+async fn an_sdk_server_hears_a_2026_07_28_agents_closed_request_as_a_cancellation() -> anyhow::Result<()> {
     let dir = TempDir::new("transparent-py-cancel");
     let script = repo_root().join("tests/py/slow_server.py");
-    let (log1, log2) = (dir.path().join("slow.log"), dir.path().join("slow2.log"));
+    let logs: Vec<_> = ["slow", "slow2", "ts1", "ts2"]
+        .iter()
+        .map(|n| dir.path().join(format!("{n}.log")))
+        .collect();
     let config = json!({"mcpServers": {
-        "slow": {"command": python(), "args": [&script, &log1]},
-        "slow2": {"command": python_mcp2(), "args": [&script, &log2]},
+        "slow": {"command": python(), "args": [&script, &logs[0]]},
+        "slow2": {"command": python_mcp2(), "args": [&script, &logs[1]]},
+        "ts1": ts_slow_notes("v1", &logs[2]),
+        "ts2": ts_slow_notes("v2", &logs[3]),
     }});
     let pool = Mcpool::start_connected_in(dir, config).await?;
-    for (server, revision, log) in [("slow", "2025-11-25", &log1), ("slow2", "2026-07-28", &log2)] {
+    let servers = [
+        ("slow", "2025-11-25"),
+        ("slow2", "2026-07-28"),
+        ("ts1", "2025-11-25"),
+        ("ts2", "2026-07-28"),
+    ];
+    for ((server, revision), log) in servers.into_iter().zip(&logs) {
         assert_eq!(pool.server(server).await?["protocol"], revision, "{server}");
         for (path, tool) in [
             ("/mcp".to_string(), format!("{server}__wait")),
@@ -500,20 +521,27 @@ async fn a_python_sdk_server_hears_a_2026_07_28_agents_closed_request_as_a_cance
 
 /// Item 6 with real SDK servers: the official Python SDK over stdio, 1.x
 /// (2025-11-25, `resources/subscribe`) and 2.x (2026-07-28, its own
-/// `subscriptions/listen`; tests/py/notes_server.py), each with its own
-/// note. A 2026-07-28 agent's listen stream for it, through `/mcp` and the
+/// `subscriptions/listen`; tests/py/notes_server.py), and the TypeScript
+/// SDK v1 (tests/js/slow_notes_server.mjs), each with its own note. A 2026-07-28 agent's listen stream for it, through `/mcp` and the
 /// server's own path, hears the update its very next call causes.
 #[tokio::test]
-async fn a_python_sdk_servers_resource_update_reaches_a_2026_07_28_listener() -> anyhow::Result<()> {
+async fn an_sdk_servers_resource_update_reaches_a_2026_07_28_listener() -> anyhow::Result<()> {
     let script = repo_root().join("tests/py/notes_server.py");
-    let pool = Mcpool::start_connected(json!({"mcpServers": {
-        "notes": {"command": python(), "args": [&script, "note://a"]},
-        "notes2": {"command": python_mcp2(), "args": [&script, "note://b"]},
-    }}))
+    let dir = TempDir::new("transparent-listen");
+    let ts_log = dir.path().join("ts.log");
+    let pool = Mcpool::start_connected_in(
+        dir,
+        json!({"mcpServers": {
+            "notes": {"command": python(), "args": [&script, "note://a"]},
+            "notes2": {"command": python_mcp2(), "args": [&script, "note://b"]},
+            "ts": ts_slow_notes("v1", &ts_log),
+        }}),
+    )
     .await?;
     for (server, revision, uri) in [
         ("notes", "2025-11-25", "note://a"),
         ("notes2", "2026-07-28", "note://b"),
+        ("ts", "2025-11-25", "note://ts"),
     ] {
         assert_eq!(pool.server(server).await?["protocol"], revision, "{server}");
         for (path, tool) in [

@@ -1,0 +1,73 @@
+#!/usr/bin/env node
+// A stdio MCP server on the official TypeScript SDK's low-level `Server`,
+// v1 (@modelcontextprotocol/sdk, 2025-11-25) or v2
+// (@modelcontextprotocol/server, 2026-07-28 only), as tests/py/slow_server.py
+// and notes_server.py are on the Python SDK: its tool `wait` never answers
+// on its own, writing "call wait" to LOG when it starts and "cancelled wait"
+// when the SDK aborts it (a cancellation reached it); on v1 its tool
+// `touch` announces `notifications/resources/updated` for `note://ts`, a
+// resource it lets clients subscribe to.
+//
+//   node slow_notes_server.mjs --sdk v1|v2 --log LOG [--node-modules DIR]
+
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL, fileURLToPath } from "node:url";
+
+function arg(name, fallback) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : fallback;
+}
+
+const here = fileURLToPath(new URL(".", import.meta.url));
+const nodeModules = arg("node-modules", join(here, "..", "..", "node_modules"));
+const load = (pkg) => import(pathToFileURL(join(nodeModules, pkg)).href);
+const sdk = arg("sdk", "v1");
+const log = arg("log");
+const NOTE = "note://ts";
+
+const note = (line) => appendFileSync(log, `${line}\n`);
+const empty = { type: "object", properties: {} };
+const tools = [
+  { name: "wait", description: "Waits until cancelled.", inputSchema: empty },
+  ...(sdk === "v1" ? [{ name: "touch", description: "Announces that the note changed.", inputSchema: empty }] : []),
+];
+
+function wait(signal) {
+  note("call wait");
+  return new Promise((resolve) => {
+    signal.addEventListener("abort", () => {
+      note("cancelled wait");
+      resolve({ content: [{ type: "text", text: "cancelled" }] });
+    });
+  });
+}
+
+const info = { name: `ts-slow-${sdk}`, version: "1.0.0" };
+if (sdk === "v1") {
+  const { Server } = await load("@modelcontextprotocol/sdk/dist/esm/server/index.js");
+  const { StdioServerTransport } = await load("@modelcontextprotocol/sdk/dist/esm/server/stdio.js");
+  const types = await load("@modelcontextprotocol/sdk/dist/esm/types.js");
+  const server = new Server(info, { capabilities: { tools: {}, resources: { subscribe: true } } });
+  server.setRequestHandler(types.ListToolsRequestSchema, async () => ({ tools }));
+  server.setRequestHandler(types.CallToolRequestSchema, async (request, extra) => {
+    if (request.params.name === "wait") return wait(extra.signal);
+    await server.sendResourceUpdated({ uri: NOTE });
+    return { content: [{ type: "text", text: "touched" }] };
+  });
+  server.setRequestHandler(types.ListResourcesRequestSchema, async () => ({ resources: [{ uri: NOTE, name: "note" }] }));
+  server.setRequestHandler(types.ReadResourceRequestSchema, async () => ({ contents: [{ uri: NOTE, text: "a note" }] }));
+  server.setRequestHandler(types.SubscribeRequestSchema, async () => ({}));
+  server.setRequestHandler(types.UnsubscribeRequestSchema, async () => ({}));
+  await server.connect(new StdioServerTransport());
+} else {
+  const { Server } = await load("@modelcontextprotocol/server/dist/index.mjs");
+  const { serveStdio } = await load("@modelcontextprotocol/server/dist/stdio.mjs");
+  const factory = () => {
+    const server = new Server(info, { capabilities: { tools: {} } });
+    server.setRequestHandler("tools/list", async () => ({ tools }));
+    server.setRequestHandler("tools/call", async (_request, ctx) => wait(ctx.mcpReq.signal));
+    return server;
+  };
+  await serveStdio(factory, { legacy: "reject", onerror: (e) => console.error("slow_notes_server:", e) });
+}
