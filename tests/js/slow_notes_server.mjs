@@ -11,17 +11,8 @@
 //   node slow_notes_server.mjs --sdk v1|v2 --log LOG [--node-modules DIR]
 
 import { appendFileSync } from "node:fs";
-import { join } from "node:path";
-import { pathToFileURL, fileURLToPath } from "node:url";
+import { arg, load } from "./sdk.mjs";
 
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-const here = fileURLToPath(new URL(".", import.meta.url));
-const nodeModules = arg("node-modules", join(here, "..", "..", "node_modules"));
-const load = (pkg) => import(pathToFileURL(join(nodeModules, pkg)).href);
 const sdk = arg("sdk", "v1");
 const log = arg("log");
 const NOTE = "note://ts";

@@ -8,17 +8,7 @@
 //
 //   node task_server.mjs [--node-modules DIR]
 
-import { join } from "node:path";
-import { pathToFileURL, fileURLToPath } from "node:url";
-
-function arg(name, fallback) {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : fallback;
-}
-
-const here = fileURLToPath(new URL(".", import.meta.url));
-const nodeModules = arg("node-modules", join(here, "..", "..", "node_modules"));
-const load = (pkg) => import(pathToFileURL(join(nodeModules, pkg)).href);
+import { arg, load } from "./sdk.mjs";
 
 const { McpServer } = await load("@modelcontextprotocol/sdk/dist/esm/server/mcp.js");
 const { StdioServerTransport } = await load("@modelcontextprotocol/sdk/dist/esm/server/stdio.js");

@@ -134,32 +134,7 @@ fn task_result(result: &Map<String, Value>) -> Option<Map<String, Value>> {
 /// kept in `experimental` under [`KEY`], the one place of the capabilities
 /// that takes any object.
 fn fold_capabilities(capabilities: &mut Map<String, Value>) -> bool {
-    let shape: Map<String, Value> = capabilities.iter().map(|(k, v)| (k.clone(), emptied(v))).collect();
-    let Ok(typed) = serde_json::from_value::<rmcp::model::ServerCapabilities>(Value::Object(shape)) else {
-        return false;
-    };
-    let Ok(Value::Object(back)) = serde_json::to_value(&typed) else {
-        return false;
-    };
-    let unknown: Vec<String> = capabilities
-        .keys()
-        .filter(|k| !back.contains_key(*k))
-        .cloned()
-        .collect();
-    if unknown.is_empty() || capabilities.get("experimental").is_some_and(|e| !e.is_object()) {
-        return false;
-    }
-    let mut kept: Map<String, Value> = unknown.iter().filter_map(|k| capabilities.remove_entry(k)).collect();
-    if !capabilities.contains_key("experimental") {
-        kept.insert("experimental".into(), Value::Bool(false));
-    }
-    if let Value::Object(experimental) = capabilities
-        .entry("experimental")
-        .or_insert_with(|| Value::Object(Map::new()))
-    {
-        experimental.insert(KEY.into(), Value::Object(kept));
-    }
-    true
+    fold_into::<rmcp::model::ServerCapabilities>(capabilities, "experimental")
 }
 
 /// The capabilities a server declared that rmcp does not model, as
@@ -206,6 +181,13 @@ fn result_kind(result: &Map<String, Value>) -> Option<Fold> {
 /// `_meta[KEY]`. An object `T` cannot parse is left as it is (rmcp will
 /// say what is wrong with it).
 fn fold_as<T: DeserializeOwned + Serialize>(object: &mut Map<String, Value>) -> bool {
+    fold_into::<T>(object, "_meta")
+}
+
+/// Moves the fields of `object` that rmcp's `T` does not keep into
+/// `object[holder][KEY]` (`holder` is an object field `T` keeps whole);
+/// `"holder": false` among them records that `object` had no `holder`.
+fn fold_into<T: DeserializeOwned + Serialize>(object: &mut Map<String, Value>, holder: &str) -> bool {
     let shape: Map<String, Value> = object.iter().map(|(k, v)| (k.clone(), emptied(v))).collect();
     let Ok(typed) = serde_json::from_value::<T>(Value::Object(shape)) else {
         return false;
@@ -215,18 +197,43 @@ fn fold_as<T: DeserializeOwned + Serialize>(object: &mut Map<String, Value>) -> 
     };
     let unknown: Vec<String> = object
         .keys()
-        .filter(|k| *k != "_meta" && !back.contains_key(*k))
+        .filter(|k| *k != holder && !back.contains_key(*k))
         .cloned()
         .collect();
-    if unknown.is_empty() || object.get("_meta").is_some_and(|m| !m.is_object()) {
+    if unknown.is_empty() || object.get(holder).is_some_and(|h| !h.is_object()) {
         return false;
     }
     let mut kept: Map<String, Value> = unknown.iter().filter_map(|k| object.remove_entry(k)).collect();
-    if !object.contains_key("_meta") {
-        kept.insert("_meta".into(), Value::Bool(false));
+    if !object.contains_key(holder) {
+        kept.insert(holder.into(), Value::Bool(false));
     }
-    if let Value::Object(meta) = object.entry("_meta").or_insert_with(|| Value::Object(Map::new())) {
-        meta.insert(KEY.into(), Value::Object(kept));
+    if let Value::Object(within) = object.entry(holder).or_insert_with(|| Value::Object(Map::new())) {
+        within.insert(KEY.into(), Value::Object(kept));
+    }
+    true
+}
+
+/// Puts back in `object` what [`fold_into`] kept in its `holder`: each
+/// field it does not have, and drops a `holder` only the fold made.
+fn unfold_from(object: &mut Map<String, Value>, holder: &str) -> bool {
+    let kept = match object.get_mut(holder) {
+        Some(Value::Object(within)) => within.remove(KEY),
+        _ => None,
+    };
+    let Some(Value::Object(kept)) = kept else {
+        return false;
+    };
+    let mut had_holder = true;
+    for (key, field) in kept {
+        if key == holder {
+            had_holder = field != Value::Bool(false);
+        } else if !object.contains_key(&key) {
+            object.insert(key, field);
+        }
+    }
+    let empty = object.get(holder).and_then(Value::as_object).is_some_and(Map::is_empty);
+    if !had_holder && empty {
+        object.remove(holder);
     }
     true
 }
@@ -256,7 +263,8 @@ pub fn unfold(value: &mut Value) -> bool {
         Value::Array(items) => items.iter_mut().fold(false, |any, item| unfold(item) | any),
         Value::Object(object) => {
             let mut any = object.values_mut().fold(false, |any, v| unfold(v) | any);
-            any |= unfold_capabilities(object);
+            // Capabilities kept in `experimental`.
+            any |= unfold_from(object, "experimental");
             let whole = object
                 .get_mut("_meta")
                 .and_then(|m| m.get_mut(KEY))
@@ -266,59 +274,11 @@ pub fn unfold(value: &mut Value) -> bool {
                 *object = whole;
                 return true;
             }
-            let kept = match object.get_mut("_meta") {
-                Some(Value::Object(meta)) => meta.remove(KEY),
-                _ => None,
-            };
-            if let Some(Value::Object(kept)) = kept {
-                any = true;
-                let mut had_meta = true;
-                for (key, field) in kept {
-                    if key == "_meta" {
-                        had_meta = field != Value::Bool(false);
-                    } else if !object.contains_key(&key) {
-                        object.insert(key, field);
-                    }
-                }
-                let empty = object
-                    .get("_meta")
-                    .and_then(Value::as_object)
-                    .is_some_and(Map::is_empty);
-                if !had_meta && empty {
-                    object.remove("_meta");
-                }
-            }
+            any |= unfold_from(object, "_meta");
             any
         }
         _ => false,
     }
-}
-
-/// Capabilities kept in `experimental` back in their place.
-fn unfold_capabilities(object: &mut Map<String, Value>) -> bool {
-    let kept = match object.get_mut("experimental") {
-        Some(Value::Object(experimental)) => experimental.remove(KEY),
-        _ => None,
-    };
-    let Some(Value::Object(kept)) = kept else {
-        return false;
-    };
-    let mut had_experimental = true;
-    for (key, field) in kept {
-        if key == "experimental" {
-            had_experimental = field != Value::Bool(false);
-        } else if !object.contains_key(&key) {
-            object.insert(key, field);
-        }
-    }
-    let empty = object
-        .get("experimental")
-        .and_then(Value::as_object)
-        .is_some_and(Map::is_empty);
-    if !had_experimental && empty {
-        object.remove("experimental");
-    }
-    true
 }
 
 /// An agent's request with what rmcp's model of it would drop kept: the
