@@ -91,3 +91,75 @@ async fn a_python_sdk_agent_runs_a_2025_11_25_task_of_a_python_sdk_server_throug
     }
     Ok(())
 }
+
+/// A 2026-07-28 agent that takes the tasks extension, to the same 2025-11-25
+/// servers: the call becomes a task there, handed to the agent as the
+/// extension's (`resultType: "task"`), and its `tasks/get` answers the
+/// extension's detailed task with the result inlined once done;
+/// `tasks/cancel` cancels it at the server.
+#[tokio::test]
+async fn a_2026_07_28_agent_takes_a_2025_11_25_servers_task_as_the_extensions() -> anyhow::Result<()> {
+    let dir = TempDir::new("bridged-tasks");
+    let script = repo_root().join("tests/py/task_server.py");
+    let ts = json!({"command": "node", "args": [
+        repo_root().join("tests/js/task_server.mjs"), "--node-modules", node_modules(),
+    ]});
+    let config = json!({"mcpServers": {"t": {"command": python(), "args": [script]}, "ts": ts}});
+    let pool = Mcpool::start_connected_in(dir, config).await?;
+    let takes =
+        json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
+    let first = |reply: &mcpool_tests::stateless::StatelessReply| {
+        reply.messages.last().map(|m| m["result"].clone()).unwrap_or_default()
+    };
+    for (path, tool) in [("/mcp", "t__slow_sum"), ("/servers/ts/mcp", "slow_sum")] {
+        let call = json!({"name": tool, "arguments": {"a": 2, "b": 3, "seconds": 0.3}});
+        let made = pool.stateless_request(path, "tools/call", call, takes.clone()).await?;
+        let task = first(&made);
+        assert_eq!(task["resultType"], "task", "{path}: {}", made.body);
+        let id = task["taskId"].as_str().unwrap_or_default().to_string();
+        assert!(id.starts_with("mcpool-task-"), "{path}: {}", made.body);
+        assert_eq!(task["status"], "working", "{path}: {}", made.body);
+        let mut done = Value::Null;
+        let mut last_body = String::new();
+        for _ in 0..100 {
+            let got = pool
+                .stateless_request(path, "tasks/get", json!({"taskId": id}), takes.clone())
+                .await?;
+            done = first(&got);
+            last_body = got.body.clone();
+            if done["status"] != "working" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(done["status"], "completed", "{path}: {done} {last_body}");
+        assert_eq!(done["taskId"], id.as_str(), "{path}: {done}");
+        assert_eq!(done["result"]["content"][0]["text"], "sum 5", "{path}: {done}");
+        // A long one, cancelled.
+        let long = json!({"name": tool, "arguments": {"a": 1, "b": 1, "seconds": 30}});
+        let made = pool.stateless_request(path, "tools/call", long, takes.clone()).await?;
+        let id = first(&made)["taskId"].as_str().unwrap_or_default().to_string();
+        let cancel = pool
+            .stateless_request(path, "tasks/cancel", json!({"taskId": id}), takes.clone())
+            .await?;
+        assert!(
+            cancel.messages.last().is_some_and(|m| m.get("result").is_some()),
+            "{path}: {}",
+            cancel.body
+        );
+        let got = pool
+            .stateless_request(path, "tasks/get", json!({"taskId": id}), takes.clone())
+            .await?;
+        assert_eq!(first(&got)["status"], "cancelled", "{path}: {}", got.body);
+        // Without the extension, the result itself.
+        let plain = json!({"name": tool, "arguments": {"a": 2, "b": 2, "seconds": 0}});
+        let answered = pool.stateless_request(path, "tools/call", plain, json!({})).await?;
+        assert_eq!(
+            first(&answered)["content"][0]["text"],
+            "sum 4",
+            "{path}: {}",
+            answered.body
+        );
+    }
+    Ok(())
+}

@@ -86,6 +86,9 @@ pub struct TaskRoute {
     /// The agent session it was handed to (`None`: an agent without a
     /// session, a 2026-07-28 one, for whom the id alone is the key).
     pub owner: Option<u64>,
+    /// A 2025-11-25 server's task handed to a 2026-07-28 agent as the
+    /// tasks extension's: its `tasks/*` are bridged (session/tasks.rs).
+    pub bridged: bool,
 }
 
 impl Hub {

@@ -176,6 +176,13 @@ impl Calls<'_> {
         if let Some(sentence) = control.refusal(sup.name(), &upstream_request.name, current.as_ref()) {
             return refusal(sentence);
         }
+        // A 2026-07-28 agent that takes tasks, to a 2025-11-25 server that
+        // runs this tool as one: the server is asked for a task (bridged).
+        let bridged = super::tasks::bridges_2025_task(&context, &sup, current.as_ref());
+        let mut upstream_request = upstream_request;
+        if bridged {
+            super::tasks::ask_2025_task(&mut upstream_request);
+        }
         let tool = upstream_request.name.to_string();
         let mut upstream = ClientRequest::CallToolRequest(Request::new(upstream_request));
         let child = span.and_then(|s| s.upstream(sup.name(), Some(&tool), upstream.get_meta_mut()));
@@ -195,8 +202,10 @@ impl Calls<'_> {
         }
         match forwarded {
             Ok(ServerResult::CallToolResult(mut r)) => {
-                super::tasks::hand_out_2025_task(&self.routes, &self.forwarder, sup.name(), &mut r);
-                (Ok(CallToolResponse::Complete(r)), None)
+                match super::tasks::hand_out_2025_task(&self.routes, &self.forwarder, sup.name(), &mut r, bridged) {
+                    Some(task) => (Ok(CallToolResponse::Task(task)), None),
+                    None => (Ok(CallToolResponse::Complete(r)), None),
+                }
             }
             Ok(ServerResult::CreateTaskResult(mut t)) => {
                 let agent = Some(self.forwarder.agent_id()).filter(|id| *id != u64::MAX);
@@ -204,6 +213,7 @@ impl Calls<'_> {
                     server: sup.name().to_string(),
                     upstream: std::mem::take(&mut t.task.task_id),
                     owner: agent,
+                    bridged: false,
                 });
                 (Ok(CallToolResponse::Task(t)), None)
             }

@@ -71,8 +71,11 @@ pub(super) fn mirrored_info(sup: &Supervisor) -> ServerConfig {
 /// Only servers that have connected are known; one that connects later
 /// adds its extensions for agents that connect after it.
 fn merge_extensions(own: &mut ServerCapabilities, servers: impl Iterator<Item = ServerCapabilities>) {
-    let mut tasks = false;
-    for offered in servers.filter_map(|c| c.extensions) {
+    let servers: Vec<ServerCapabilities> = servers.collect();
+    // A 2025-11-25 server's tasks reach a 2026-07-28 agent as the
+    // extension's (session/tasks.rs bridges them).
+    let mut tasks = servers.iter().any(offers_session_tasks);
+    for offered in servers.into_iter().filter_map(|c| c.extensions) {
         for (id, settings) in offered {
             if id == rmcp::model::TASKS_EXTENSION_ID {
                 tasks = true;
@@ -92,6 +95,14 @@ fn merge_extensions(own: &mut ServerCapabilities, servers: impl Iterator<Item = 
             own.extensions = None;
         }
     }
+}
+
+/// Whether a server on a session revision offers 2025-11-25's tasks for
+/// tool calls.
+fn offers_session_tasks(capabilities: &ServerCapabilities) -> bool {
+    crate::kept::kept_capabilities(capabilities)
+        .and_then(|kept| kept.get("tasks"))
+        .is_some_and(|tasks| tasks["requests"]["tools"]["call"].is_object())
 }
 
 /// 2025-11-25's `tasks` capability (which rmcp does not model, so it
@@ -137,7 +148,17 @@ impl Identity<'_> {
                 info
             }
             Scope::One(name) => match self.routes.pool.server(name) {
-                Some(sup) => mirrored_info(&sup),
+                Some(sup) => {
+                    let mut info = mirrored_info(&sup);
+                    // Its 2025-11-25 tasks, bridged for 2026-07-28 agents.
+                    if offers_session_tasks(&info.capabilities) {
+                        let extensions = info.capabilities.extensions.get_or_insert_with(Default::default);
+                        extensions
+                            .entry(rmcp::model::TASKS_EXTENSION_ID.to_string())
+                            .or_default();
+                    }
+                    info
+                }
                 None => aggregated_info(),
             },
         }

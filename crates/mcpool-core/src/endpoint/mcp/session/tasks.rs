@@ -6,9 +6,13 @@
 //! `tasks/get`, `tasks/update`, `tasks/cancel`, typed by rmcp) and
 //! 2025-11-25's (`tasks/get`, `tasks/result`, `tasks/list`,
 //! `tasks/cancel` of a session agent, which the endpoint hands over as
-//! [`SESSION_PREFIX`] custom requests so their answers pass whole). An
-//! agent reaches only the tasks it was handed: a session agent's are its
-//! session's, and an id is a random one that cannot be guessed.
+//! [`SESSION_PREFIX`] custom requests so their answers pass whole). A
+//! 2025-11-25 server's tasks reach a 2026-07-28 agent bridged: its call
+//! asks the server for a task, handed out as the extension's, and its
+//! `tasks/get` is answered from the server's `tasks/get` and
+//! `tasks/result`. An agent reaches only the tasks it was handed: a session
+//! agent's are its session's, and an id is a random one that cannot be
+//! guessed.
 
 use std::sync::Arc;
 
@@ -58,37 +62,115 @@ fn rename_task_ids(value: &mut Value, from: &str, to: &str) {
     }
 }
 
+/// Whether a call should ask a 2025-11-25 server for a task on behalf of
+/// a 2026-07-28 agent: the agent takes the tasks extension, and the
+/// server (on a session revision) runs `tool` as a task (its
+/// `tasks.requests.tools.call` capability, the tool's
+/// `execution.taskSupport` `optional` or `required`).
+pub(super) fn bridges_2025_task(
+    context: &RequestContext<RoleServer>,
+    sup: &Supervisor,
+    tool: Option<&rmcp::model::Tool>,
+) -> bool {
+    let takes = super::speaks_2026(context)
+        && context
+            .client_capabilities()
+            .and_then(|c| c.extensions)
+            .is_some_and(|e| e.contains_key(rmcp::model::TASKS_EXTENSION_ID));
+    let Some(info) = sup.info().filter(|i| i.protocol_version.has_initialize()) else {
+        return false;
+    };
+    let offers = crate::kept::kept_capabilities(&info.capabilities)
+        .and_then(|k| k.get("tasks"))
+        .is_some_and(|t| t["requests"]["tools"]["call"].is_object());
+    let support = tool
+        .and_then(|t| t.meta.as_ref())
+        .and_then(|m| m.get(crate::kept::KEY))
+        .and_then(|k| k["execution"]["taskSupport"].as_str().map(str::to_string));
+    takes && offers && matches!(support.as_deref(), Some("optional" | "required"))
+}
+
+/// Asks for a task on a call to a 2025-11-25 server: `task` in its params,
+/// kept in its `_meta` until the server's wire (kept.rs).
+pub(super) fn ask_2025_task(request: &mut rmcp::model::CallToolRequestParams) {
+    let meta = request.meta.get_or_insert_with(Default::default);
+    let kept = meta.entry(crate::kept::KEY).or_insert_with(|| json!({}));
+    if let Some(kept) = kept.as_object_mut() {
+        kept.insert("task".into(), json!({}));
+    }
+}
+
+/// A 2025-11-25 task's state (`tasks/get`, kept whole) as the tasks
+/// extension's, for a 2026-07-28 agent: `ttl` and `pollInterval` in
+/// milliseconds by their 2026-07-28 names, the outcome (`result`, `error`)
+/// inlined, under mcpool's id.
+fn as_detailed_task(mut state: Value, public: &str, outcome: Option<(&str, Value)>) -> Value {
+    if let Some(state) = state.as_object_mut() {
+        state.remove("_meta");
+        state.insert("taskId".into(), json!(public));
+        for (old, new) in [("ttl", "ttlMs"), ("pollInterval", "pollIntervalMs")] {
+            if let Some(value) = state.remove(old) {
+                state.insert(new.into(), value);
+            }
+        }
+        state.entry("ttlMs").or_insert(Value::Null);
+        // A 2026-07-28 agent answers a task's questions as rounds, which a
+        // 2025-11-25 task cannot take: it waits as working.
+        if state.get("status").and_then(Value::as_str) == Some("input_required") {
+            state.insert("status".into(), json!("working"));
+        }
+        if let Some((field, value)) = outcome {
+            state.insert(field.into(), value);
+        }
+        state.insert("resultType".into(), json!("complete"));
+    }
+    state
+}
+
 /// A call's result that is a 2025-11-25 task (`{"task": {…}}`, kept whole
-/// by kept.rs): handed out under an id of mcpool's. Whether it was one.
+/// by kept.rs): handed out under an id of mcpool's, and for a 2026-07-28
+/// agent (`bridged`) as the tasks extension's `CreateTaskResult`.
 pub(super) fn hand_out_2025_task(
     routes: &Routes<'_>,
     forwarder: &Forwarder<'_>,
     server: &str,
     result: &mut CallToolResult,
-) -> bool {
+    bridged: bool,
+) -> Option<rmcp::model::CreateTaskResult> {
     let whole = result
         .meta
         .as_mut()
         .and_then(|m| m.get_mut(crate::kept::KEY))
         .and_then(|k| k.get_mut(crate::kept::WHOLE));
-    let Some(id) = whole
+    let id = whole
         .as_ref()
         .and_then(|w| w.get("task"))
         .and_then(|t| t.get("taskId"))
         .and_then(Value::as_str)
-        .map(str::to_string)
-    else {
-        return false;
-    };
+        .map(str::to_string)?;
     let public = routes.pool.hub().task_made(TaskRoute {
         server: server.to_string(),
         upstream: id.clone(),
         owner: asker(forwarder),
+        bridged,
     });
-    if let Some(whole) = whole {
-        rename_task_ids(whole, &id, &public);
+    let whole = whole?;
+    rename_task_ids(whole, &id, &public);
+    if !bridged {
+        return None;
     }
-    true
+    let mut task = as_detailed_task(whole["task"].take(), &public, None);
+    task["resultType"] = json!("task");
+    match serde_json::from_value(task) {
+        Ok(created) => Some(created),
+        Err(e) => {
+            tracing::warn!(
+                server,
+                "a 2025-11-25 task could not be handed out as the tasks extension's: {e}"
+            );
+            None
+        }
+    }
 }
 
 impl Tasks<'_> {
@@ -125,6 +207,9 @@ impl Tasks<'_> {
     ) -> Result<GetTaskResult, McpError> {
         let public = std::mem::take(&mut request.task_id);
         let (sup, route) = self.route(&public)?;
+        if route.bridged {
+            return self.get_bridged(&sup, &route, &public, &context).await;
+        }
         request.task_id = route.upstream.clone();
         match self
             .forwarder
@@ -147,6 +232,12 @@ impl Tasks<'_> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let (sup, route) = self.route(&request.task_id)?;
+        if route.bridged {
+            return Err(McpError::invalid_params(
+                "The task's server (on 2025-11-25) takes no input for its tasks this way.",
+                None,
+            ));
+        }
         request.task_id = route.upstream;
         self.forwarder
             .forward(&sup, ClientRequest::UpdateTaskRequest(Request::new(request)), &context)
@@ -160,6 +251,13 @@ impl Tasks<'_> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let (sup, route) = self.route(&request.task_id)?;
+        if route.bridged {
+            let params = json!({"taskId": route.upstream});
+            return self
+                .forward_whole(&sup, "tasks/cancel", params, &context)
+                .await
+                .map(|_| ());
+        }
         request.task_id = route.upstream;
         self.forwarder
             .forward(&sup, ClientRequest::CancelTaskRequest(Request::new(request)), &context)
@@ -221,6 +319,39 @@ impl Tasks<'_> {
             }
         }
         Ok(CustomResult::new(json!({"tasks": tasks})))
+    }
+
+    /// A 2026-07-28 agent's `tasks/get` of a 2025-11-25 server's task: its
+    /// state, and once it ended its outcome (`tasks/result`), as the tasks
+    /// extension's detailed task.
+    async fn get_bridged(
+        &self,
+        sup: &Arc<Supervisor>,
+        route: &TaskRoute,
+        public: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        let params = json!({"taskId": route.upstream});
+        let state = self.forward_whole(sup, "tasks/get", params.clone(), context).await?;
+        let outcome = match state.get("status").and_then(Value::as_str) {
+            Some("completed") => Some((
+                "result",
+                self.forward_whole(sup, "tasks/result", params, context).await?,
+            )),
+            Some("failed") => match self.forward_whole(sup, "tasks/result", params, context).await {
+                Ok(result) => Some(("result", result)),
+                Err(e) => Some(("error", json!({"code": e.code.0, "message": e.message}))),
+            },
+            _ => None,
+        };
+        let mut detailed = as_detailed_task(state, public, outcome);
+        rename_task_ids(&mut detailed, &route.upstream, public);
+        serde_json::from_value(detailed).map_err(|e| {
+            McpError::internal_error(
+                format!("The server's task could not be read as this revision's: {e}"),
+                None,
+            )
+        })
     }
 
     /// `method` with `params` to `sup`, and its answer whole (what rmcp's
