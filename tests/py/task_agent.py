@@ -2,7 +2,7 @@
 tasks: `session.experimental`), each its own session on one MCP URL, and
 what happened as one JSON line on stdout:
 
-    task_agent.py --url URL --token TOKEN --tool NAME
+    task_agent.py --url URL --token TOKEN --tool NAME [--args JSON] [--long-args JSON]
 
 `first` calls NAME as a task and follows it (tasks/get until it is done,
 tasks/result, tasks/list), then starts a long one and cancels it; `other`
@@ -41,7 +41,7 @@ def listener(heard: list) -> Any:
     return handle
 
 
-async def run(url: str, token: str, tool: str) -> dict[str, Any]:
+async def run(url: str, token: str, tool: str, args: dict, long_args: dict) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {token}"}
     out: dict[str, Any] = {"notified": [], "other_notified": []}
     async with streamablehttp_client(url, headers=headers) as (r1, w1, _), ClientSession(
@@ -52,7 +52,7 @@ async def run(url: str, token: str, tool: str) -> dict[str, Any]:
         out["execution"] = {
             t.name: t.execution.model_dump(mode="json", exclude_none=True) for t in listed.tools if t.execution
         }
-        made = await first.experimental.call_tool_as_task(tool, {"a": 2, "b": 3, "seconds": 0.3})
+        made = await first.experimental.call_tool_as_task(tool, args)
         task_id = made.task.taskId
         out["created"] = made.task.model_dump(mode="json", exclude_none=True)
         status = None
@@ -66,7 +66,7 @@ async def run(url: str, token: str, tool: str) -> dict[str, Any]:
         result = await first.experimental.get_task_result(task_id, types.CallToolResult)
         out["result"] = [c.text for c in result.content if isinstance(c, types.TextContent)]
         out["listed"] = [t.taskId for t in (await first.experimental.list_tasks()).tasks]
-        long = await first.experimental.call_tool_as_task(tool, {"a": 1, "b": 1, "seconds": 30})
+        long = await first.experimental.call_tool_as_task(tool, long_args)
         cancelled = await first.experimental.cancel_task(long.task.taskId)
         out["cancelled"] = {"same": cancelled.taskId == long.task.taskId, "status": cancelled.status}
         async with streamablehttp_client(url, headers=headers) as (r2, w2, _), ClientSession(
@@ -98,8 +98,10 @@ def main() -> None:
     p.add_argument("--url", required=True)
     p.add_argument("--token", required=True)
     p.add_argument("--tool", required=True)
+    p.add_argument("--args", default='{"a": 2, "b": 3, "seconds": 0.3}', help="the first call's arguments (JSON)")
+    p.add_argument("--long-args", default='{"a": 1, "b": 1, "seconds": 30}', help="the cancelled call's (JSON)")
     a = p.parse_args()
-    print(json.dumps(anyio.run(run, a.url, a.token, a.tool)), flush=True)
+    print(json.dumps(anyio.run(run, a.url, a.token, a.tool, json.loads(a.args), json.loads(a.long_args))), flush=True)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,13 @@ use mcpool_tests::*;
 use serde_json::{json, Value};
 use tokio::process::Command;
 
-/// What `task_agent.py` saw on `path`, calling `tool`.
-async fn agents_on(pool: &Mcpool, path: &str, tool: &str) -> anyhow::Result<Value> {
+/// What `task_agent.py` saw on `path`, calling `tool` (with `extra`
+/// options: its arguments).
+async fn agents_on(pool: &Mcpool, path: &str, tool: &str, extra: &[&str]) -> anyhow::Result<Value> {
     let output = Command::new(python())
         .arg(repo_root().join("tests/py/task_agent.py"))
         .args(["--url", &pool.url(path), "--token", &pool.token, "--tool", tool])
+        .args(extra)
         .output();
     let output = tokio::time::timeout(Duration::from_secs(90), output)
         .await
@@ -49,7 +51,7 @@ async fn a_python_sdk_agent_runs_a_2025_11_25_task_of_a_python_sdk_server_throug
     }
     for (path, tool) in &routes {
         let (path, tool) = (path.as_str(), tool.as_str());
-        let seen = agents_on(&pool, path, tool).await?;
+        let seen = agents_on(&pool, path, tool, &[]).await?;
         let tasks = &seen["capabilities"]["tasks"];
         assert!(
             tasks["requests"]["tools"]["call"].is_object() && tasks["list"].is_object() && tasks["cancel"].is_object(),
@@ -160,6 +162,43 @@ async fn a_2026_07_28_agent_takes_a_2025_11_25_servers_task_as_the_extensions() 
             "{path}: {}",
             answered.body
         );
+    }
+    Ok(())
+}
+
+/// A session agent on the Python SDK that asks for a task the 2025-11-25
+/// way, of a 2026-07-28 server (our fault server's `echo`, which makes a
+/// task for a client that takes the extension): handed the task that way,
+/// followed with `tasks/get`, `tasks/result` and `tasks/list`, cancelled
+/// with `tasks/cancel`; another session cannot reach it.
+#[tokio::test]
+async fn a_session_agent_takes_a_2026_07_28_servers_task_the_2025_11_25_way() -> anyhow::Result<()> {
+    let dir = TempDir::new("session-tasks-of-2026");
+    let config = json!({"mcpServers": {"s": faulty_stdio(&dir.path().join("s.log"), &STATELESS_ONLY)}});
+    let pool = Mcpool::start_connected_in(dir, config).await?;
+    assert_eq!(pool.server("s").await?["protocol"], "2026-07-28");
+    let args = ["--args", r#"{"text": "later"}"#, "--long-args", r#"{"text": "never"}"#];
+    for (path, tool) in [("/mcp", "s__echo"), ("/servers/s/mcp", "echo")] {
+        let seen = agents_on(&pool, path, tool, &args).await?;
+        assert!(
+            seen["capabilities"]["tasks"]["requests"]["tools"]["call"].is_object(),
+            "{path}: {seen}"
+        );
+        let id = seen["created"]["taskId"].as_str().unwrap_or_default();
+        assert!(id.starts_with("mcpool-task-"), "{path}: {seen}");
+        assert_eq!(seen["status"], "completed", "{path}: {seen}");
+        assert_eq!(seen["result"], json!(["later"]), "{path}: {seen}");
+        assert_eq!(seen["listed"], json!([id]), "{path}: {seen}");
+        assert_eq!(seen["cancelled"]["same"], true, "{path}: {seen}");
+        let other = &seen["other"];
+        for step in ["get", "result"] {
+            let said = other[step]["error"].as_str().unwrap_or_default();
+            assert!(
+                said.contains("knows no task"),
+                "{path}: another agent's {step}: {other}"
+            );
+        }
+        assert_eq!(other["list"], json!([]), "{path}: {other}");
     }
     Ok(())
 }

@@ -88,7 +88,10 @@ pub struct TaskRoute {
     pub owner: Option<u64>,
     /// A 2025-11-25 server's task handed to a 2026-07-28 agent as the
     /// tasks extension's: its `tasks/*` are bridged (session/tasks.rs).
-    pub bridged: bool,
+    pub as_extension: bool,
+    /// A 2026-07-28 server's task handed to a session agent that asked
+    /// for it the 2025-11-25 way (`task` on its call): bridged too.
+    pub as_session: bool,
 }
 
 impl Hub {

@@ -113,7 +113,14 @@ impl Forwarder<'_> {
         }
         let guard = ctx.map(|(ctx, _)| self.sup.hub.begin_call(&self.sup.name, caller(ctx)));
         let agent = ctx.map(|(c, _)| c);
-        let told = if stateless { told_capabilities(agent) } else { None };
+        // A task's own requests are of an agent that takes tasks, whichever
+        // way it asked for them (endpoint/session/tasks.rs bridges).
+        let asked_task = stateless && (take_session_task(&mut request) || of_a_task(&request));
+        let told = if stateless {
+            told_capabilities(agent, asked_task)
+        } else {
+            None
+        };
         let mut rounds = 0;
         loop {
             let response = self
@@ -333,9 +340,24 @@ pub(super) struct Outgoing {
 /// MCP Apps UI, tasks (endpoint/session/tasks.rs), a vendor's, so the server
 /// serves the agent as it would directly, and an agent without them gets
 /// none. `None`: the connection's own capabilities say it all.
-fn told_capabilities(agent: Option<&RequestContext<RoleServer>>) -> Option<RequestMetaObject> {
+///
+/// `task`: a session agent asked for a task the 2025-11-25 way
+/// ([`take_session_task`]); the server is told it takes the tasks
+/// extension.
+fn told_capabilities(agent: Option<&RequestContext<RoleServer>>, task: bool) -> Option<RequestMetaObject> {
     let agent = agent?;
-    let declared = agent.client_capabilities()?;
+    let mut declared = match agent.client_capabilities() {
+        Some(declared) => declared,
+        None if task => Default::default(),
+        None => return None,
+    };
+    if task {
+        declared
+            .extensions
+            .get_or_insert_with(Default::default)
+            .entry(rmcp::model::TASKS_EXTENSION_ID.to_string())
+            .or_default();
+    }
     let stateless = agent_takes_input_requests(Some(agent));
     if !stateless && declared.extensions.as_ref().is_none_or(|e| e.is_empty()) {
         return None;
@@ -350,6 +372,35 @@ fn told_capabilities(agent: Option<&RequestContext<RoleServer>>) -> Option<Reque
     let mut meta = RequestMetaObject::new();
     meta.set_client_capabilities(told);
     Some(meta)
+}
+
+/// Whether `request` is one of a task's own (`tasks/get`, `tasks/cancel`…).
+fn of_a_task(request: &ClientRequest) -> bool {
+    match request {
+        ClientRequest::GetTaskRequest(_)
+        | ClientRequest::CancelTaskRequest(_)
+        | ClientRequest::UpdateTaskRequest(_) => true,
+        ClientRequest::CustomRequest(r) => r.method.starts_with("tasks/"),
+        _ => false,
+    }
+}
+
+/// Takes a session agent's 2025-11-25 `task` off a call to a 2026-07-28
+/// server (kept in its `_meta` by kept.rs), where the tasks extension
+/// asks for it instead. Whether the call had one.
+fn take_session_task(request: &mut ClientRequest) -> bool {
+    if !matches!(request, ClientRequest::CallToolRequest(_)) {
+        return false;
+    }
+    let meta = request.get_meta_mut();
+    let Some(kept) = meta.get_mut(crate::kept::KEY).and_then(|k| k.as_object_mut()) else {
+        return false;
+    };
+    let asked = kept.remove("task").is_some();
+    if kept.keys().all(|k| k == "_meta") {
+        meta.remove(crate::kept::KEY);
+    }
+    asked
 }
 
 /// The capabilities `input`'s questions need that the 2026-07-28 agent did

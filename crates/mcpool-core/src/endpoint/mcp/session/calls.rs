@@ -183,6 +183,10 @@ impl Calls<'_> {
         if bridged {
             super::tasks::ask_2025_task(&mut upstream_request);
         }
+        // A session agent that asks for a task the 2025-11-25 way, of a
+        // 2026-07-28 server: handed the extension's task that way (bridged).
+        let asked_2025_task =
+            !super::speaks_2026(&context) && super::tasks::asks_2025_task(&upstream_request, &context);
         let tool = upstream_request.name.to_string();
         let mut upstream = ClientRequest::CallToolRequest(Request::new(upstream_request));
         let child = span.and_then(|s| s.upstream(sup.name(), Some(&tool), upstream.get_meta_mut()));
@@ -207,13 +211,18 @@ impl Calls<'_> {
                     None => (Ok(CallToolResponse::Complete(r)), None),
                 }
             }
+            Ok(ServerResult::CreateTaskResult(t)) if asked_2025_task => {
+                let r = super::tasks::hand_out_as_session_task(&self.routes, &self.forwarder, sup.name(), t);
+                (Ok(CallToolResponse::Complete(r)), None)
+            }
             Ok(ServerResult::CreateTaskResult(mut t)) => {
                 let agent = Some(self.forwarder.agent_id()).filter(|id| *id != u64::MAX);
                 t.task.task_id = self.routes.pool.hub().task_made(crate::hub::TaskRoute {
                     server: sup.name().to_string(),
                     upstream: std::mem::take(&mut t.task.task_id),
                     owner: agent,
-                    bridged: false,
+                    as_extension: false,
+                    as_session: false,
                 });
                 (Ok(CallToolResponse::Task(t)), None)
             }

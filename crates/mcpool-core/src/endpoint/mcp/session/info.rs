@@ -110,11 +110,14 @@ fn offers_session_tasks(capabilities: &ServerCapabilities) -> bool {
 /// server in reach offers it: mcpool routes `tasks/*` itself, so it lists
 /// and cancels for any such server.
 fn offer_session_tasks(own: &mut ServerCapabilities, servers: &[ServerCapabilities]) {
-    let offered = servers
-        .iter()
-        .filter_map(crate::kept::kept_capabilities)
-        .any(|kept| kept.contains_key("tasks"));
-    if !offered {
+    let offered = servers.iter().any(|c| {
+        let extension = c
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(rmcp::model::TASKS_EXTENSION_ID));
+        extension || crate::kept::kept_capabilities(c).is_some_and(|kept| kept.contains_key("tasks"))
+    });
+    if !offered || crate::kept::kept_capabilities(own).is_some_and(|kept| kept.contains_key("tasks")) {
         return;
     }
     let tasks = serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
@@ -150,13 +153,16 @@ impl Identity<'_> {
             Scope::One(name) => match self.routes.pool.server(name) {
                 Some(sup) => {
                     let mut info = mirrored_info(&sup);
-                    // Its 2025-11-25 tasks, bridged for 2026-07-28 agents.
+                    // Its 2025-11-25 tasks, bridged for 2026-07-28 agents;
+                    // its tasks extension, for session agents.
                     if offers_session_tasks(&info.capabilities) {
                         let extensions = info.capabilities.extensions.get_or_insert_with(Default::default);
                         extensions
                             .entry(rmcp::model::TASKS_EXTENSION_ID.to_string())
                             .or_default();
                     }
+                    let own = info.capabilities.clone();
+                    offer_session_tasks(&mut info.capabilities, &[own]);
                     info
                 }
                 None => aggregated_info(),

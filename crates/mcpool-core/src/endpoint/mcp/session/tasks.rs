@@ -6,11 +6,12 @@
 //! `tasks/get`, `tasks/update`, `tasks/cancel`, typed by rmcp) and
 //! 2025-11-25's (`tasks/get`, `tasks/result`, `tasks/list`,
 //! `tasks/cancel` of a session agent, which the endpoint hands over as
-//! [`SESSION_PREFIX`] custom requests so their answers pass whole). A
-//! 2025-11-25 server's tasks reach a 2026-07-28 agent bridged: its call
-//! asks the server for a task, handed out as the extension's, and its
-//! `tasks/get` is answered from the server's `tasks/get` and
-//! `tasks/result`. An agent reaches only the tasks it was handed: a session
+//! [`SESSION_PREFIX`] custom requests so their answers pass whole). Across
+//! revisions they are bridged: a 2025-11-25 server's task reaches a
+//! 2026-07-28 agent as the extension's (its `tasks/get` answered from the
+//! server's `tasks/get` and `tasks/result`), and a 2026-07-28 server's
+//! reaches a session agent that asked with `task` the 2025-11-25 way (its
+//! `tasks/result` waits on the server's `tasks/get`). An agent reaches only the tasks it was handed: a session
 //! agent's are its session's, and an id is a random one that cannot be
 //! guessed.
 
@@ -28,6 +29,10 @@ use super::routing::Routes;
 use super::unexpected;
 use crate::hub::{Scope, TaskRoute};
 use crate::supervisor::Supervisor;
+
+/// How long a session agent's `tasks/result` of a 2026-07-28 server's task
+/// waits for the task to end.
+const RESULT_WAIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// What the endpoint puts before a session agent's 2025-11-25 `tasks/*`
 /// method (request_check.rs), so rmcp hands it over as it came.
@@ -100,6 +105,68 @@ pub(super) fn ask_2025_task(request: &mut rmcp::model::CallToolRequestParams) {
     }
 }
 
+/// Whether a call asks for a task the 2025-11-25 way (`task`, kept in its
+/// `_meta` by kept.rs).
+pub(super) fn asks_2025_task(
+    request: &rmcp::model::CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+) -> bool {
+    let asks =
+        |meta: &rmcp::model::RequestMetaObject| meta.get(crate::kept::KEY).is_some_and(|k| k.get("task").is_some());
+    request.meta.as_ref().is_some_and(asks) || asks(&context.meta)
+}
+
+/// The tasks extension's task (a `tasks/get` answer, or its seed state) as
+/// a 2025-11-25 `Task`, under mcpool's id: the outcome left for
+/// `tasks/result`, `ttlMs` and `pollIntervalMs` by their 2025-11-25 names.
+fn as_session_task(mut task: Value, public: &str) -> Value {
+    if let Some(task) = task.as_object_mut() {
+        for gone in [
+            "resultType",
+            "result",
+            "error",
+            "inputRequests",
+            "requestState",
+            "_meta",
+        ] {
+            task.remove(gone);
+        }
+        task.insert("taskId".into(), json!(public));
+        for (new, old) in [("ttlMs", "ttl"), ("pollIntervalMs", "pollInterval")] {
+            if let Some(value) = task.remove(new) {
+                task.insert(old.into(), value);
+            }
+        }
+    }
+    task
+}
+
+/// A 2026-07-28 server's task for a session agent that asked for it the
+/// 2025-11-25 way: handed out under an id of mcpool's, as that revision's
+/// `CreateTaskResult` (`{"task": {…}}`), carried whole to the agent in an
+/// empty call result (kept.rs).
+pub(super) fn hand_out_as_session_task(
+    routes: &Routes<'_>,
+    forwarder: &Forwarder<'_>,
+    server: &str,
+    created: rmcp::model::CreateTaskResult,
+) -> CallToolResult {
+    let public = routes.pool.hub().task_made(TaskRoute {
+        server: server.to_string(),
+        upstream: created.task.task_id.clone(),
+        owner: asker(forwarder),
+        as_extension: false,
+        as_session: true,
+    });
+    let task = as_session_task(serde_json::to_value(&created.task).unwrap_or_default(), &public);
+    let mut result = CallToolResult::success(Vec::new());
+    result.is_error = None;
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.insert(crate::kept::KEY.into(), json!({crate::kept::WHOLE: {"task": task}}));
+    result.meta = Some(meta);
+    result
+}
+
 /// A 2025-11-25 task's state (`tasks/get`, kept whole) as the tasks
 /// extension's, for a 2026-07-28 agent: `ttl` and `pollInterval` in
 /// milliseconds by their 2026-07-28 names, the outcome (`result`, `error`)
@@ -152,7 +219,8 @@ pub(super) fn hand_out_2025_task(
         server: server.to_string(),
         upstream: id.clone(),
         owner: asker(forwarder),
-        bridged,
+        as_extension: bridged,
+        as_session: false,
     });
     let whole = whole?;
     rename_task_ids(whole, &id, &public);
@@ -207,7 +275,7 @@ impl Tasks<'_> {
     ) -> Result<GetTaskResult, McpError> {
         let public = std::mem::take(&mut request.task_id);
         let (sup, route) = self.route(&public)?;
-        if route.bridged {
+        if route.as_extension {
             return self.get_bridged(&sup, &route, &public, &context).await;
         }
         request.task_id = route.upstream.clone();
@@ -232,7 +300,7 @@ impl Tasks<'_> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let (sup, route) = self.route(&request.task_id)?;
-        if route.bridged {
+        if route.as_extension {
             return Err(McpError::invalid_params(
                 "The task's server (on 2025-11-25) takes no input for its tasks this way.",
                 None,
@@ -251,7 +319,7 @@ impl Tasks<'_> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let (sup, route) = self.route(&request.task_id)?;
-        if route.bridged {
+        if route.as_extension {
             let params = json!({"taskId": route.upstream});
             return self
                 .forward_whole(&sup, "tasks/cancel", params, &context)
@@ -284,10 +352,75 @@ impl Tasks<'_> {
             .map(str::to_string)
             .ok_or_else(|| McpError::invalid_params(format!("{method} needs a taskId."), None))?;
         let (sup, route) = self.route(&public)?;
+        if route.as_session {
+            return self.session_bridged(method, &sup, &route, &public, &context).await;
+        }
         params["taskId"] = Value::String(route.upstream.clone());
         let mut answer = self.forward_whole(&sup, method, params, &context).await?;
         rename_task_ids(&mut answer, &route.upstream, &public);
         Ok(CustomResult::new(answer))
+    }
+
+    /// A session agent's 2025-11-25 `tasks/get`, `tasks/result` or
+    /// `tasks/cancel` of a 2026-07-28 server's task: answered from the
+    /// server's `tasks/get` (and `tasks/cancel`); `tasks/result` waits for
+    /// the task to end, polling as the server asks.
+    async fn session_bridged(
+        &self,
+        method: &str,
+        sup: &Arc<Supervisor>,
+        route: &TaskRoute,
+        public: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        let params = json!({"taskId": route.upstream});
+        if method == "tasks/cancel" {
+            self.forward_whole(sup, "tasks/cancel", params.clone(), context).await?;
+        }
+        let deadline = tokio::time::Instant::now() + RESULT_WAIT;
+        loop {
+            let state = self.forward_whole(sup, "tasks/get", params.clone(), context).await?;
+            let status = state
+                .get("status")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            if method != "tasks/result" {
+                return Ok(CustomResult::new(as_session_task(state, public)));
+            }
+            match status.as_str() {
+                "completed" => {
+                    let mut result = state.get("result").cloned().unwrap_or_else(|| json!({"content": []}));
+                    result["_meta"]["io.modelcontextprotocol/related-task"] = json!({"taskId": public});
+                    return Ok(CustomResult::new(result));
+                }
+                "failed" => {
+                    let error = &state["error"];
+                    let message = error["message"].as_str().unwrap_or("the task failed").to_string();
+                    let code = error["code"].as_i64().unwrap_or(-32603) as i32;
+                    return Err(McpError::new(rmcp::model::ErrorCode(code), message, None));
+                }
+                "cancelled" => {
+                    return Err(McpError::invalid_request(
+                        format!("The task '{public}' was cancelled."),
+                        None,
+                    ));
+                }
+                _ => {}
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(McpError::internal_error(
+                    format!("The task '{public}' did not end within {} s.", RESULT_WAIT.as_secs()),
+                    None,
+                ));
+            }
+            let every = state
+                .get("pollIntervalMs")
+                .and_then(Value::as_u64)
+                .unwrap_or(200)
+                .clamp(50, 5000);
+            tokio::time::sleep(std::time::Duration::from_millis(every)).await;
+        }
     }
 
     /// `tasks/list`: the tasks this agent was handed, from each server that
@@ -298,10 +431,26 @@ impl Tasks<'_> {
             return Ok(CustomResult::new(json!({"tasks": []})));
         };
         let handed = self.routes.pool.hub().tasks_of(owner);
+        let mut tasks = Vec::new();
+        // A 2026-07-28 server's (it has no `tasks/list`), one by one.
+        for (public, route) in handed.iter().filter(|(_, r)| r.as_session) {
+            let Some(sup) = self
+                .routes
+                .pool
+                .server(&route.server)
+                .filter(|_| self.routes.in_scope(&route.server))
+            else {
+                continue;
+            };
+            let params = json!({"taskId": route.upstream});
+            if let Ok(state) = self.forward_whole(&sup, "tasks/get", params, &context).await {
+                tasks.push(as_session_task(state, public));
+            }
+        }
+        let handed: Vec<_> = handed.into_iter().filter(|(_, r)| !r.as_session).collect();
         let mut servers: Vec<&str> = handed.iter().map(|(_, r)| r.server.as_str()).collect();
         servers.sort_unstable();
         servers.dedup();
-        let mut tasks = Vec::new();
         for server in servers {
             let Some(sup) = self.routes.pool.server(server).filter(|_| self.routes.in_scope(server)) else {
                 continue;
