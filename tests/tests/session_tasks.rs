@@ -14,6 +14,17 @@ use mcpool_tests::*;
 use serde_json::{json, Value};
 use tokio::process::Command;
 
+/// mcpool with the Python SDK's task server as `t` and the TypeScript
+/// SDK's as `ts`, both on 2025-11-25.
+async fn task_servers(tag: &str) -> anyhow::Result<Mcpool> {
+    let script = repo_root().join("tests/py/task_server.py");
+    let ts = json!({"command": "node", "args": [
+        repo_root().join("tests/js/task_server.mjs"), "--node-modules", node_modules(),
+    ]});
+    let config = json!({"mcpServers": {"t": {"command": python(), "args": [script]}, "ts": ts}});
+    Mcpool::start_connected_in(TempDir::new(tag), config).await
+}
+
 /// What `task_agent.py` saw on `path`, calling `tool` (with `extra`
 /// options: its arguments).
 async fn agents_on(pool: &Mcpool, path: &str, tool: &str, extra: &[&str]) -> anyhow::Result<Value> {
@@ -36,13 +47,7 @@ async fn agents_on(pool: &Mcpool, path: &str, tool: &str, extra: &[&str]) -> any
 
 #[tokio::test]
 async fn a_python_sdk_agent_runs_a_2025_11_25_task_of_a_python_sdk_server_through_mcpool() -> anyhow::Result<()> {
-    let dir = TempDir::new("session-tasks");
-    let script = repo_root().join("tests/py/task_server.py");
-    let ts = json!({"command": "node", "args": [
-        repo_root().join("tests/js/task_server.mjs"), "--node-modules", node_modules(),
-    ]});
-    let config = json!({"mcpServers": {"t": {"command": python(), "args": [script]}, "ts": ts}});
-    let pool = Mcpool::start_connected_in(dir, config).await?;
+    let pool = task_servers("session-tasks").await?;
     let mut routes = Vec::new();
     for server in ["t", "ts"] {
         assert_eq!(pool.server(server).await?["protocol"], "2025-11-25", "{server}");
@@ -101,13 +106,7 @@ async fn a_python_sdk_agent_runs_a_2025_11_25_task_of_a_python_sdk_server_throug
 /// `tasks/cancel` cancels it at the server.
 #[tokio::test]
 async fn a_2026_07_28_agent_takes_a_2025_11_25_servers_task_as_the_extensions() -> anyhow::Result<()> {
-    let dir = TempDir::new("bridged-tasks");
-    let script = repo_root().join("tests/py/task_server.py");
-    let ts = json!({"command": "node", "args": [
-        repo_root().join("tests/js/task_server.mjs"), "--node-modules", node_modules(),
-    ]});
-    let config = json!({"mcpServers": {"t": {"command": python(), "args": [script]}, "ts": ts}});
-    let pool = Mcpool::start_connected_in(dir, config).await?;
+    let pool = task_servers("bridged-tasks").await?;
     let takes =
         json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}});
     let first = |reply: &mcpool_tests::stateless::StatelessReply| {

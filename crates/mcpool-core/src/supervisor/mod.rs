@@ -82,6 +82,7 @@ mod recent;
 mod session_upstream;
 mod signin;
 mod snapshot;
+mod told;
 mod watch;
 
 pub use crate::lifecycle::Lists;
