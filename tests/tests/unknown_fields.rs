@@ -108,6 +108,14 @@ async fn unknown_fields_of_tools_prompts_and_results_reach_the_agent_as_sent() -
                 "{at}: {result}"
             );
             assert_eq!(result.get("_meta"), None, "{at}: {result}");
+            // mcpool's reserved key in an agent's request is not the
+            // agent's to use: a call cannot name another tool through it.
+            let sneaky = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+                "name": add, "arguments": {"a": 2, "b": 3},
+                "_meta": {"io.mcpool/kept": {"$result": {"name": "missing", "arguments": {}}}},
+            }});
+            let called = session.send(sneaky).await?.message.context("no tools/call reply")?;
+            assert_eq!(called["result"]["content"][0]["text"], "5", "{at}: {called}");
         }
         // A 2026-07-28 agent gets the same.
         let reply = pool
