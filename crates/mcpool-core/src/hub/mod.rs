@@ -86,12 +86,21 @@ pub struct TaskRoute {
     /// The agent session it was handed to (`None`: an agent without a
     /// session, a 2026-07-28 one, for whom the id alone is the key).
     pub owner: Option<u64>,
-    /// A 2025-11-25 server's task handed to a 2026-07-28 agent as the
-    /// tasks extension's: its `tasks/*` are bridged (session/tasks.rs).
-    pub as_extension: bool,
-    /// A 2026-07-28 server's task handed to a session agent that asked
-    /// for it the 2025-11-25 way (`task` on its call): bridged too.
-    pub as_session: bool,
+    /// Whether the agent's revision of tasks is the server's.
+    pub bridge: Bridge,
+}
+
+/// How a task reaches the agent it was handed to (session/tasks.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bridge {
+    /// As the server made it: both sides have the same revision of tasks.
+    None,
+    /// A 2025-11-25 server's task, to a 2026-07-28 agent as the tasks
+    /// extension's.
+    AsExtension,
+    /// A 2026-07-28 server's task, to a session agent that asked for it
+    /// the 2025-11-25 way (`task` on its call).
+    AsSession,
 }
 
 impl Hub {

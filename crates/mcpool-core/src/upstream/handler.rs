@@ -144,20 +144,14 @@ impl Service<RoleClient> for UpstreamHandler {
                     .and_then(|m| m.get(crate::kept::KEY))
                     .and_then(|k| k.get(crate::kept::WHOLE))
                     .cloned();
-                let params = whole.or_else(|| serde_json::to_value(&n.params).ok());
-                if let Some(mut params) = params {
-                    crate::kept::unfold(&mut params);
+                if let Some(params) = whole.or_else(|| serde_json::to_value(&n.params).ok()) {
                     self.hub.route_task_status(&self.server, params);
                 }
             }
+            // Params rmcp's model refused: kept whole in their own `_meta`.
             ServerNotification::CustomNotification(n) if n.method == crate::kept::TASK_STATUS => {
                 if let Some(mut params) = n.params {
                     crate::kept::unfold(&mut params);
-                    if let Some(meta) = params.as_object_mut().and_then(|p| p.get_mut("_meta")) {
-                        if let Some(m) = meta.as_object_mut() {
-                            m.remove(crate::kept::KEY);
-                        }
-                    }
                     self.hub.route_task_status(&self.server, params);
                 }
             }

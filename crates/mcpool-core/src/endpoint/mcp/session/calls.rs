@@ -216,14 +216,14 @@ impl Calls<'_> {
                 (Ok(CallToolResponse::Complete(r)), None)
             }
             Ok(ServerResult::CreateTaskResult(mut t)) => {
-                let agent = Some(self.forwarder.agent_id()).filter(|id| *id != u64::MAX);
-                t.task.task_id = self.routes.pool.hub().task_made(crate::hub::TaskRoute {
-                    server: sup.name().to_string(),
-                    upstream: std::mem::take(&mut t.task.task_id),
-                    owner: agent,
-                    as_extension: false,
-                    as_session: false,
-                });
+                let upstream = std::mem::take(&mut t.task.task_id);
+                t.task.task_id = super::tasks::hand_out(
+                    &self.routes,
+                    &self.forwarder,
+                    sup.name(),
+                    upstream,
+                    crate::hub::Bridge::None,
+                );
                 (Ok(CallToolResponse::Task(t)), None)
             }
             Ok(ServerResult::InputRequiredResult(i)) => (Ok(CallToolResponse::InputRequired(i)), None),

@@ -105,19 +105,21 @@ fn offers_session_tasks(capabilities: &ServerCapabilities) -> bool {
         .is_some_and(|tasks| tasks["requests"]["tools"]["call"].is_object())
 }
 
-/// 2025-11-25's `tasks` capability (which rmcp does not model, so it
-/// travels in `experimental` until the reply goes out: kept.rs) where a
-/// server in reach offers it: mcpool routes `tasks/*` itself, so it lists
-/// and cancels for any such server.
-fn offer_session_tasks(own: &mut ServerCapabilities, servers: &[ServerCapabilities]) {
-    let offered = servers.iter().any(|c| {
-        let extension = c
-            .extensions
-            .as_ref()
-            .is_some_and(|e| e.contains_key(rmcp::model::TASKS_EXTENSION_ID));
-        extension || crate::kept::kept_capabilities(c).is_some_and(|kept| kept.contains_key("tasks"))
-    });
-    if !offered || crate::kept::kept_capabilities(own).is_some_and(|kept| kept.contains_key("tasks")) {
+/// Whether a server on 2026-07-28 offers the tasks extension.
+fn offers_extension_tasks(capabilities: &ServerCapabilities) -> bool {
+    capabilities
+        .extensions
+        .as_ref()
+        .is_some_and(|e| e.contains_key(rmcp::model::TASKS_EXTENSION_ID))
+}
+
+/// 2025-11-25's `tasks` capability in `own` (which rmcp does not model, so
+/// it travels in `experimental` until the reply goes out: kept.rs), as
+/// mcpool routes tasks: it lists and cancels for any server. For where a
+/// server in reach makes tasks at either revision (session/tasks.rs
+/// bridges a 2026-07-28 server's for session agents).
+fn add_session_tasks(own: &mut ServerCapabilities) {
+    if offers_session_tasks(own) {
         return;
     }
     let tasks = serde_json::json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
@@ -146,7 +148,12 @@ impl Identity<'_> {
                     .filter(|sup| self.routes.in_scope(sup.name()))
                     .filter_map(|sup| sup.info());
                 let offered: Vec<ServerCapabilities> = offered.map(|peer| peer.capabilities.clone()).collect();
-                offer_session_tasks(&mut info.capabilities, &offered);
+                if offered
+                    .iter()
+                    .any(|c| offers_extension_tasks(c) || offers_session_tasks(c))
+                {
+                    add_session_tasks(&mut info.capabilities);
+                }
                 merge_extensions(&mut info.capabilities, offered.into_iter());
                 info
             }
@@ -161,8 +168,9 @@ impl Identity<'_> {
                             .entry(rmcp::model::TASKS_EXTENSION_ID.to_string())
                             .or_default();
                     }
-                    let own = info.capabilities.clone();
-                    offer_session_tasks(&mut info.capabilities, &[own]);
+                    if offers_extension_tasks(&info.capabilities) {
+                        add_session_tasks(&mut info.capabilities);
+                    }
                     info
                 }
                 None => aggregated_info(),

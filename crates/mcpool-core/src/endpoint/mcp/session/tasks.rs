@@ -11,9 +11,9 @@
 //! 2026-07-28 agent as the extension's (its `tasks/get` answered from the
 //! server's `tasks/get` and `tasks/result`), and a 2026-07-28 server's
 //! reaches a session agent that asked with `task` the 2025-11-25 way (its
-//! `tasks/result` waits on the server's `tasks/get`). An agent reaches only the tasks it was handed: a session
-//! agent's are its session's, and an id is a random one that cannot be
-//! guessed.
+//! `tasks/result` waits on the server's `tasks/get`). An agent reaches
+//! only the tasks it was handed: a session agent's are its session's, and
+//! an id is a random one that cannot be guessed.
 
 use std::sync::Arc;
 
@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 use super::forward::Forwarder;
 use super::routing::Routes;
 use super::unexpected;
-use crate::hub::{Scope, TaskRoute};
+use crate::hub::{Bridge, Scope, TaskRoute};
 use crate::supervisor::Supervisor;
 
 /// How long a session agent's `tasks/result` of a 2026-07-28 server's task
@@ -47,6 +47,23 @@ pub(super) struct Tasks<'a> {
 /// The agent session a request comes from, as tasks are kept by it.
 fn asker(forwarder: &Forwarder<'_>) -> Option<u64> {
     Some(forwarder.agent_id()).filter(|id| *id != u64::MAX)
+}
+
+/// Notes that `server` made the task `upstream` for this agent, handed to
+/// it by way of `bridge`: the id the agent gets for it.
+pub(super) fn hand_out(
+    routes: &Routes<'_>,
+    forwarder: &Forwarder<'_>,
+    server: &str,
+    upstream: String,
+    bridge: Bridge,
+) -> String {
+    routes.pool.hub().task_made(TaskRoute {
+        server: server.to_string(),
+        upstream,
+        owner: asker(forwarder),
+        bridge,
+    })
 }
 
 /// Every `"taskId": from` in `value` (a task, a list of them, a result's
@@ -151,13 +168,13 @@ pub(super) fn hand_out_as_session_task(
     server: &str,
     created: rmcp::model::CreateTaskResult,
 ) -> CallToolResult {
-    let public = routes.pool.hub().task_made(TaskRoute {
-        server: server.to_string(),
-        upstream: created.task.task_id.clone(),
-        owner: asker(forwarder),
-        as_extension: false,
-        as_session: true,
-    });
+    let public = hand_out(
+        routes,
+        forwarder,
+        server,
+        created.task.task_id.clone(),
+        Bridge::AsSession,
+    );
     let task = as_session_task(serde_json::to_value(&created.task).unwrap_or_default(), &public);
     let mut result = CallToolResult::success(Vec::new());
     result.is_error = None;
@@ -215,13 +232,8 @@ pub(super) fn hand_out_2025_task(
         .and_then(|t| t.get("taskId"))
         .and_then(Value::as_str)
         .map(str::to_string)?;
-    let public = routes.pool.hub().task_made(TaskRoute {
-        server: server.to_string(),
-        upstream: id.clone(),
-        owner: asker(forwarder),
-        as_extension: bridged,
-        as_session: false,
-    });
+    let bridge = if bridged { Bridge::AsExtension } else { Bridge::None };
+    let public = hand_out(routes, forwarder, server, id.clone(), bridge);
     let whole = whole?;
     rename_task_ids(whole, &id, &public);
     if !bridged {
@@ -275,7 +287,7 @@ impl Tasks<'_> {
     ) -> Result<GetTaskResult, McpError> {
         let public = std::mem::take(&mut request.task_id);
         let (sup, route) = self.route(&public)?;
-        if route.as_extension {
+        if route.bridge == Bridge::AsExtension {
             return self.get_bridged(&sup, &route, &public, &context).await;
         }
         request.task_id = route.upstream.clone();
@@ -300,7 +312,7 @@ impl Tasks<'_> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let (sup, route) = self.route(&request.task_id)?;
-        if route.as_extension {
+        if route.bridge == Bridge::AsExtension {
             return Err(McpError::invalid_params(
                 "The task's server (on 2025-11-25) takes no input for its tasks this way.",
                 None,
@@ -319,7 +331,7 @@ impl Tasks<'_> {
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
         let (sup, route) = self.route(&request.task_id)?;
-        if route.as_extension {
+        if route.bridge == Bridge::AsExtension {
             let params = json!({"taskId": route.upstream});
             return self
                 .forward_whole(&sup, "tasks/cancel", params, &context)
@@ -352,7 +364,7 @@ impl Tasks<'_> {
             .map(str::to_string)
             .ok_or_else(|| McpError::invalid_params(format!("{method} needs a taskId."), None))?;
         let (sup, route) = self.route(&public)?;
-        if route.as_session {
+        if route.bridge == Bridge::AsSession {
             return self.session_bridged(method, &sup, &route, &public, &context).await;
         }
         params["taskId"] = Value::String(route.upstream.clone());
@@ -433,7 +445,7 @@ impl Tasks<'_> {
         let handed = self.routes.pool.hub().tasks_of(owner);
         let mut tasks = Vec::new();
         // A 2026-07-28 server's (it has no `tasks/list`), one by one.
-        for (public, route) in handed.iter().filter(|(_, r)| r.as_session) {
+        for (public, route) in handed.iter().filter(|(_, r)| r.bridge == Bridge::AsSession) {
             let Some(sup) = self
                 .routes
                 .pool
@@ -447,7 +459,10 @@ impl Tasks<'_> {
                 tasks.push(as_session_task(state, public));
             }
         }
-        let handed: Vec<_> = handed.into_iter().filter(|(_, r)| !r.as_session).collect();
+        let handed: Vec<_> = handed
+            .into_iter()
+            .filter(|(_, r)| r.bridge != Bridge::AsSession)
+            .collect();
         let mut servers: Vec<&str> = handed.iter().map(|(_, r)| r.server.as_str()).collect();
         servers.sort_unstable();
         servers.dedup();
