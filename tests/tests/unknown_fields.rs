@@ -1,12 +1,14 @@
 //! behaviour.md §4 (the pool is transparent), for the fields of a server's
 //! definitions and results that mcpool's MCP library does not model: a
-//! tool's `execution` (2025-11-25) and vendors' fields on a tool, a prompt
-//! and a call's result reach the agent exactly as the server sent them.
+//! tool's `execution` (2025-11-25) and vendors' fields on a tool, its
+//! annotations, a prompt, a call's result, a content block and an embedded
+//! resource reach the agent exactly as the server sent them.
 //! The server is the official Python SDK's low-level one
 //! (`tests/py/kept_server.py`) over stdio and over Streamable HTTP
 //! answering with SSE streams and with JSON bodies, and the official
 //! TypeScript SDK's low-level servers at 2025-11-25 (v1) and 2026-07-28
-//! (v2, `tests/js/fields_server.mjs`), compared with a direct connection;
+//! (v2, `tests/js/fields_server.mjs`) and the Python SDK 2.x's (the same
+//! `kept_server.py` at 2026-07-28), compared with a direct connection;
 //! the agents are bare JSON-RPC (any typed client could drop the fields
 //! itself), a session agent on every path and a 2026-07-28 one.
 
@@ -41,8 +43,25 @@ fn add_tool(name: &str) -> Value {
             "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
             "required": ["a", "b"],
         },
+        "annotations": {"readOnlyHint": true, "x-cost": "low"},
         "execution": {"taskSupport": "optional"},
         "x-vendor": {"tier": "gold", "since": [2025, 11]},
+    })
+}
+
+/// `add`'s answer to 2 + 3 as the server sends it.
+fn added() -> Value {
+    json!({
+        "content": [
+            {"type": "text", "text": "5", "x-note": "exact"},
+            {
+                "type": "resource",
+                "resource": {"uri": "note://sum", "mimeType": "text/plain", "text": "5", "x-rev": 7},
+                "annotations": {"priority": 0.5, "x-weight": 2},
+            },
+        ],
+        "isError": false,
+        "x-trace": {"id": "t-1"},
     })
 }
 
@@ -100,14 +119,7 @@ async fn unknown_fields_of_tools_prompts_and_results_reach_the_agent_as_sent() -
             let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
                 "params": {"name": add, "arguments": {"a": 2, "b": 3}}});
             let called = session.send(call).await?.message.context("no tools/call reply")?;
-            let result = &called["result"];
-            assert_eq!(result["x-trace"], json!({"id": "t-1"}), "{at}: {result}");
-            assert_eq!(
-                result["content"][0],
-                json!({"type": "text", "text": "5", "x-note": "exact"}),
-                "{at}: {result}"
-            );
-            assert_eq!(result.get("_meta"), None, "{at}: {result}");
+            assert_eq!(called["result"], added(), "{at}: the result as the server sent it");
             // mcpool's reserved key in an agent's request is not the
             // agent's to use: a call cannot name another tool through it.
             let sneaky = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
@@ -137,46 +149,63 @@ fn revision_meta() -> Value {
     })
 }
 
-/// `fields_server.mjs --sdk SDK`'s `add` tool as a direct connection gets
-/// it (stdio, no mcpool): what mcpool must hand on.
-async fn direct_tool(sdk: &str) -> anyhow::Result<Value> {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    let mut child = Command::new("node")
+/// `fields_server.mjs --sdk SDK`, the TypeScript SDK's server.
+fn ts_server(sdk: &str) -> Command {
+    let mut command = Command::new("node");
+    command
         .arg(repo_root().join("tests/js/fields_server.mjs"))
         .args(["--sdk", sdk, "--node-modules"])
-        .arg(node_modules())
+        .arg(node_modules());
+    command
+}
+
+/// What a direct connection (stdio, no mcpool) to `command`'s server gets
+/// at `revision`: its first tool, and its answer to `add` of 1 and 2. What
+/// mcpool must hand on.
+async fn direct(mut command: Command, revision: &str) -> anyhow::Result<(Value, Value)> {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = command
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
         .spawn()?;
-    let opening = match sdk {
-        "v1" => json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+    let opening = match revision {
+        "2025-11-25" => json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "direct", "version": "1"}}}),
         _ => json!({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": revision_meta()}}),
     };
     let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": revision_meta()}});
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "add", "arguments": {"a": 1, "b": 2}, "_meta": revision_meta()}});
     let mut stdin = child.stdin.take().context("stdin")?;
     for message in [
         opening,
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         list,
+        call,
     ] {
         stdin.write_all(format!("{message}\n").as_bytes()).await?;
     }
     let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
-    let listed = tokio::time::timeout(Duration::from_secs(20), async {
+    let (mut tool, mut result) = (None, None);
+    tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(line) = lines.next_line().await? {
             let message: Value = serde_json::from_str(&line)?;
-            if message["id"] == 1 {
-                return Ok(message);
+            match message["id"].as_i64() {
+                Some(1) => tool = Some(message["result"]["tools"][0].clone()),
+                Some(2) => result = Some(message["result"].clone()),
+                _ => {}
+            }
+            if tool.is_some() && result.is_some() {
+                return Ok(());
             }
         }
-        anyhow::bail!("the server ended before listing its tools")
+        anyhow::bail!("the server ended before it listed its tools and answered the call")
     })
     .await??;
-    Ok(listed["result"]["tools"][0].clone())
+    Ok((tool.context("no tool")?, result.context("no result")?))
 }
 
 /// The same through mcpool, with the TypeScript SDK's servers at both
@@ -195,7 +224,8 @@ async fn the_typescript_sdks_servers_fields_reach_the_agent_as_a_direct_connecti
     assert_eq!(pool.server("v2").await?["protocol"], "2026-07-28");
     let probe = json!({"com.example/probe": {"n": [1, "two"]}});
     for sdk in ["v1", "v2"] {
-        let mut direct = direct_tool(sdk).await?;
+        let revision = if sdk == "v1" { "2025-11-25" } else { "2026-07-28" };
+        let (mut direct, _) = direct(ts_server(sdk), revision).await?;
         assert_eq!(direct["x-vendor"]["tier"], "gold", "{sdk} directly: {direct}");
         for (path, name) in [
             ("/mcp".to_string(), format!("{sdk}__add")),
@@ -231,6 +261,58 @@ async fn the_typescript_sdks_servers_fields_reach_the_agent_as_a_direct_connecti
             let listed = reply.messages.last().context("no 2026-07-28 tools/list reply")?;
             assert_eq!(item(&listed["result"], "tools", &name)?, &direct, "{at}, 2026-07-28");
         }
+    }
+    Ok(())
+}
+
+/// The official Python SDK 2.x's low-level server (`kept_server.py` at
+/// 2026-07-28; the SDK itself leaves out the fields its types do not
+/// model): its tool and a call's result reach a session agent and a
+/// 2026-07-28 one through `/mcp` and its own path exactly as a direct
+/// connection gets them (the embedded resource, the annotations; the SDK
+/// leaves the tool's `execution` out at 2026-07-28).
+#[tokio::test]
+async fn a_python_sdk_2_servers_tool_and_result_reach_the_agent_as_a_direct_connection_gets_them() -> anyhow::Result<()>
+{
+    let script = repo_root().join("tests/py/kept_server.py");
+    let mut command = Command::new(python_mcp2());
+    command.arg(&script);
+    let (mut direct_tool, direct_result) = direct(command, "2026-07-28").await?;
+    assert_eq!(direct_tool["annotations"]["readOnlyHint"], true, "{direct_tool}");
+    assert_eq!(direct_result["content"][1]["type"], "resource", "{direct_result}");
+    let dir = TempDir::new("unknown-fields-py2");
+    let config = json!({"mcpServers": {"py2": {"command": python_mcp2(), "args": [&script]}}});
+    let pool = Mcpool::start_connected_in(dir, config).await?;
+    assert_eq!(pool.server("py2").await?["protocol"], "2026-07-28");
+    for (path, name) in [
+        ("/mcp".to_string(), "py2__add".to_string()),
+        ("/servers/py2/mcp".to_string(), "add".to_string()),
+    ] {
+        direct_tool["name"] = json!(name);
+        let session = RawSession::open(&pool, &path).await?;
+        let listed = session
+            .send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+            .await?
+            .message
+            .with_context(|| format!("{path}: no tools/list reply"))?;
+        assert_eq!(item(&listed["result"], "tools", &name)?, &direct_tool, "{path}");
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": name, "arguments": {"a": 1, "b": 2}}});
+        let called = session.send(call).await?.message.context("no tools/call reply")?;
+        // `resultType` is 2026-07-28's, never sent to a session agent.
+        let mut session_result = direct_result.clone();
+        session_result.as_object_mut().context("a result")?.remove("resultType");
+        assert_eq!(called["result"], session_result, "{path}: a session agent's call");
+        let reply = pool
+            .stateless_request(
+                &path,
+                "tools/call",
+                json!({"name": name, "arguments": {"a": 1, "b": 2}}),
+                json!({}),
+            )
+            .await?;
+        let called = reply.messages.last().context("no 2026-07-28 tools/call reply")?;
+        assert_eq!(called["result"], direct_result, "{path}: a 2026-07-28 agent's call");
     }
     Ok(())
 }

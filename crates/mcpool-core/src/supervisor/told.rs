@@ -63,7 +63,7 @@ pub(super) fn of_a_task(request: &ClientRequest) -> bool {
 }
 
 /// Takes a session agent's 2025-11-25 `task` off a call to a 2026-07-28
-/// server (kept in its `_meta` by kept.rs), where the tasks extension
+/// server (kept in its `_meta` by kept/), where the tasks extension
 /// asks for it instead. Whether the call had one.
 pub(super) fn take_session_task(request: &mut ClientRequest) -> bool {
     if !matches!(request, ClientRequest::CallToolRequest(_)) {

@@ -137,7 +137,7 @@ impl Service<RoleClient> for UpstreamHandler {
                 self.hub.route_resource_updated(&self.server, params)
             }
             ServerNotification::TaskStatusNotification(n) => {
-                // A 2025-11-25 server's params, kept whole (kept.rs); else
+                // A 2025-11-25 server's params, kept whole (kept/); else
                 // rmcp's model of them.
                 let whole = meta
                     .as_ref()

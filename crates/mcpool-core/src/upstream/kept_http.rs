@@ -2,7 +2,7 @@
 //! parses a JSON reply into its types where it reads it, which drops every
 //! field those types do not model (a tool's `execution`, a vendor's field);
 //! this one reads a POST's reply itself and folds those fields first
-//! (kept.rs), and folds each event of the streams rmcp's client opens.
+//! (kept/), and folds each event of the streams rmcp's client opens.
 //! What a reply means (202, a session gone, a sign-in asked for, a JSON-RPC
 //! error, 429 and 5xx) is told as rmcp's client tells it.
 

@@ -200,7 +200,7 @@ async fn local(
     let mut group = spawned.tree;
     // Our limit is enforced before rmcp's reader, whose own limit sits
     // above it: a reply over it fails its call instead of vanishing.
-    // Fields rmcp's types would drop are folded in between (kept.rs).
+    // Fields rmcp's types would drop are folded in between (kept/).
     let stdout = fold_lines::FoldLines::new(
         line_limit::LineLimit::new(spawned.stdout, spec.max_message_bytes, &spec.name)
             .with_tail(spawned.stderr.clone()),

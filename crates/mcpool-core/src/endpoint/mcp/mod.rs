@@ -207,7 +207,7 @@ pub(super) async fn session_end(request: Request, next: Next) -> Response {
 }
 
 /// A reply with the fields that the pool kept for its servers' messages
-/// put back where they were (kept.rs): a JSON body whole, an event stream
+/// put back where they were (kept/): a JSON body whole, an event stream
 /// event by event (rmcp writes each event as one frame).
 async fn unfolded(response: Response) -> Response {
     let kind = response

@@ -90,7 +90,7 @@ pub(super) async fn serve(
 
 /// What rmcp's model of an agent's request would lose, kept: a
 /// `tools/call`'s unknown params (2025-11-25's `task`) folded into its
-/// `_meta` (kept.rs), and a session agent's 2025-11-25 `tasks/*` renamed
+/// `_meta` (kept/), and a session agent's 2025-11-25 `tasks/*` renamed
 /// so rmcp hands it over whole (session/tasks.rs). `None`: as it came.
 fn for_rmcp(bytes: &[u8], session: bool) -> Option<Vec<u8>> {
     if let Some(folded) = crate::kept::fold_request(bytes) {

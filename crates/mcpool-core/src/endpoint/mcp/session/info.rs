@@ -114,7 +114,7 @@ fn offers_extension_tasks(capabilities: &ServerCapabilities) -> bool {
 }
 
 /// 2025-11-25's `tasks` capability in `own` (which rmcp does not model, so
-/// it travels in `experimental` until the reply goes out: kept.rs), as
+/// it travels in `experimental` until the reply goes out: kept/), as
 /// mcpool routes tasks: it lists and cancels for any server. For where a
 /// server in reach makes tasks at either revision (session/tasks.rs
 /// bridges a 2026-07-28 server's for session agents).

@@ -113,7 +113,7 @@ pub(super) fn bridges_2025_task(
 }
 
 /// Asks for a task on a call to a 2025-11-25 server: `task` in its params,
-/// kept in its `_meta` until the server's wire (kept.rs).
+/// kept in its `_meta` until the server's wire (kept/).
 pub(super) fn ask_2025_task(request: &mut rmcp::model::CallToolRequestParams) {
     let meta = request.meta.get_or_insert_with(Default::default);
     let kept = meta.entry(crate::kept::KEY).or_insert_with(|| json!({}));
@@ -123,7 +123,7 @@ pub(super) fn ask_2025_task(request: &mut rmcp::model::CallToolRequestParams) {
 }
 
 /// Whether a call asks for a task the 2025-11-25 way (`task`, kept in its
-/// `_meta` by kept.rs).
+/// `_meta` by kept/).
 pub(super) fn asks_2025_task(
     request: &rmcp::model::CallToolRequestParams,
     context: &RequestContext<RoleServer>,
@@ -161,7 +161,7 @@ fn as_session_task(mut task: Value, public: &str) -> Value {
 /// A 2026-07-28 server's task for a session agent that asked for it the
 /// 2025-11-25 way: handed out under an id of mcpool's, as that revision's
 /// `CreateTaskResult` (`{"task": {…}}`), carried whole to the agent in an
-/// empty call result (kept.rs).
+/// empty call result (kept/).
 pub(super) fn hand_out_as_session_task(
     routes: &Routes<'_>,
     forwarder: &Forwarder<'_>,
@@ -212,7 +212,7 @@ fn as_detailed_task(mut state: Value, public: &str, outcome: Option<(&str, Value
 }
 
 /// A call's result that is a 2025-11-25 task (`{"task": {…}}`, kept whole
-/// by kept.rs): handed out under an id of mcpool's, and for a 2026-07-28
+/// by kept/): handed out under an id of mcpool's, and for a 2026-07-28
 /// agent (`bridged`) as the tasks extension's `CreateTaskResult`.
 pub(super) fn hand_out_2025_task(
     routes: &Routes<'_>,
