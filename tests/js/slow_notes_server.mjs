@@ -4,9 +4,11 @@
 // (@modelcontextprotocol/server, 2026-07-28 only), as tests/py/slow_server.py
 // and notes_server.py are on the Python SDK: its tool `wait` never answers
 // on its own, writing "call wait" to LOG when it starts and "cancelled wait"
-// when the SDK aborts it (a cancellation reached it); on v1 its tool
-// `touch` announces `notifications/resources/updated` for `note://ts`, a
-// resource it lets clients subscribe to.
+// when the SDK aborts it (a cancellation reached it); its tool `touch`
+// announces `notifications/resources/updated` for `note://ts-SDK`, a resource
+// clients may subscribe to (v1: `resources/subscribe`; v2: the SDK's own
+// `subscriptions/listen`, which routes the update to each listen stream
+// that asked for the note).
 //
 //   node slow_notes_server.mjs --sdk v1|v2 --log LOG [--node-modules DIR]
 
@@ -15,13 +17,13 @@ import { arg, load } from "./sdk.mjs";
 
 const sdk = arg("sdk", "v1");
 const log = arg("log");
-const NOTE = "note://ts";
+const NOTE = `note://ts-${sdk}`;
 
 const note = (line) => appendFileSync(log, `${line}\n`);
 const empty = { type: "object", properties: {} };
 const tools = [
   { name: "wait", description: "Waits until cancelled.", inputSchema: empty },
-  ...(sdk === "v1" ? [{ name: "touch", description: "Announces that the note changed.", inputSchema: empty }] : []),
+  { name: "touch", description: "Announces that the note changed.", inputSchema: empty },
 ];
 
 function wait(signal) {
@@ -55,9 +57,15 @@ if (sdk === "v1") {
   const { Server } = await load("@modelcontextprotocol/server/dist/index.mjs");
   const { serveStdio } = await load("@modelcontextprotocol/server/dist/stdio.mjs");
   const factory = () => {
-    const server = new Server(info, { capabilities: { tools: {} } });
+    const server = new Server(info, { capabilities: { tools: {}, resources: { subscribe: true } } });
     server.setRequestHandler("tools/list", async () => ({ tools }));
-    server.setRequestHandler("tools/call", async (_request, ctx) => wait(ctx.mcpReq.signal));
+    server.setRequestHandler("tools/call", async (request, ctx) => {
+      if (request.params.name === "wait") return wait(ctx.mcpReq.signal);
+      await server.sendResourceUpdated({ uri: NOTE });
+      return { content: [{ type: "text", text: "touched" }] };
+    });
+    server.setRequestHandler("resources/list", async () => ({ resources: [{ uri: NOTE, name: "note" }] }));
+    server.setRequestHandler("resources/read", async () => ({ contents: [{ uri: NOTE, text: "a note" }] }));
     return server;
   };
   await serveStdio(factory, { legacy: "reject", onerror: (e) => console.error("slow_notes_server:", e) });

@@ -11,6 +11,31 @@ fn takes_tasks() -> Value {
     json!({"io.modelcontextprotocol/clientCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}})
 }
 
+/// The acknowledgment of a 2026-07-28 agent's listen stream on `path` that
+/// asked for `filter`.
+async fn listen_ack(pool: &Mcpool, path: &str, filter: Value) -> anyhow::Result<Value> {
+    let params = json!({"notifications": filter});
+    let mut stream = pool
+        .stateless_open(path, "subscriptions/listen", params, takes_tasks())
+        .await?;
+    let mut text = String::new();
+    let read = async {
+        while let Some(chunk) = stream.chunk().await? {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+            let ack = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+                .find(|m| m["method"] == "notifications/subscriptions/acknowledged");
+            if let Some(ack) = ack {
+                return Ok(ack);
+            }
+        }
+        anyhow::bail!("the listen stream ended unacknowledged: {text}")
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(10), read).await?
+}
+
 fn result(reply: &mcpool_tests::stateless::StatelessReply) -> Value {
     reply.messages.first().map(|m| m["result"].clone()).unwrap_or_default()
 }
@@ -45,6 +70,16 @@ async fn tasks_pass_through_to_the_server_that_made_them() -> anyhow::Result<()>
         let id = task["taskId"].as_str().unwrap_or_default().to_string();
         // An id of mcpool's, not the server's (which another agent could guess).
         assert!(id.starts_with("mcpool-task-"), "{path}: {}", made.body);
+
+        // A listen stream that asks for the task's `notifications/tasks`
+        // is not told it will get them (behaviour.md rule 16): the agent
+        // polls, as the extension allows.
+        let ack = listen_ack(&pool, path, json!({"toolsListChanged": true, "taskIds": [id]})).await?;
+        assert_eq!(
+            ack["params"]["notifications"]["toolsListChanged"], true,
+            "{path}: {ack}"
+        );
+        assert_eq!(ack["params"]["notifications"].get("taskIds"), None, "{path}: {ack}");
 
         // Its tasks/get reaches the server that made it.
         let get = json!({"taskId": id});

@@ -522,26 +522,30 @@ async fn an_sdk_server_hears_a_2026_07_28_agents_closed_request_as_a_cancellatio
 /// Item 6 with real SDK servers: the official Python SDK over stdio, 1.x
 /// (2025-11-25, `resources/subscribe`) and 2.x (2026-07-28, its own
 /// `subscriptions/listen`; tests/py/notes_server.py), and the TypeScript
-/// SDK v1 (tests/js/slow_notes_server.mjs), each with its own note. A 2026-07-28 agent's listen stream for it, through `/mcp` and the
-/// server's own path, hears the update its very next call causes.
+/// SDK v1 (`resources/subscribe`) and v2 (its `subscriptions/listen`;
+/// tests/js/slow_notes_server.mjs), each with its own note. A 2026-07-28
+/// agent's listen stream for it, through `/mcp` and the server's own path,
+/// hears the update its very next call causes.
 #[tokio::test]
 async fn an_sdk_servers_resource_update_reaches_a_2026_07_28_listener() -> anyhow::Result<()> {
     let script = repo_root().join("tests/py/notes_server.py");
     let dir = TempDir::new("transparent-listen");
-    let ts_log = dir.path().join("ts.log");
+    let (ts_log, ts2_log) = (dir.path().join("ts.log"), dir.path().join("ts2.log"));
     let pool = Mcpool::start_connected_in(
         dir,
         json!({"mcpServers": {
             "notes": {"command": python(), "args": [&script, "note://a"]},
             "notes2": {"command": python_mcp2(), "args": [&script, "note://b"]},
             "ts": ts_slow_notes("v1", &ts_log),
+            "ts2": ts_slow_notes("v2", &ts2_log),
         }}),
     )
     .await?;
     for (server, revision, uri) in [
         ("notes", "2025-11-25", "note://a"),
         ("notes2", "2026-07-28", "note://b"),
-        ("ts", "2025-11-25", "note://ts"),
+        ("ts", "2025-11-25", "note://ts-v1"),
+        ("ts2", "2026-07-28", "note://ts-v2"),
     ] {
         assert_eq!(pool.server(server).await?["protocol"], revision, "{server}");
         for (path, tool) in [
