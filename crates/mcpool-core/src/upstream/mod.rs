@@ -52,7 +52,6 @@ pub async fn connect(
     signin: Option<Arc<crate::oauth::Signin>>,
     log: Option<crate::server_logs::ServerLog>,
 ) -> Result<Established, ConnectError> {
-    let ledger = handler.ledger.clone();
     match &spec.transport {
         TransportSpec::Stdio { .. } => {
             let verdict = probe::Verdict::default();
@@ -70,27 +69,32 @@ pub async fn connect(
             }
         }
         TransportSpec::Http { url, headers } => streamable(url, headers, handler, signin, newest_first()).await,
-        TransportSpec::Sse { url, headers } => {
-            let mut headers = headers.clone();
-            if let Some(signin) = signin {
-                match signin.bearer().await {
-                    Ok(Some(token)) => {
-                        headers.insert("Authorization".into(), format!("Bearer {token}"));
-                    }
-                    Ok(None) => {}
-                    Err(e) => return Err(ConnectError::from_transport(&e)),
-                }
+        TransportSpec::Sse { url, headers } => legacy_sse(&spec.name, url, headers, handler, signin).await,
+    }
+}
+
+/// Dials a legacy HTTP+SSE server, with the sign-in's bearer when it has
+/// one. That transport belongs to the session revisions: `initialize`.
+async fn legacy_sse(
+    server: &str,
+    url: &str,
+    headers: &std::collections::BTreeMap<String, String>,
+    handler: UpstreamHandler,
+    signin: Option<Arc<crate::oauth::Signin>>,
+) -> Result<Established, ConnectError> {
+    let ledger = handler.ledger.clone();
+    let mut headers = headers.clone();
+    if let Some(signin) = signin {
+        match signin.bearer().await {
+            Ok(Some(token)) => {
+                headers.insert("Authorization".into(), format!("Bearer {token}"));
             }
-            // The legacy HTTP+SSE transport belongs to the session revisions.
-            remote(
-                handler,
-                sse::open(&spec.name, url, &headers).await?,
-                ClientLifecycleMode::Initialize,
-                ledger,
-            )
-            .await
+            Ok(None) => {}
+            Err(e) => return Err(ConnectError::from_transport(&e)),
         }
     }
+    let transport = sse::open(server, url, &headers).await?;
+    remote(handler, transport, ClientLifecycleMode::Initialize, ledger).await
 }
 
 /// A second connection to a Streamable HTTP server, on a session revision
@@ -125,16 +129,7 @@ pub async fn connect_declaring(
         TransportSpec::Http { url, headers } => {
             streamable(url, headers, handler, signin, ClientLifecycleMode::Initialize).await
         }
-        TransportSpec::Sse { url, headers } => {
-            let ledger = handler.ledger.clone();
-            remote(
-                handler,
-                sse::open(&spec.name, url, headers).await?,
-                ClientLifecycleMode::Initialize,
-                ledger,
-            )
-            .await
-        }
+        TransportSpec::Sse { url, headers } => legacy_sse(&spec.name, url, headers, handler, signin).await,
     }
 }
 
