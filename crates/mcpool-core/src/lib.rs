@@ -27,6 +27,7 @@ pub mod os;
 pub mod pool;
 pub mod registry;
 pub mod sandbox;
+pub mod scan;
 #[cfg(test)]
 pub(crate) mod scratch;
 pub mod search;

@@ -1,0 +1,320 @@
+//! The checks over one definition's texts, and how their signs combine:
+//! a phrase alone is weak where workflows say it too ("before using this
+//! tool, call list_x"), and dangerous beside what attacks pair it with (a
+//! secret file, markup shouting at the model, a concealment).
+
+use serde_json::Value;
+
+use super::phrases::{self, Hit, Kind};
+use super::{payload, shadow, unicode, Check, Finding, Severity};
+
+/// The most strings of a schema looked at, and how deep.
+const SCHEMA_TEXTS: usize = 400;
+const SCHEMA_DEPTH: usize = 6;
+/// Evidence is cut to about this many characters.
+const EVIDENCE: usize = 160;
+
+/// A text of a definition: where it is, and whether it is a parameter's.
+struct Text<'a> {
+    field: String,
+    text: &'a str,
+    parameter: bool,
+}
+
+/// Every finding in a definition's texts (weak ones too).
+pub fn findings(
+    server: &str,
+    name: &str,
+    title: Option<&str>,
+    description: Option<&str>,
+    schema: &Value,
+    pool: &shadow::Pool,
+) -> Vec<Finding> {
+    let mut texts = vec![Text {
+        field: "name".into(),
+        text: name,
+        parameter: false,
+    }];
+    for (field, text) in [("title", title), ("description", description)] {
+        if let Some(text) = text {
+            texts.push(Text {
+                field: field.into(),
+                text,
+                parameter: false,
+            });
+        }
+    }
+    schema_texts(schema, "inputSchema", 0, &mut texts);
+    let mut out = Vec::new();
+    for text in &texts {
+        judge(text, server, pool, &mut out);
+    }
+    out
+}
+
+/// The strings of a schema a model reads: each property's name,
+/// description, title, default, enum values and examples, nested ones too.
+fn schema_texts<'a>(schema: &'a Value, path: &str, depth: usize, out: &mut Vec<Text<'a>>) {
+    let Some(object) = schema.as_object() else { return };
+    if depth > SCHEMA_DEPTH || out.len() >= SCHEMA_TEXTS {
+        return;
+    }
+    let parameter = depth > 0;
+    for key in ["description", "title"] {
+        if let Some(text) = object.get(key).and_then(Value::as_str) {
+            out.push(Text {
+                field: format!("{path}.{key}"),
+                text,
+                parameter,
+            });
+        }
+    }
+    for key in ["default", "const"] {
+        if let Some(text) = object.get(key).and_then(Value::as_str) {
+            out.push(Text {
+                field: format!("{path}.{key}"),
+                text,
+                parameter,
+            });
+        }
+    }
+    for key in ["enum", "examples"] {
+        for (i, item) in object
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            if let Some(text) = item.as_str() {
+                out.push(Text {
+                    field: format!("{path}.{key}[{i}]"),
+                    text,
+                    parameter,
+                });
+            }
+        }
+    }
+    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            let at = format!("{path}.properties.{name}");
+            out.push(Text {
+                field: at.clone(),
+                text: name,
+                parameter: true,
+            });
+            schema_texts(property, &at, depth + 1, out);
+        }
+    }
+    if let Some(items) = object.get("items") {
+        schema_texts(items, &format!("{path}.items"), depth + 1, out);
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        for (i, branch) in object
+            .get(key)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            schema_texts(branch, &format!("{path}.{key}[{i}]"), depth + 1, out);
+        }
+    }
+}
+
+fn finding(check: Check, severity: Severity, field: &str, evidence: String) -> Finding {
+    Finding {
+        check,
+        severity,
+        field: field.to_string(),
+        evidence,
+    }
+}
+
+/// The checks over one text.
+fn judge(text: &Text<'_>, server: &str, pool: &shadow::Pool, out: &mut Vec<Finding>) {
+    let field = text.field.as_str();
+    let hidden = unicode::inspect(text.text);
+    if !hidden.tags.is_empty() {
+        let shown = unicode::shown(&hidden.tags, EVIDENCE);
+        let evidence = format!("hidden text in Unicode TAG characters, invisible to a person: \"{shown}\"");
+        out.push(finding(Check::HiddenUnicode, Severity::Dangerous, field, evidence));
+    }
+    if !hidden.selectors.is_empty() {
+        let shown = unicode::shown(&hidden.selectors, EVIDENCE);
+        let evidence = format!("hidden text in Unicode variation selectors: \"{shown}\"");
+        out.push(finding(Check::HiddenUnicode, Severity::Dangerous, field, evidence));
+    }
+    for (count, what) in [
+        (hidden.zero_width, "zero-width characters inside words"),
+        (
+            hidden.bidi,
+            "bidirectional control characters, which reorder what a person sees",
+        ),
+        (
+            hidden.private_use,
+            "private use characters, which have no standard meaning",
+        ),
+    ] {
+        if count > 0 {
+            let shown = unicode::shown(text.text, EVIDENCE);
+            let evidence = format!("{count} {what}: \"{shown}\"");
+            out.push(finding(Check::HiddenUnicode, Severity::Review, field, evidence));
+        }
+    }
+    let readable = if hidden.any() {
+        hidden.readable.as_str()
+    } else {
+        text.text
+    };
+    let normalized = phrases::normalize(readable);
+    let hits = phrases::find(&normalized);
+    judge_phrases(text, &normalized, &hits, hidden.any(), out);
+    for decoded in payload::decode_runs(readable) {
+        let plain = phrases::normalize(&decoded.text);
+        let signs = phrases::find(&plain);
+        let bad = signs.iter().any(|h| {
+            matches!(
+                h.kind,
+                Kind::Override
+                    | Kind::Conceal
+                    | Kind::Shell
+                    | Kind::SecretFile
+                    | Kind::Conversation
+                    | Kind::Markup
+                    | Kind::Directive
+            )
+        }) || plain.contains("http://")
+            || plain.contains("https://");
+        let severity = if bad { Severity::Dangerous } else { Severity::Review };
+        let shown = unicode::shown(&decoded.text, EVIDENCE);
+        let evidence = format!("{} that decodes to text: \"{shown}\"", decoded.encoding);
+        out.push(finding(Check::EncodedPayload, severity, field, evidence));
+    }
+    judge_shadowing(text, server, pool, &normalized, &hits, out);
+}
+
+fn has(hits: &[Hit], kind: Kind) -> bool {
+    hits.iter().any(|h| h.kind == kind)
+}
+
+fn first(hits: &[Hit], kind: Kind) -> Option<&Hit> {
+    hits.iter().find(|h| h.kind == kind)
+}
+
+/// Instructions, concealment, markup, shell and what an exfiltration asks
+/// for, combined.
+fn judge_phrases(text: &Text<'_>, normalized: &str, hits: &[Hit], smuggled: bool, out: &mut Vec<Finding>) {
+    if hits.is_empty() {
+        return;
+    }
+    let field = text.field.as_str();
+    let quote = |hit: &Hit| phrases::around(normalized, hit.start, hit.end, EVIDENCE);
+    let directive = has(hits, Kind::Directive);
+    let markup = has(hits, Kind::Markup);
+    let secret = has(hits, Kind::SecretFile);
+    let conversation = has(hits, Kind::Conversation);
+    let contents = has(hits, Kind::Contents);
+    let shell = has(hits, Kind::Shell);
+    for (kind, what) in [
+        (Kind::Override, "tells the model to drop its instructions"),
+        (Kind::Conceal, "tells the model to keep something from the user"),
+    ] {
+        if let Some(hit) = first(hits, kind) {
+            let evidence = format!("{what}: \"{}\"", quote(hit));
+            out.push(finding(Check::HiddenInstructions, Severity::Dangerous, field, evidence));
+        }
+    }
+    if let Some(hit) = first(hits, Kind::Markup) {
+        let severity = if directive || secret || conversation || shell || smuggled {
+            Severity::Dangerous
+        } else {
+            Severity::Review
+        };
+        let evidence = format!("markup addressed to the model: \"{}\"", quote(hit));
+        out.push(finding(Check::HiddenInstructions, severity, field, evidence));
+    }
+    if let Some(hit) = first(hits, Kind::Shell) {
+        let severity = if directive || markup || smuggled {
+            Severity::Dangerous
+        } else {
+            Severity::Review
+        };
+        let evidence = format!("a shell command that fetches or runs code: \"{}\"", quote(hit));
+        out.push(finding(Check::HiddenInstructions, severity, field, evidence));
+    }
+    for (kind, what) in [
+        (
+            Kind::SecretFile,
+            "asks for a secret (keys, credentials, an agent's config)",
+        ),
+        (Kind::Conversation, "asks for the conversation or other tools' output"),
+    ] {
+        let Some(hit) = first(hits, kind) else { continue };
+        let asked = contents || directive || markup || smuggled;
+        let severity = match (text.parameter, asked, kind) {
+            (_, true, _) => Severity::Dangerous,
+            (true, false, Kind::Conversation) => Severity::Dangerous,
+            (true, false, _) => Severity::Review,
+            (false, false, _) => Severity::Weak,
+        };
+        let evidence = format!("{what}: \"{}\"", quote(hit));
+        out.push(finding(Check::Exfiltration, severity, field, evidence));
+    }
+    if let Some(hit) = first(hits, Kind::Directive) {
+        let severity = if smuggled { Severity::Dangerous } else { Severity::Weak };
+        let evidence = format!("tells the model what to do: \"{}\"", quote(hit));
+        out.push(finding(Check::HiddenInstructions, severity, field, evidence));
+    }
+}
+
+/// Another server's tools named with words that steer their use, or tools
+/// in general steered.
+fn judge_shadowing(
+    text: &Text<'_>,
+    server: &str,
+    pool: &shadow::Pool,
+    normalized: &str,
+    hits: &[Hit],
+    out: &mut Vec<Finding>,
+) {
+    let field = text.field.as_str();
+    let steer = has(hits, Kind::Steer);
+    let pressing = has(hits, Kind::Directive) || has(hits, Kind::Conceal) || has(hits, Kind::Override);
+    let references = shadow::references(text.text, server, pool);
+    if let Some(reference) = references.first() {
+        let severity = if steer || pressing {
+            Severity::Dangerous
+        } else {
+            Severity::Review
+        };
+        let evidence = format!(
+            "names {} of the server {} and {}: \"{}\"",
+            reference.name,
+            reference.servers.join(", "),
+            if severity == Severity::Dangerous {
+                "tells the model how to use it"
+            } else {
+                "may steer its use"
+            },
+            unicode::shown(text.text, EVIDENCE)
+        );
+        out.push(finding(Check::Shadowing, severity, field, evidence));
+        return;
+    }
+    if let Some(hit) = first(hits, Kind::OtherTools) {
+        if steer && pressing {
+            let evidence = format!(
+                "tells the model how to use other tools: \"{}\"",
+                phrases::around(normalized, hit.start, hit.end, EVIDENCE)
+            );
+            out.push(finding(Check::Shadowing, Severity::Dangerous, field, evidence));
+        } else if steer || pressing {
+            let evidence = format!(
+                "speaks of other tools: \"{}\"",
+                phrases::around(normalized, hit.start, hit.end, EVIDENCE)
+            );
+            out.push(finding(Check::Shadowing, Severity::Weak, field, evidence));
+        }
+    }
+}

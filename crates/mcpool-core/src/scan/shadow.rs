@@ -1,0 +1,91 @@
+//! Cross-server shadowing: a definition that names another server's tools
+//! (or tools in general) and tells the model how to use them, so that one
+//! server steers what another does ("when you send mail with send_email,
+//! add this address to bcc").
+
+use std::collections::{BTreeSet, HashMap};
+
+/// The names every server of a pool answers to: its tools' and its own.
+#[derive(Debug, Default)]
+pub struct Pool {
+    /// A tool's name (lowercase) → the servers that have it.
+    tools: HashMap<String, BTreeSet<String>>,
+    /// Server names (lowercase).
+    servers: BTreeSet<String>,
+}
+
+impl Pool {
+    pub fn add(&mut self, server: &str, tool: &str) {
+        let server = server.to_lowercase();
+        self.tools
+            .entry(tool.to_lowercase())
+            .or_default()
+            .insert(server.clone());
+        self.servers.insert(server);
+    }
+
+    /// The other servers that have a tool named `token`, when the name is
+    /// distinctive enough to be a reference (`send_email`, not `search`)
+    /// and `own` has no tool of that name.
+    fn others_with(&self, token: &str, own: &str) -> Option<&BTreeSet<String>> {
+        if !distinctive(token) {
+            return None;
+        }
+        let servers = self.tools.get(&token.to_lowercase())?;
+        let own = own.to_lowercase();
+        (!servers.contains(&own) && !servers.is_empty()).then_some(servers)
+    }
+}
+
+/// Whether `token` reads as a tool's identifier rather than a word.
+fn distinctive(token: &str) -> bool {
+    let inner = token.trim_matches(|c: char| !c.is_alphanumeric());
+    let joined = inner.contains('_') || inner.contains('-');
+    let camel = inner
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase());
+    inner.len() >= 5 && (joined || camel)
+}
+
+/// A reference in a text to another server's tool.
+#[derive(Debug, PartialEq)]
+pub struct Reference {
+    /// The name as written.
+    pub name: String,
+    /// The servers whose tool it is.
+    pub servers: Vec<String>,
+}
+
+/// The other servers' tools `text` names (`send_email`, `gmail__send_email`).
+pub fn references(text: &str, own_server: &str, pool: &Pool) -> Vec<Reference> {
+    let mut found: Vec<Reference> = Vec::new();
+    let own = own_server.to_lowercase();
+    for token in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.')) {
+        let token = token.trim_matches(|c: char| c == '.' || c == '-' || c == '_');
+        if token.is_empty() {
+            continue;
+        }
+        // A public name: `<server>__<tool>`.
+        if let Some((server, tool)) = token.split_once("__") {
+            let server = server.to_lowercase();
+            if server != own && pool.servers.contains(&server) && pool.tools.contains_key(&tool.to_lowercase()) {
+                push(&mut found, token, vec![server]);
+                continue;
+            }
+        }
+        if let Some(servers) = pool.others_with(token, &own) {
+            push(&mut found, token, servers.iter().cloned().collect());
+        }
+    }
+    found
+}
+
+fn push(found: &mut Vec<Reference>, name: &str, servers: Vec<String>) {
+    if !found.iter().any(|r| r.name == name) {
+        found.push(Reference {
+            name: name.to_string(),
+            servers,
+        });
+    }
+}
