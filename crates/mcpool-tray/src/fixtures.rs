@@ -19,6 +19,8 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
                 tokens: 50,
                 approved: None,
                 current: None,
+                scan: None,
+                findings: Vec::new(),
             })
             .collect(),
         None => Vec::new(),

@@ -9,6 +9,7 @@ mod doctor;
 mod import_cmd;
 mod login;
 mod registry_cmd;
+mod scan_cmd;
 mod secret;
 mod serve;
 mod servers_cmd;
@@ -117,6 +118,10 @@ enum Command {
     /// Check what usually goes wrong (keyring, config, runtimes, port,
     /// servers, agents, desktop) and say what to do; exit 1 when something is.
     Doctor(doctor::DoctorArgs),
+    /// Scan tool definitions for poisoning (hidden text, hidden
+    /// instructions, requests for secrets, shadowing): a JSON file of them,
+    /// or the running instance's tools; one JSON line per tool.
+    Scan(scan_cmd::ScanArgs),
 }
 
 fn main() -> ExitCode {
@@ -153,6 +158,7 @@ fn main() -> ExitCode {
             Command::Remove(args) => servers_cmd::remove(args).await,
             Command::List(args) => servers_cmd::list(args).await,
             Command::Doctor(args) => doctor::run(args).await,
+            Command::Scan(args) => scan_cmd::run(args).await,
         }
     });
     // A command that used the keyring lets go of it before exiting.

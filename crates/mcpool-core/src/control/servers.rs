@@ -15,15 +15,23 @@ pub enum ToolAction {
     Disable,
     /// The definition listed now becomes the approved one.
     Approve,
+    /// Served though the scan found it dangerous (into `scanAllow`).
+    Allow,
+    /// Kept out though the scan holds it back anyway: off for good (out of
+    /// `scanAllow`, into `disabledTools`).
+    Block,
 }
 
 impl ToolAction {
-    /// `enable`, `disable` or `approve`, as the API's path names them.
+    /// `enable`, `disable`, `approve`, `allow` or `block`, as the API's path
+    /// names them.
     pub fn parse(word: &str) -> Option<ToolAction> {
         match word {
             "enable" => Some(ToolAction::Enable),
             "disable" => Some(ToolAction::Disable),
             "approve" => Some(ToolAction::Approve),
+            "allow" => Some(ToolAction::Allow),
+            "block" => Some(ToolAction::Block),
             _ => None,
         }
     }
@@ -116,6 +124,16 @@ impl Control {
                 self.edits()
                     .write(move |path, _| {
                         crate::toolctl::write::set_tool_enabled(path, &name, &tool, enabled)
+                            .map_err(|e| EditError::Conflict(e.to_string()))
+                    })
+                    .await?;
+            }
+            ToolAction::Allow | ToolAction::Block => {
+                let allowed = action == ToolAction::Allow;
+                let (name, tool) = (name.to_string(), tool.to_string());
+                self.edits()
+                    .write(move |path, _| {
+                        crate::toolctl::write::set_scan_allowed(path, &name, &tool, allowed)
                             .map_err(|e| EditError::Conflict(e.to_string()))
                     })
                     .await?;

@@ -84,8 +84,15 @@ impl PoolInner {
             // Removed: its sessions learn that its lists are gone.
             own.push((s, None));
         }
+        // The scanner reads shadowing against every server's tool names.
+        let names = crate::toolctl::scans::pool_of(lists.iter().map(|(n, l)| (n.as_str(), l.tools.as_slice())));
         for (name, l) in &own {
             let tools = l.map(|l| l.tools.as_slice()).unwrap_or_default();
+            if control.scan_setting(name).off {
+                control.scans.observe(name, None, &names);
+            } else {
+                control.scans.observe(name, l.map(|l| l.tools.as_slice()), &names);
+            }
             control.approvals.observe(name, tools, mode);
             self.update_held(name, tools);
             self.reindex(name, l.map(|l| l.tools.as_slice()));

@@ -119,6 +119,7 @@ impl Pool {
                 let state = match control.verdict(&hit.server, &own) {
                     Verdict::Approved => source.into(),
                     Verdict::Changed { .. } => ToolState::Changed,
+                    Verdict::Quarantined => ToolState::Quarantined,
                 };
                 let mut tool = view.get(&public).cloned().unwrap_or(own);
                 tool.name = public.clone().into();

@@ -47,7 +47,7 @@ pub fn findings(
     schema_texts(schema, "inputSchema", 0, &mut texts);
     let mut out = Vec::new();
     for text in &texts {
-        judge(text, server, pool, &mut out);
+        judge(text, (server, name), pool, &mut out);
     }
     out
 }
@@ -132,7 +132,7 @@ fn finding(check: Check, severity: Severity, field: &str, evidence: String) -> F
 }
 
 /// The checks over one text.
-fn judge(text: &Text<'_>, server: &str, pool: &shadow::Pool, out: &mut Vec<Finding>) {
+fn judge(text: &Text<'_>, (server, name): (&str, &str), pool: &shadow::Pool, out: &mut Vec<Finding>) {
     let field = text.field.as_str();
     let hidden = unicode::inspect(text.text);
     if !hidden.tags.is_empty() {
@@ -191,7 +191,7 @@ fn judge(text: &Text<'_>, server: &str, pool: &shadow::Pool, out: &mut Vec<Findi
         let evidence = format!("{} that decodes to text: \"{shown}\"", decoded.encoding);
         out.push(finding(Check::EncodedPayload, severity, field, evidence));
     }
-    judge_shadowing(text, server, pool, &normalized, &hits, out);
+    judge_shadowing(text, (server, name), pool, &normalized, &hits, out);
 }
 
 fn has(hits: &[Hit], kind: Kind) -> bool {
@@ -252,10 +252,11 @@ fn judge_phrases(text: &Text<'_>, normalized: &str, hits: &[Hit], smuggled: bool
     ] {
         let Some(hit) = first(hits, kind) else { continue };
         let asked = contents || directive || markup || smuggled;
+        // A parameter that names a secret or the conversation asks for
+        // it; a description may only speak of it (an SSH tool, a memory).
         let severity = match (text.parameter, asked, kind) {
             (_, true, _) => Severity::Dangerous,
-            (true, false, Kind::Conversation) => Severity::Dangerous,
-            (true, false, _) => Severity::Review,
+            (true, false, _) | (false, false, Kind::SecretFile) => Severity::Review,
             (false, false, _) => Severity::Weak,
         };
         let evidence = format!("{what}: \"{}\"", quote(hit));
@@ -272,7 +273,7 @@ fn judge_phrases(text: &Text<'_>, normalized: &str, hits: &[Hit], smuggled: bool
 /// in general steered.
 fn judge_shadowing(
     text: &Text<'_>,
-    server: &str,
+    (server, own_tool): (&str, &str),
     pool: &shadow::Pool,
     normalized: &str,
     hits: &[Hit],
@@ -301,6 +302,25 @@ fn judge_shadowing(
         );
         out.push(finding(Check::Shadowing, severity, field, evidence));
         return;
+    }
+    // Tools of no server in the pool, named and steered: a snake_case
+    // identifier the definition's own server does not have.
+    let steered = steer || has(hits, Kind::OtherTools);
+    if steered && text.field == "description" {
+        let foreign = shadow::foreign_identifiers(text.text, server, own_tool, pool);
+        if let Some(name) = foreign.first() {
+            let severity = if pressing {
+                Severity::Dangerous
+            } else {
+                Severity::Review
+            };
+            let evidence = format!(
+                "names {name}, a tool its server does not have, and steers its use: \"{}\"",
+                unicode::shown(text.text, EVIDENCE)
+            );
+            out.push(finding(Check::Shadowing, severity, field, evidence));
+            return;
+        }
     }
     if let Some(hit) = first(hits, Kind::OtherTools) {
         if steer && pressing {

@@ -21,10 +21,26 @@ fn is_base64(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
 }
 
-/// Each run of `text` that decodes to readable text.
+/// Each run of `text` that decodes to readable text: base64, hex (bare or
+/// `0x…`), and byte escapes (`\x41`, `%41`, `0x41 0x42`); what a run
+/// decodes to is looked into once more (base64 of base64).
 pub fn decode_runs(text: &str) -> Vec<Decoded> {
+    let mut found = decode_once(text);
+    let nested: Vec<Decoded> = found
+        .iter()
+        .flat_map(|d| decode_once(&d.text))
+        .map(|d| Decoded {
+            encoding: "base64 or hex, twice",
+            text: d.text,
+        })
+        .collect();
+    found.extend(nested);
+    found
+}
+
+fn decode_once(text: &str) -> Vec<Decoded> {
+    let mut found = escapes(text);
     let bytes = text.as_bytes();
-    let mut found = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         if !is_base64(bytes[i]) {
@@ -35,25 +51,24 @@ pub fn decode_runs(text: &str) -> Vec<Decoded> {
         while i < bytes.len() && is_base64(bytes[i]) {
             i += 1;
         }
-        let mut end = i;
+        let end = i;
         while i < bytes.len() && bytes[i] == b'=' && i - end < 2 {
             i += 1;
         }
         let padded = i;
         let run = &text[start..end];
-        if run.len() >= MIN_HEX && run.bytes().all(|b| b.is_ascii_hexdigit()) {
-            if let Ok(raw) = hex::decode(if run.len().is_multiple_of(2) { run } else { &run[..run.len() - 1] }) {
-                if let Some(text) = readable(&raw) {
-                    found.push(Decoded { encoding: "hex", text });
-                }
+        let hex_digits = run.strip_prefix("0x").or_else(|| run.strip_prefix("0X")).unwrap_or(run);
+        if hex_digits.len() >= MIN_HEX && hex_digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            let even = &hex_digits[..hex_digits.len() - hex_digits.len() % 2];
+            if let Some(text) = hex::decode(even).ok().and_then(|raw| readable(&raw)) {
+                found.push(Decoded { encoding: "hex", text });
             }
             continue;
         }
         if run.len() < MIN_BASE64 || !looks_encoded(run) {
             continue;
         }
-        end = padded;
-        if let Some(text) = decode_base64(&text[start..end]).and_then(|raw| readable(&raw)) {
+        if let Some(text) = decode_base64(&text[start..padded]).and_then(|raw| readable(&raw)) {
             found.push(Decoded {
                 encoding: "base64",
                 text,
@@ -61,6 +76,62 @@ pub fn decode_runs(text: &str) -> Vec<Decoded> {
         }
     }
     found
+}
+
+/// The fewest escaped bytes in a row that count as a payload.
+const MIN_ESCAPES: usize = 8;
+
+/// Runs of escaped bytes: `\x41\x42`, `%41%42` (among plain characters,
+/// as URLs have them), `0x41 0x42` or `0x41,0x42`.
+fn escapes(text: &str) -> Vec<Decoded> {
+    let mut found = Vec::new();
+    for (encoding, prefix, separators) in [
+        ("\\x escapes", "\\x", ""),
+        ("percent escapes", "%", ""),
+        ("0x bytes", "0x", " ,"),
+    ] {
+        let mut rest = text;
+        while let Some(at) = rest.find(prefix) {
+            let (raw, used, escaped) = escaped_run(&rest[at..], prefix, separators, encoding == "percent escapes");
+            rest = &rest[at + used.max(prefix.len())..];
+            if escaped >= MIN_ESCAPES {
+                if let Some(text) = readable(&raw) {
+                    found.push(Decoded { encoding, text });
+                }
+            }
+        }
+    }
+    found
+}
+
+/// The bytes of the escapes at the start of `text` (plain characters
+/// between them kept where `plain` allows), the bytes of `text` used, and
+/// how many were escapes.
+fn escaped_run(text: &str, prefix: &str, separators: &str, plain: bool) -> (Vec<u8>, usize, usize) {
+    let bytes = text.as_bytes();
+    let (mut raw, mut i, mut escaped) = (Vec::new(), 0, 0);
+    while i < bytes.len() {
+        if text[i..].starts_with(prefix) {
+            let digits = text.get(i + prefix.len()..i + prefix.len() + 2);
+            if let Some(byte) = digits.and_then(|d| u8::from_str_radix(d, 16).ok()) {
+                raw.push(byte);
+                escaped += 1;
+                i += prefix.len() + 2;
+                continue;
+            }
+            break;
+        }
+        let b = bytes[i];
+        if separators.as_bytes().contains(&b) {
+            i += 1;
+        } else if plain && (b.is_ascii_alphanumeric() || b"-._~/:+".contains(&b)) {
+            raw.push(b);
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    (raw, i, escaped)
 }
 
 /// Whether a run of base64's alphabet is likely encoded rather than a word,
@@ -93,8 +164,8 @@ fn decode_base64(run: &str) -> Option<Vec<u8>> {
     None
 }
 
-/// `raw` as text when nearly all of it is printable words (a message),
-/// else `None` (binary: a hash, an image).
+/// `raw` as text when nearly all of it is printable (a message in any
+/// script), else `None` (binary: a hash, an image).
 fn readable(raw: &[u8]) -> Option<String> {
     if raw.len() < 12 {
         return None;
@@ -103,6 +174,5 @@ fn readable(raw: &[u8]) -> Option<String> {
     let total = text.chars().count();
     let clean = text.chars().filter(|c| !c.is_control() || c.is_whitespace()).count();
     let letters = text.chars().filter(|c| c.is_alphabetic()).count();
-    let words = text.contains(' ') || text.contains('/') || text.contains('.');
-    (clean * 100 >= total * 95 && letters * 3 >= total && words).then(|| text.to_string())
+    (clean * 100 >= total * 95 && letters >= 4).then(|| text.to_string())
 }

@@ -37,6 +37,33 @@ impl Pool {
     }
 }
 
+impl Pool {
+    /// Whether `server` has a tool named `tool`.
+    pub fn has(&self, server: &str, tool: &str) -> bool {
+        self.tools
+            .get(&tool.to_lowercase())
+            .is_some_and(|s| s.contains(&server.to_lowercase()))
+    }
+}
+
+/// The identifiers of tools `text` names that are not `server`'s own (nor
+/// `own_tool` itself), whatever server they belong to: a definition that
+/// steers them steers tools it does not own.
+pub fn foreign_identifiers<'t>(text: &'t str, server: &str, own_tool: &str, pool: &Pool) -> Vec<&'t str> {
+    let mut found: Vec<&str> = Vec::new();
+    for token in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
+        let token = token.trim_matches(|c: char| c == '-' || c == '_');
+        let snake = token.contains('_')
+            && token
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if token.len() >= 5 && snake && token != own_tool && !pool.has(server, token) && !found.contains(&token) {
+            found.push(token);
+        }
+    }
+    found
+}
+
 /// Whether `token` reads as a tool's identifier rather than a word.
 fn distinctive(token: &str) -> bool {
     let inner = token.trim_matches(|c: char| !c.is_alphanumeric());

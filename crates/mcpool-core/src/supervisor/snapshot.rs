@@ -22,6 +22,9 @@ pub enum ToolState {
     /// Its description or input schema differs from what the user
     /// approved: held back from agents until approved.
     Changed,
+    /// The scan of its definition found it dangerous: held back from
+    /// agents until the user allows it.
+    Quarantined,
 }
 
 impl From<Source> for ToolState {
@@ -92,6 +95,11 @@ pub struct ToolSnapshot {
     pub approved: Option<Option<crate::toolctl::Definition>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current: Option<crate::toolctl::Definition>,
+    /// The scan's verdict on its definition as listed now (`clean`,
+    /// `review`, `dangerous`); `None` when its server is not scanned.
+    pub scan: Option<crate::scan::Verdict>,
+    /// What the scan found, worst first; empty when nothing.
+    pub findings: Vec<crate::scan::Finding>,
 }
 
 impl ServerSnapshot {
@@ -105,26 +113,27 @@ impl ServerSnapshot {
                 .tools
                 .iter()
                 .map(|t| {
-                    let enabled = control.enabled(name, &t.name);
-                    let tokens = crate::search::compact::tool_tokens(t);
+                    let report = control.scans.report(name, t);
+                    let mut snapshot = ToolSnapshot {
+                        name: t.name.to_string(),
+                        state: source.into(),
+                        enabled: control.enabled(name, &t.name),
+                        tokens: crate::search::compact::tool_tokens(t),
+                        approved: None,
+                        current: None,
+                        scan: report.as_ref().map(|r| r.verdict),
+                        findings: report.map(|r| r.findings).unwrap_or_default(),
+                    };
                     match control.verdict(name, t) {
-                        Verdict::Approved => ToolSnapshot {
-                            name: t.name.to_string(),
-                            state: source.into(),
-                            enabled,
-                            tokens,
-                            approved: None,
-                            current: None,
-                        },
-                        Verdict::Changed { approved } => ToolSnapshot {
-                            name: t.name.to_string(),
-                            state: ToolState::Changed,
-                            enabled,
-                            tokens,
-                            approved: Some(approved),
-                            current: Some(Definition::of(t)),
-                        },
+                        Verdict::Approved => {}
+                        Verdict::Changed { approved } => {
+                            snapshot.state = ToolState::Changed;
+                            snapshot.approved = Some(approved);
+                            snapshot.current = Some(Definition::of(t));
+                        }
+                        Verdict::Quarantined => snapshot.state = ToolState::Quarantined,
                     }
+                    snapshot
                 })
                 .collect(),
             None => Vec::new(),

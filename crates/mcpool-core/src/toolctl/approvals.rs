@@ -50,6 +50,9 @@ pub enum Verdict {
     Changed {
         approved: Option<Definition>,
     },
+    /// Held back: the scan found it dangerous and the user has not
+    /// allowed it (`scans.rs`).
+    Quarantined,
 }
 
 type ServerApprovals = BTreeMap<String, Definition>;

@@ -2,12 +2,14 @@
 //! `enabledTools`, profiles (named subsets of servers and tools served at
 //! `/profiles/NAME/mcp`), and the approval of tool definitions, so a tool
 //! whose description or input schema changed since the user approved it is
-//! held back (`approvals.rs`). `write.rs` turns a dashboard switch into an
-//! edit of the config file.
+//! held back (`approvals.rs`), and the scanner's reports, so a tool found
+//! dangerous is quarantined until the user allows it (`scans.rs`).
+//! `write.rs` turns a dashboard switch into an edit of the config file.
 //!
 //! Everything here is pure except the approval store's file.
 
 pub mod approvals;
+pub mod scans;
 pub mod write;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,6 +20,7 @@ use serde_json::{Map, Value};
 use crate::sync::{read, write};
 
 pub use approvals::{Approvals, Definition, Verdict};
+pub use scans::{ScanReport, ScanSetting, Scans};
 
 /// A server entry's `disabledTools` / `enabledTools` (the server's own tool
 /// names). Both may be given: a tool is served when the allowlist (if any)
@@ -26,6 +29,8 @@ pub use approvals::{Approvals, Definition, Verdict};
 pub struct ToolFilter {
     pub disabled: BTreeSet<String>,
     pub enabled: Option<BTreeSet<String>>,
+    /// `"scan": "off"` and `scanAllow`.
+    pub scan: ScanSetting,
 }
 
 impl ToolFilter {
@@ -34,7 +39,7 @@ impl ToolFilter {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.disabled.is_empty() && self.enabled.is_none()
+        self.disabled.is_empty() && self.enabled.is_none() && self.scan.is_default()
     }
 }
 
@@ -98,6 +103,7 @@ impl ToolPolicy {
 pub struct ToolControl {
     policy: std::sync::RwLock<ToolPolicy>,
     pub approvals: Approvals,
+    pub scans: Scans,
 }
 
 impl ToolControl {
@@ -105,6 +111,7 @@ impl ToolControl {
         ToolControl {
             policy: Default::default(),
             approvals,
+            scans: Scans::default(),
         }
     }
 
@@ -149,10 +156,29 @@ impl ToolControl {
     /// holds it, and a server that just connected must not show its tools
     /// as held back (nor hide them from agents) until then.
     pub fn verdict(&self, server: &str, tool: &rmcp::model::Tool) -> Verdict {
+        if self.quarantined(server, tool) {
+            return Verdict::Quarantined;
+        }
         match self.approvals.verdict(server, tool) {
             Verdict::Changed { approved: None } if self.mode() == ApproveMode::Auto => Verdict::Approved,
             verdict => verdict,
         }
+    }
+
+    /// The scan settings of `server`'s entry.
+    pub fn scan_setting(&self, server: &str) -> ScanSetting {
+        read(&self.policy)
+            .filters
+            .get(server)
+            .map(|f| f.scan.clone())
+            .unwrap_or_default()
+    }
+
+    /// Whether `tool` of `server` is held back by the scan: found
+    /// dangerous, its server scanned, and not allowed by the user.
+    pub fn quarantined(&self, server: &str, tool: &rmcp::model::Tool) -> bool {
+        let setting = self.scan_setting(server);
+        !setting.off && !setting.allow.contains(tool.name.as_ref()) && self.scans.dangerous(server, tool)
     }
 
     /// Why a call to `name` of `server` is refused, if it is; `current` is
@@ -170,6 +196,9 @@ impl ToolControl {
             )),
             Verdict::Changed { approved: None } => Some(format!(
                 "Tool '{name}' of server '{server}' is waiting for the user's approval in the mcpool dashboard."
+            )),
+            Verdict::Quarantined => Some(format!(
+                "Tool '{name}' of server '{server}' is held back: mcpool's scan of its definition found signs of an attack (hidden instructions, hidden text or a request for secrets). The user can review the findings and allow it in the mcpool dashboard."
             )),
         }
     }
@@ -191,9 +220,19 @@ pub fn parse_filter(entry: &Value) -> Result<ToolFilter, (String, String)> {
     let Value::Object(obj) = entry else {
         return Ok(ToolFilter::default());
     };
+    let off = match obj.get("scan") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(s)) if s == "on" => false,
+        Some(Value::String(s)) if s == "off" => true,
+        Some(_) => return Err(("scan".into(), "expected \"on\" or \"off\"".into())),
+    };
     Ok(ToolFilter {
         disabled: names(obj, "disabledTools")?.unwrap_or_default(),
         enabled: names(obj, "enabledTools")?,
+        scan: ScanSetting {
+            off,
+            allow: names(obj, "scanAllow")?.unwrap_or_default(),
+        },
     })
 }
 

@@ -1,6 +1,6 @@
 //! A dashboard switch, written into the config file: the tool goes into (or
 //! out of) its server's `disabledTools` (and `enabledTools` where the entry
-//! has an allowlist). The rest of the file keeps its text, key order and
+//! has an allowlist), or, for a tool the scan holds back, into `scanAllow`. The rest of the file keeps its text, key order and
 //! indentation (jsonc-parser's CST), and the file its mode.
 
 use std::path::{Path, PathBuf};
@@ -31,6 +31,29 @@ pub enum SwitchError {
 /// one at a time, the previous version in `<file>.bak`, redone when the
 /// file changed under it.
 pub fn set_tool_enabled(path: &Path, server: &str, tool: &str, enabled: bool) -> Result<bool, SwitchError> {
+    write_edit(path, |text| edit(path, text, server, tool, enabled))
+}
+
+/// The user's answer to a tool the scan holds back: allowed (into the
+/// entry's `scanAllow`), or kept blocked (out of `scanAllow` and into
+/// `disabledTools`, so it stays off whatever later scans say). Written as
+/// [`set_tool_enabled`] writes.
+pub fn set_scan_allowed(path: &Path, server: &str, tool: &str, allowed: bool) -> Result<bool, SwitchError> {
+    write_edit(path, |text| {
+        let listed = edit_list(path, text, server, "scanAllow", tool, allowed)?;
+        if allowed {
+            return Ok(listed);
+        }
+        let after = listed.as_deref().unwrap_or(text);
+        Ok(edit(path, after, server, tool, false)?.or(listed))
+    })
+}
+
+/// Writes `path` through `edit` (the edited text, `None` for no change).
+fn write_edit(
+    path: &Path,
+    mut edit: impl FnMut(&str) -> Result<Option<String>, SwitchError>,
+) -> Result<bool, SwitchError> {
     let read_error = |error| SwitchError::Read {
         path: path.to_path_buf(),
         error,
@@ -42,7 +65,7 @@ pub fn set_tool_enabled(path: &Path, server: &str, tool: &str, enabled: bool) ->
             failure = Some(read_error(error));
             return Err(crate::editing::EditError::Failed(String::new()));
         };
-        match edit(path, text, server, tool, enabled) {
+        match edit(text) {
             Ok(Some(edited)) => Ok((edited, true)),
             // Written back unchanged: the same text, the same file.
             Ok(None) => Ok((text.to_string(), false)),
@@ -62,8 +85,47 @@ pub fn set_tool_enabled(path: &Path, server: &str, tool: &str, enabled: bool) ->
     }
 }
 
-/// The edited text, or `None` when the file already says so.
-pub fn edit(path: &Path, text: &str, server: &str, tool: &str, enabled: bool) -> Result<Option<String>, SwitchError> {
+/// `text` with `tool` in (or out of) the list `key` of `server`'s entry;
+/// `None` when it already is.
+fn edit_list(
+    path: &Path,
+    text: &str,
+    server: &str,
+    key: &'static str,
+    tool: &str,
+    present: bool,
+) -> Result<Option<String>, SwitchError> {
+    let (root, entry) = entry_of(path, text, server)?;
+    let shape = || SwitchError::Shape {
+        path: path.to_path_buf(),
+        server: server.to_string(),
+        field: key,
+    };
+    let changed = if present {
+        let list = entry.array_value_or_create(key).ok_or_else(shape)?;
+        let missing = !contains(&list, tool);
+        if missing {
+            list.append(CstInputValue::String(tool.to_string()));
+        }
+        missing
+    } else {
+        match entry.get(key) {
+            None => false,
+            Some(prop) => {
+                let list = prop.array_value().ok_or_else(shape)?;
+                let removed = remove_name(&list, tool);
+                if list.elements().is_empty() {
+                    prop.remove();
+                }
+                removed
+            }
+        }
+    };
+    Ok(changed.then(|| written(&root, text)))
+}
+
+/// The parsed file and `server`'s entry in it.
+fn entry_of(path: &Path, text: &str, server: &str) -> Result<(CstRootNode, CstObject), SwitchError> {
     let options = ParseOptions {
         allow_comments: true,
         allow_trailing_commas: true,
@@ -83,6 +145,21 @@ pub fn edit(path: &Path, text: &str, server: &str, tool: &str, enabled: bool) ->
         .iter()
         .find_map(|key| root_obj.object_value(key)?.object_value(server))
         .ok_or_else(no_server)?;
+    Ok((root, entry))
+}
+
+/// The file's new text, ending as the old one did.
+fn written(root: &CstRootNode, text: &str) -> String {
+    let mut out = root.to_string();
+    if text.ends_with('\n') && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out
+}
+
+/// The edited text, or `None` when the file already says so.
+pub fn edit(path: &Path, text: &str, server: &str, tool: &str, enabled: bool) -> Result<Option<String>, SwitchError> {
+    let (root, entry) = entry_of(path, text, server)?;
     let shape = |field| SwitchError::Shape {
         path: path.to_path_buf(),
         server: server.to_string(),
@@ -113,14 +190,7 @@ pub fn edit(path: &Path, text: &str, server: &str, tool: &str, enabled: bool) ->
             changed = true;
         }
     }
-    if !changed {
-        return Ok(None);
-    }
-    let mut out = root.to_string();
-    if text.ends_with('\n') && !out.ends_with('\n') {
-        out.push('\n');
-    }
-    Ok(Some(out))
+    Ok(changed.then(|| written(&root, text)))
 }
 
 fn contains(list: &CstArray, name: &str) -> bool {
