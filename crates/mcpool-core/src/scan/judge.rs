@@ -14,6 +14,18 @@ const SCHEMA_DEPTH: usize = 6;
 /// Evidence is cut to about this many characters.
 const EVIDENCE: usize = 160;
 
+/// Words of a tool about conversations (a memory, a chat, a summarizer).
+const CONVERSING: &[&str] = &[
+    "conversation",
+    "chat",
+    "message",
+    "memory",
+    "history",
+    "transcript",
+    "summar",
+    "context",
+];
+
 /// A text of a definition: where it is, and whether it is a parameter's.
 struct Text<'a> {
     field: String,
@@ -45,9 +57,13 @@ pub fn findings(
         }
     }
     schema_texts(schema, "inputSchema", 0, &mut texts);
+    // What the tool says it is about: a parameter that asks for the
+    // conversation is in place only in a tool about conversations.
+    let about = phrases::normalize(&format!("{name} {}", description.unwrap_or_default()));
+    let converses = CONVERSING.iter().any(|w| about.contains(w));
     let mut out = Vec::new();
     for text in &texts {
-        judge(text, (server, name), pool, &mut out);
+        judge(text, (server, name), converses, pool, &mut out);
     }
     out
 }
@@ -132,7 +148,7 @@ fn finding(check: Check, severity: Severity, field: &str, evidence: String) -> F
 }
 
 /// The checks over one text.
-fn judge(text: &Text<'_>, (server, name): (&str, &str), pool: &shadow::Pool, out: &mut Vec<Finding>) {
+fn judge(text: &Text<'_>, (server, name): (&str, &str), converses: bool, pool: &shadow::Pool, out: &mut Vec<Finding>) {
     let field = text.field.as_str();
     let hidden = unicode::inspect(text.text);
     if !hidden.tags.is_empty() {
@@ -169,7 +185,7 @@ fn judge(text: &Text<'_>, (server, name): (&str, &str), pool: &shadow::Pool, out
     };
     let normalized = phrases::normalize(readable);
     let hits = phrases::find(&normalized);
-    judge_phrases(text, &normalized, &hits, hidden.any(), out);
+    judge_phrases(text, &normalized, &hits, (hidden.any(), converses), out);
     for decoded in payload::decode_runs(readable) {
         let plain = phrases::normalize(&decoded.text);
         let signs = phrases::find(&plain);
@@ -204,7 +220,13 @@ fn first(hits: &[Hit], kind: Kind) -> Option<&Hit> {
 
 /// Instructions, concealment, markup, shell and what an exfiltration asks
 /// for, combined.
-fn judge_phrases(text: &Text<'_>, normalized: &str, hits: &[Hit], smuggled: bool, out: &mut Vec<Finding>) {
+fn judge_phrases(
+    text: &Text<'_>,
+    normalized: &str,
+    hits: &[Hit],
+    (smuggled, converses): (bool, bool),
+    out: &mut Vec<Finding>,
+) {
     if hits.is_empty() {
         return;
     }
@@ -256,6 +278,7 @@ fn judge_phrases(text: &Text<'_>, normalized: &str, hits: &[Hit], smuggled: bool
         // it; a description may only speak of it (an SSH tool, a memory).
         let severity = match (text.parameter, asked, kind) {
             (_, true, _) => Severity::Dangerous,
+            (true, false, Kind::Conversation) if !converses => Severity::Dangerous,
             (true, false, _) | (false, false, Kind::SecretFile) => Severity::Review,
             (false, false, _) => Severity::Weak,
         };
