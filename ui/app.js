@@ -222,7 +222,7 @@ async function onAllow(name, denied) {
   }
 }
 
-/** A tool's switch, Approve or Keep disabled. */
+/** A tool's switch, Approve or Keep disabled, Allow or Keep blocked. */
 async function onToolAction(server, tool, verb) {
   state.busy.add(server);
   state.actionErrors.delete(server);

@@ -40,6 +40,8 @@ function facts(s, now) {
   if (cached) items.push(h('li', {}, `${plural(cached, 'tool')} cached from the last run`));
   const changed = count('changed');
   if (changed) items.push(h('li', { class: 'fact-warn', 'data-role': 'changed' }, `${plural(changed, 'tool')} changed: agents do not see ${changed === 1 ? 'it' : 'them'} until you approve`));
+  const quarantined = count('quarantined');
+  if (quarantined) items.push(h('li', { class: 'fact-bad', 'data-role': 'quarantined' }, `${plural(quarantined, 'tool')} held back: the scan found signs of an attack`));
   const off = s.tools.filter((t) => t.enabled === false).length;
   if (off) items.push(h('li', {}, `${plural(off, 'tool')} switched off`));
   if (!s.tools.length) items.push(h('li', {}, 'No tools'));
@@ -168,6 +170,43 @@ function changedBlock(s, view) {
         }, 'Keep disabled') : h('span', { class: 'meta' }, 'Kept disabled')) : null)));
 }
 
+/** A finding's check, as a person says it. */
+const CHECKS = {
+  hidden_unicode: 'Hidden text',
+  encoded_payload: 'Encoded payload',
+  hidden_instructions: 'Instructions to the model',
+  exfiltration: 'Asks for secrets',
+  shadowing: "Steers another server's tools",
+  rug_pull: 'Changed since approved',
+};
+
+/**
+ * What the scan found in this server's tools: a quarantined tool (held
+ * back as dangerous) with Allow and Keep blocked, a tool to review with its
+ * findings only.
+ */
+function scanBlock(s, view) {
+  const flagged = s.tools.filter((t) => (t.findings || []).length && (t.state === 'quarantined' || t.scan === 'review'));
+  if (!flagged.length) return null;
+  const busy = view.busy.has(s.name);
+  return h('section', { class: 'changed', 'aria-label': `Scan findings of ${s.name}` }, flagged.map((t) =>
+    h('div', { class: 'change', 'data-scanned': t.name, 'data-verdict': t.state === 'quarantined' ? 'dangerous' : 'review' },
+      h('h4', {}, h('span', { class: 'mono' }, t.name),
+        t.state === 'quarantined' ? ' held back: its definition looks like an attack' : ' listed, worth a look'),
+      h('ul', { class: 'findings' }, t.findings.map((f) =>
+        h('li', { 'data-check': f.check, 'data-severity': f.severity },
+          h('strong', {}, CHECKS[f.check] || f.check), ` (${f.field}): `, f.evidence))),
+      view.onToolAction && t.state === 'quarantined' ? h('div', { class: 'actions' },
+        h('button', {
+          type: 'button', 'data-key': `allow:${s.name}:${t.name}`, 'data-action': 'allow',
+          disabled: busy, onclick: () => view.onToolAction(s.name, t.name, 'allow'),
+        }, 'Allow'),
+        h('button', {
+          type: 'button', class: 'primary', 'data-key': `block:${s.name}:${t.name}`, 'data-action': 'block',
+          disabled: busy, onclick: () => view.onToolAction(s.name, t.name, 'block'),
+        }, 'Keep blocked')) : null)));
+}
+
 function actionButtons(s, view) {
   const busy = view.busy.has(s.name);
   const button = (verb, label, primary) => h('button', {
@@ -247,6 +286,7 @@ export function card(s, view) {
     stderrBlock(s, view),
     toolWarningsBlock(s, view),
     changedBlock(s, view),
+    scanBlock(s, view),
     cardPlots(view.plots && view.plots[s.name]),
     toolsBlock(s, view),
     actionError ? h('p', { class: 'action-error', role: 'alert' }, actionError) : null,

@@ -59,7 +59,7 @@ fn tool(n: usize, execution: bool) -> Value {
 }
 
 /// The messages timed, each with what it stands for.
-fn messages() -> Vec<(&'static str, Vec<u8>)> {
+fn messages() -> anyhow::Result<Vec<(&'static str, Vec<u8>)>> {
     let list = |execution: bool| {
         let tools: Vec<Value> = (0..200).map(|n| tool(n, execution)).collect();
         json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": tools}})
@@ -86,7 +86,7 @@ fn messages() -> Vec<(&'static str, Vec<u8>)> {
     ];
     cases
         .into_iter()
-        .map(|(what, message)| (what, serde_json::to_vec(&message).expect("JSON")))
+        .map(|(what, message)| Ok((what, serde_json::to_vec(&message)?)))
         .collect()
 }
 
@@ -125,7 +125,7 @@ fn main() -> anyhow::Result<()> {
         "| message | bytes | fold µs | unfold µs | parse µs | fold / parse |"
     );
     let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: | ---: |");
-    for (what, bytes) in messages() {
+    for (what, bytes) in messages()? {
         let folded = kept::fold_text(&bytes).unwrap_or_else(|| bytes.clone());
         // The reply as the agent gets it: what rmcp writes out of the folded message.
         let typed: rmcp::model::ServerJsonRpcMessage = serde_json::from_slice(&folded)?;

@@ -257,11 +257,17 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
     let mut notifier = Notifier::with_down_grace(down_grace);
     let first = shared.pool.snapshot();
     // Tools held back for approval before the tray was up are told of too.
-    let held_at_start: Vec<(String, Vec<String>)> = first
+    let held_at_start: Vec<(String, Vec<String>, Vec<String>)> = first
         .iter()
         .map(|s| {
-            let held = s.tools.iter().filter(|t| t.state == ToolState::Changed);
-            (s.name.clone(), held.map(|t| t.name.clone()).collect())
+            let names = |state| {
+                let tools = s.tools.iter().filter(move |t| t.state == state);
+                tools.map(|t| t.name.clone()).collect::<Vec<_>>()
+            };
+            let quarantined = names(ToolState::Quarantined);
+            let mut held = names(ToolState::Changed);
+            held.extend(quarantined.iter().cloned());
+            (s.name.clone(), held, quarantined)
         })
         .collect();
     let mut shown_icon = mcpool_tray::icon(&first);
@@ -272,7 +278,8 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
     for (name, status) in &last {
         notices::show(&app, notifier.on_status(name, Status::Pending, *status, start));
     }
-    for (name, held) in held_at_start.iter().filter(|(_, held)| !held.is_empty()) {
+    for (name, held, quarantined) in held_at_start.iter().filter(|(_, held, _)| !held.is_empty()) {
+        notifier.note_quarantined(name, quarantined);
         notices::show(&app, notifier.on_tools_held(name, held, start));
     }
     let mut tick = tokio::time::interval(REFRESH);
@@ -294,7 +301,10 @@ async fn follow_status(app: AppHandle, shared: Arc<Shared>, mut shown: mcpool_tr
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             },
             event = held_events.recv() => match event {
-                Ok(e) => notices::show(&app, notifier.on_tools_held(&e.server, &e.held, Instant::now())),
+                Ok(e) => {
+                    notifier.note_quarantined(&e.server, &e.quarantined);
+                    notices::show(&app, notifier.on_tools_held(&e.server, &e.held, Instant::now()));
+                }
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             },

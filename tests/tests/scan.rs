@@ -153,3 +153,28 @@ async fn a_poisoned_tool_is_held_back_until_the_user_allows_it_and_a_clean_one_i
     assert!(!names.contains(&"p__add".to_string()), "{names:?}");
     Ok(())
 }
+
+/// The card of a quarantined tool in a real headless Chromium
+/// (tests/ui/scan.mjs): its findings in words, then Allow, which reaches
+/// the config file and the agents.
+#[tokio::test]
+async fn the_card_shows_a_quarantined_tool_and_allow_brings_it_back() -> anyhow::Result<()> {
+    use mcpool_tests::browser::{screenshot_path, BrowserScript};
+    let script = repo_root().join("tests/py/poisoned_server.py");
+    let pool = Mcpool::start_connected(json!({"mcpServers": {"p": {"command": python(), "args": [&script]}}})).await?;
+    tool_in(&pool, "p", "add", "quarantined").await?;
+    let screenshot = screenshot_path("MCPOOL_SCAN_SCREENSHOT", pool.data_dir().join("scan.png"));
+    let steps = BrowserScript::run(
+        &pool,
+        "scan.mjs",
+        &[("SCREENSHOT", screenshot)],
+        Duration::from_secs(90),
+    )
+    .await?;
+    assert_eq!(steps, ["STEP held", "STEP allowed", "OK"]);
+    let config: Value = serde_json::from_str(&std::fs::read_to_string(pool.config_path())?)?;
+    assert_eq!(config["mcpServers"]["p"]["scanAllow"], json!(["add"]));
+    let names = pool.agent("/mcp").await?.tool_names().await?;
+    assert!(names.contains(&"p__add".to_string()), "{names:?}");
+    Ok(())
+}

@@ -22,7 +22,7 @@ await withBrowser({}, async (page, problems) => {
   check((await sides.nth(0).locator('h4').textContent()) === 'Approved', 'the approved side comes first');
   check((await sides.nth(0).locator('.description').textContent()) === 'Returns the text', 'the approved text');
   const now = await sides.nth(1).locator('.description').textContent();
-  check(now.includes('id_rsa'), `the current text: ${now}`);
+  check(now.includes('audit log'), `the current text: ${now}`);
   check((await sides.nth(1).locator('.schema-same').textContent()) === 'Input schema unchanged', 'an unchanged schema says so');
   check((await card.locator('[data-role="changed"]').textContent()).startsWith('1 tool changed'), 'the fact line');
   if (SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });

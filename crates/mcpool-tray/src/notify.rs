@@ -85,6 +85,8 @@ pub struct Notifier {
     held_queue: BTreeMap<String, BTreeSet<String>>,
     held_due: Option<Instant>,
     last_held: Option<Instant>,
+    /// Per server, the held tools the scan quarantined (told as such).
+    quarantined: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Notifier {
@@ -128,6 +130,17 @@ impl Notifier {
     /// `/api/events` sends them): the ones not told of yet are queued; one
     /// that is no longer held (approved, or gone) may be told of again when
     /// it is next held.
+    /// Which of `server`'s held tools the scan quarantined: told as found
+    /// suspicious rather than as changed. Before [`Self::on_tools_held`].
+    pub fn note_quarantined(&mut self, server: &str, tools: &[String]) {
+        if tools.is_empty() {
+            self.quarantined.remove(server);
+        } else {
+            self.quarantined
+                .insert(server.to_string(), tools.iter().cloned().collect());
+        }
+    }
+
     pub fn on_tools_held(&mut self, server: &str, held: &[String], now: Instant) -> Vec<Notification> {
         let held: BTreeSet<String> = held.iter().cloned().collect();
         let told = self.held_told.remove(server).unwrap_or_default();
@@ -169,7 +182,7 @@ impl Notifier {
     pub fn poll(&mut self, now: Instant) -> Vec<Notification> {
         let mut out = Vec::new();
         if self.held_due.is_some_and(|due| now >= due) && !self.held_queue.is_empty() {
-            out.push(held(&std::mem::take(&mut self.held_queue)));
+            out.push(held(&std::mem::take(&mut self.held_queue), &self.quarantined));
             self.held_due = None;
             self.last_held = Some(now);
         }
@@ -254,12 +267,24 @@ fn down(servers: &BTreeSet<String>) -> Notification {
     }
 }
 
-fn held(tools: &BTreeMap<String, BTreeSet<String>>) -> Notification {
+fn held(tools: &BTreeMap<String, BTreeSet<String>>, quarantined: &BTreeMap<String, BTreeSet<String>>) -> Notification {
     let all: Vec<(&String, &String)> = tools.iter().flat_map(|(s, t)| t.iter().map(move |t| (s, t))).collect();
+    let scanned = |(s, t): &(&String, &String)| quarantined.get(*s).is_some_and(|q| q.contains(*t));
     let (title, body) = match all.as_slice() {
+        [one @ (server, tool)] if scanned(one) => (
+            format!("{server}: tool {tool} held back"),
+            "mcpool's scan found signs of an attack in its definition; agents do not see it until you allow it in the dashboard.".to_string(),
+        ),
         [(server, tool)] => (
             format!("{server}: tool {tool} needs your approval"),
             "Its description or input schema is new or changed since you approved it; agents do not see it until you approve it in the dashboard.".to_string(),
+        ),
+        _ if all.iter().any(scanned) => (
+            format!("{} tools held back", all.len()),
+            format!(
+                "{}: new, changed, or found suspicious by mcpool's scan; agents do not see them until you review them in the dashboard.",
+                all.iter().map(|(s, t)| format!("{s}/{t}")).collect::<Vec<_>>().join(", ")
+            ),
         ),
         _ => (
             format!("{} tools need your approval", all.len()),
@@ -535,6 +560,33 @@ mod tests {
                 no deadline
             "#]],
         );
+    }
+
+    #[test]
+    fn a_tool_the_scan_quarantined_is_told_as_held_back_not_as_changed() {
+        let mut notifier = Notifier::default();
+        let start = Instant::now();
+        notifier.note_quarantined("p", &["add".to_string()]);
+        let mut told = notifier.on_tools_held("p", &["add".to_string()], start);
+        told.extend(notifier.poll(start + Duration::from_secs(5)));
+        let titles: Vec<(&str, &str)> = told.iter().map(|n| (n.title.as_str(), n.body.as_str())).collect();
+        assert_eq!(
+            titles,
+            [(
+                "p: tool add held back",
+                "mcpool's scan found signs of an attack in its definition; agents do not see it until you allow it in the dashboard."
+            )]
+        );
+        // With a changed one beside it: one notice for both, in words that fit both.
+        notifier.note_quarantined("q", &["x".to_string()]);
+        let mut told = notifier.on_tools_held(
+            "q",
+            &["x".to_string(), "y".to_string()],
+            start + Duration::from_secs(600),
+        );
+        told.extend(notifier.poll(start + Duration::from_secs(700)));
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert_eq!(told[0].title, "2 tools held back");
     }
 
     #[test]

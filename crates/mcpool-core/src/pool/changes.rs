@@ -31,6 +31,8 @@ pub struct StatusEvent {
 pub struct HeldEvent {
     pub server: String,
     pub held: Vec<String>,
+    /// Those of `held` the scan found dangerous (rule 20).
+    pub quarantined: Vec<String>,
 }
 
 impl PoolInner {
@@ -163,12 +165,18 @@ impl PoolInner {
                 tracing::warn!(
                     server,
                     tools = ?held,
-                    "tools held back: their definitions differ from what the user approved"
+                    "tools held back: their definitions differ from what the user approved, or the scan found them dangerous"
                 );
             }
+            let quarantined = tools
+                .iter()
+                .filter(|t| held.contains(t.name.as_ref()) && self.ctx.tools.quarantined(server, t))
+                .map(|t| t.name.to_string())
+                .collect();
             let _ = self.held_events.send(HeldEvent {
                 server: server.to_string(),
                 held: held.into_iter().collect(),
+                quarantined,
             });
         }
     }
