@@ -61,9 +61,14 @@ pub fn findings(
     // conversation is in place only in a tool about conversations.
     let about = phrases::normalize(&format!("{name} {}", description.unwrap_or_default()));
     let converses = CONVERSING.iter().any(|w| about.contains(w));
+    let parameters: Vec<&str> = texts
+        .iter()
+        .filter(|t| t.parameter && t.field.rsplit_once(".properties.").is_some_and(|(_, p)| p == t.text))
+        .map(|t| t.text)
+        .collect();
     let mut out = Vec::new();
     for text in &texts {
-        judge(text, (server, name), converses, pool, &mut out);
+        judge(text, (server, name, &parameters), converses, pool, &mut out);
     }
     out
 }
@@ -148,7 +153,13 @@ fn finding(check: Check, severity: Severity, field: &str, evidence: String) -> F
 }
 
 /// The checks over one text.
-fn judge(text: &Text<'_>, (server, name): (&str, &str), converses: bool, pool: &shadow::Pool, out: &mut Vec<Finding>) {
+fn judge(
+    text: &Text<'_>,
+    (server, name, parameters): (&str, &str, &[&str]),
+    converses: bool,
+    pool: &shadow::Pool,
+    out: &mut Vec<Finding>,
+) {
     let field = text.field.as_str();
     let hidden = unicode::inspect(text.text);
     if !hidden.tags.is_empty() {
@@ -186,7 +197,13 @@ fn judge(text: &Text<'_>, (server, name): (&str, &str), converses: bool, pool: &
     let normalized = phrases::normalize(readable);
     let hits = phrases::find(&normalized);
     judge_phrases(text, &normalized, &hits, (hidden.any(), converses), out);
-    for decoded in payload::decode_runs(readable) {
+    // A payload takes 24 characters at least (16 bytes in base64).
+    let decoded = if readable.len() >= 24 {
+        payload::decode_runs(readable)
+    } else {
+        Vec::new()
+    };
+    for decoded in decoded {
         let plain = phrases::normalize(&decoded.text);
         let signs = phrases::find(&plain);
         let bad = signs.iter().any(|h| {
@@ -207,7 +224,7 @@ fn judge(text: &Text<'_>, (server, name): (&str, &str), converses: bool, pool: &
         let evidence = format!("{} that decodes to text: \"{shown}\"", decoded.encoding);
         out.push(finding(Check::EncodedPayload, severity, field, evidence));
     }
-    judge_shadowing(text, (server, name), pool, &normalized, &hits, out);
+    judge_shadowing(text, (server, name, parameters), pool, &normalized, &hits, out);
 }
 
 fn has(hits: &[Hit], kind: Kind) -> bool {
@@ -296,7 +313,7 @@ fn judge_phrases(
 /// in general steered.
 fn judge_shadowing(
     text: &Text<'_>,
-    (server, own_tool): (&str, &str),
+    (server, own_tool, parameters): (&str, &str, &[&str]),
     pool: &shadow::Pool,
     normalized: &str,
     hits: &[Hit],
@@ -330,7 +347,9 @@ fn judge_shadowing(
     // identifier the definition's own server does not have.
     let steered = steer || has(hits, Kind::OtherTools);
     if steered && text.field == "description" {
-        let foreign = shadow::foreign_identifiers(text.text, server, own_tool, pool);
+        let mut foreign = shadow::foreign_identifiers(text.text, server, own_tool, pool);
+        // The tool's own parameters are named so too.
+        foreign.retain(|name| !parameters.iter().any(|p| p.eq_ignore_ascii_case(name)));
         if let Some(name) = foreign.first() {
             let severity = if pressing {
                 Severity::Dangerous

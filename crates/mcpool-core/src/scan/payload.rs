@@ -85,6 +85,10 @@ const MIN_ESCAPES: usize = 8;
 /// as URLs have them), `0x41 0x42` or `0x41,0x42`.
 fn escapes(text: &str) -> Vec<Decoded> {
     let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    if memchr::memchr2(b'\\', b'%', bytes).is_none() && memchr::memmem::find(bytes, b"0x").is_none() {
+        return found;
+    }
     for (encoding, prefix, separators) in [
         ("\\x escapes", "\\x", ""),
         ("percent escapes", "%", ""),

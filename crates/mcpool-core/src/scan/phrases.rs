@@ -89,7 +89,6 @@ const PHRASES: &[(Kind, &[&str])] = &[
             "overrides any",
             "overrides all",
             "trusted at the highest level",
-            "highest priority",
             "act as:",
             "act as a",
             "you have unrestricted",
@@ -147,8 +146,6 @@ const PHRASES: &[(Kind, &[&str])] = &[
             "without the user knowing",
             "without the user's knowledge",
             "without user knowledge",
-            "without asking the user",
-            "without user confirmation",
             "not visible to the user",
             "hidden from the user",
             "hide this from",
@@ -163,8 +160,6 @@ const PHRASES: &[(Kind, &[&str])] = &[
             "do not show the user",
             "don't show the user",
             "do not alert",
-            "do not ask the user",
-            "don't ask the user",
             "keep this secret",
             "keep this hidden",
             "keep it secret",
@@ -398,7 +393,6 @@ const PHRASES: &[(Kind, &[&str])] = &[
             "the user's messages",
             "user's previous",
             "system prompt",
-            "your instructions",
             "your system instructions",
             "context window",
             "all tool results",
@@ -434,7 +428,6 @@ const PHRASES: &[(Kind, &[&str])] = &[
             "conversation so far",
             "conversación",
             "historial",
-            "conversa",
             "unterhaltung",
             "verlauf",
             "historique",
@@ -615,7 +608,11 @@ fn lexicon() -> Option<&'static Lexicon> {
                 kinds.push(*kind);
             }
         }
-        let automaton = AhoCorasick::new(patterns).ok()?;
+        // A DFA: more memory once, the fastest search for every text.
+        let automaton = AhoCorasick::builder()
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .build(patterns)
+            .ok()?;
         Some(Lexicon { automaton, kinds })
     });
     built.as_ref()
@@ -632,6 +629,9 @@ pub struct Hit {
 /// `text` as phrases are matched against: lowercase, blanks as one space,
 /// typographic quotes straight.
 pub fn normalize(text: &str) -> String {
+    if text.is_ascii() {
+        return normalize_ascii(text.as_bytes());
+    }
     let mut out = String::with_capacity(text.len());
     let mut blank = false;
     for c in text.chars() {
@@ -651,6 +651,24 @@ pub fn normalize(text: &str) -> String {
         }
     }
     out
+}
+
+/// [`normalize`] of ASCII text, byte by byte.
+fn normalize_ascii(text: &[u8]) -> String {
+    let mut out = Vec::with_capacity(text.len());
+    let mut blank = false;
+    for &b in text {
+        if b.is_ascii_whitespace() {
+            blank = true;
+            continue;
+        }
+        if blank && !out.is_empty() {
+            out.push(b' ');
+        }
+        blank = false;
+        out.push(b.to_ascii_lowercase());
+    }
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Every phrase in `normalized` (overlapping ones too).

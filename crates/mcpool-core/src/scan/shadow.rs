@@ -90,7 +90,9 @@ pub fn references(text: &str, own_server: &str, pool: &Pool) -> Vec<Reference> {
     let own = own_server.to_lowercase();
     for token in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.')) {
         let token = token.trim_matches(|c: char| c == '.' || c == '-' || c == '_');
-        if token.is_empty() {
+        // Only an identifier can name a tool (`send_email`, `sendEmail`,
+        // `gmail__send`): a plain word is skipped before any lookup.
+        if token.len() < 5 || !distinctive(token) {
             continue;
         }
         // A public name: `<server>__<tool>`.
