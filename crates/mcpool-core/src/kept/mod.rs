@@ -140,16 +140,17 @@ fn task_result(result: &Map<String, Value>) -> Option<Map<String, Value>> {
     if result.contains_key("resultType") {
         return None;
     }
-    let whole = Value::Object(result.clone());
     let created = result.get("task").and_then(|t| t.get("taskId")).is_some() && !result.contains_key("content");
+    let state = result.contains_key("taskId") && result.contains_key("status");
+    if !(created || state) {
+        return None;
+    }
+    let whole = Value::Object(result.clone());
     if created {
         let mut call = Map::new();
         call.insert("content".into(), Value::Array(Vec::new()));
         call.insert("_meta".into(), serde_json::json!({KEY: {WHOLE: whole}}));
         return Some(call);
-    }
-    if !(result.contains_key("taskId") && result.contains_key("status")) {
-        return None;
     }
     let mut state = result.clone();
     let meta = state.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
