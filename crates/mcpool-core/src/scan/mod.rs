@@ -146,23 +146,21 @@ pub fn scan_all(definitions: &[Definition]) -> Vec<Report> {
 
 /// Scans one definition against `pool` (the names of every server's tools).
 pub fn scan(definition: &Definition, pool: &Pool) -> Report {
-    let now = judge::findings(
-        &definition.server,
-        &definition.name,
+    // The findings in a text of this tool (as it is now, or as approved).
+    let of = |title: Option<&str>, description: Option<&str>, schema: &Value| {
+        judge::findings(&definition.server, &definition.name, title, description, schema, pool)
+    };
+    let now = of(
         definition.title.as_deref(),
         definition.description.as_deref(),
         &definition.input_schema,
-        pool,
     );
     let mut findings = match &definition.previous {
         Some(previous) => {
-            let before = judge::findings(
-                &definition.server,
-                &definition.name,
+            let before = of(
                 previous.title.as_deref(),
                 previous.description.as_deref(),
                 &previous.input_schema,
-                pool,
             );
             changed(now, &before)
         }
