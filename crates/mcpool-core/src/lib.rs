@@ -29,6 +29,7 @@ pub mod registry;
 pub mod sandbox;
 #[cfg(test)]
 pub(crate) mod scratch;
+pub mod script;
 pub mod search;
 pub mod secrets;
 pub mod server_logs;
