@@ -345,7 +345,14 @@ async fn auto_lists_everything_until_the_budget_and_the_url_and_the_cli_say_the_
     let deadline = tokio::time::Instant::now() + LIMIT;
     loop {
         let names = pool.agent("/mcp").await?.tool_names().await?;
-        if names == ["mcpool__search_tools", "mcpool__call_tool", "mcpool__run_script", "a__echo"] {
+        if names
+            == [
+                "mcpool__search_tools",
+                "mcpool__call_tool",
+                "mcpool__run_script",
+                "a__echo",
+            ]
+        {
             break;
         }
         assert!(

@@ -534,7 +534,11 @@ fn a_script_runs_calls_name_it_as_their_parent() {
     });
     assert!(a.flush(Duration::from_secs(5)));
     let page = query(&a, &[]);
-    let run = page.items.iter().find(|i| i.tool.as_deref() == Some("run_script")).expect("the run");
+    let run = page
+        .items
+        .iter()
+        .find(|i| i.tool.as_deref() == Some("run_script"))
+        .expect("the run");
     assert_eq!(run.parent, None);
     let parents: Vec<(Option<&str>, Option<i64>)> = page.items.iter().map(|i| (i.tool.as_deref(), i.parent)).collect();
     assert!(parents.contains(&(Some("search"), Some(run.id))), "{parents:?}");

@@ -115,10 +115,18 @@ pub fn run(code: &str, names: &[String], limits: Limits, stop: Arc<AtomicBool>, 
                     };
                     run.go(code, names)
                 }),
-                Err(e) => Err(failure(Code::Runtime, format!("the script engine could not start: {e}"), None)),
+                Err(e) => Err(failure(
+                    Code::Runtime,
+                    format!("the script engine could not start: {e}"),
+                    None,
+                )),
             }
         }
-        Err(e) => Err(failure(Code::Runtime, format!("the script engine could not start: {e}"), None)),
+        Err(e) => Err(failure(
+            Code::Runtime,
+            format!("the script engine could not start: {e}"),
+            None,
+        )),
     };
     let shared = shared.take();
     Report {
@@ -221,7 +229,9 @@ impl<'js> Run<'_, 'js> {
             }
             s.log_bytes += line.len();
             if s.log_bytes >= LOG_BYTES {
-                s.logs.push(format!("… (console.log keeps {LOG_BYTES} bytes of a run; the rest is left out)"));
+                s.logs.push(format!(
+                    "… (console.log keeps {LOG_BYTES} bytes of a run; the rest is left out)"
+                ));
             } else {
                 s.logs.push(line);
             }
@@ -337,7 +347,6 @@ impl<'js> Run<'_, 'js> {
         };
         failure(code, message, line)
     }
-
 }
 
 /// The script's line a stack names first (the wrapper's line taken off).
@@ -346,7 +355,10 @@ fn line_in_stack(stack: &str) -> Option<u32> {
     let mut rest = stack;
     while let Some(at) = rest.find(&marker) {
         let before = rest[..at].chars().last();
-        let digits: String = rest[at + marker.len()..].chars().take_while(char::is_ascii_digit).collect();
+        let digits: String = rest[at + marker.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
         rest = &rest[at + marker.len()..];
         if matches!(before, Some('(' | ' ')) || before.is_none() {
             if let Ok(n) = digits.parse::<u32>() {

@@ -166,7 +166,11 @@ pub fn parse_args(arguments: Option<&serde_json::Map<String, Value>>) -> Result<
             .as_u64()
             .or_else(|| v.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0).map(|f| f as u64))
             .filter(|ms| *ms >= 1)
-            .ok_or_else(|| format!("mcpool__run_script: 'timeoutMs' must be a whole number of milliseconds, 1 to {MAX_TIMEOUT_MS}."))?;
+            .ok_or_else(|| {
+                format!(
+                    "mcpool__run_script: 'timeoutMs' must be a whole number of milliseconds, 1 to {MAX_TIMEOUT_MS}."
+                )
+            })?;
         limits.timeout = Duration::from_millis(ms.min(MAX_TIMEOUT_MS));
     }
     Ok((code, limits))

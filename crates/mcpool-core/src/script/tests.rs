@@ -107,10 +107,16 @@ fn a_thrown_error_is_a_runtime_error_with_its_line() {
 fn a_tool_error_throws_and_can_be_caught() {
     let report = run("\nawait tools.s__fails({});");
     let f = report.outcome.expect_err("tool error");
-    assert_eq!((f.code, f.message.as_str(), f.line), (Code::ToolError, "it broke", Some(2)));
+    assert_eq!(
+        (f.code, f.message.as_str(), f.line),
+        (Code::ToolError, "it broke", Some(2))
+    );
     let report = run("try { await tools.s__fails({}); } catch (e) { return e.code + ': ' + e.message; }");
     assert_eq!(report.outcome, Ok(json!("TOOL_ERROR: it broke")));
-    assert_eq!(code_of(&run("await tools.call('s__hidden', {});")), Code::ToolNotAllowed);
+    assert_eq!(
+        code_of(&run("await tools.call('s__hidden', {});")),
+        Code::ToolNotAllowed
+    );
 }
 
 #[test]
@@ -131,7 +137,11 @@ fn a_memory_bomb_is_memory() {
         memory: 16 * 1024 * 1024,
         ..Limits::default()
     };
-    let (report, _) = run_with("const a = []; for (;;) a.push('x'.repeat(1024) + a.length);", limits, false);
+    let (report, _) = run_with(
+        "const a = []; for (;;) a.push('x'.repeat(1024) + a.length);",
+        limits,
+        false,
+    );
     assert_eq!(code_of(&report), Code::Memory, "{:?}", report.outcome);
 }
 
@@ -141,7 +151,11 @@ fn calls_past_the_limit_end_the_run() {
         calls: 5,
         ..Limits::default()
     };
-    let (report, _) = run_with("for (let i = 0; i < 10; i++) { try { await tools.s__echo({i}); } catch (e) {} }", limits, false);
+    let (report, _) = run_with(
+        "for (let i = 0; i < 10; i++) { try { await tools.s__echo({i}); } catch (e) {} }",
+        limits,
+        false,
+    );
     assert_eq!(code_of(&report), Code::TooManyCalls);
     assert_eq!(report.calls, 5);
 }
@@ -185,11 +199,7 @@ fn signatures_say_what_typescript_can_and_unknown_otherwise() {
         "required": ["q"]
     });
     let output = json!({"type": "object", "properties": {"hits": {"type": "array", "items": {"allOf": []}}}, "required": ["hits"], "additionalProperties": false});
-    let s = signature(
-        "s__find",
-        input.as_object().expect("object"),
-        output.as_object(),
-    );
+    let s = signature("s__find", input.as_object().expect("object"), output.as_object());
     assert_eq!(
         s,
         "tools.s__find(args: { q: string; n?: number; mode?: \"a\" | \"b\"; tags?: (string | null)[]; ref?: unknown; \"odd-key\"?: boolean | null }): Promise<{ hits: unknown[] }>"

@@ -117,9 +117,17 @@ impl Calls<'_> {
             let arguments = serde_json::json!({"code": code}).to_string();
             (Some(record::kept_text(&arguments)), Some(record::kept_text(&text)))
         });
-        let error = report.outcome.as_ref().err().map(|f| format!("{}: {}", f.code.as_str(), f.message));
+        let error = report
+            .outcome
+            .as_ref()
+            .err()
+            .map(|f| format!("{}: {}", f.code.as_str(), f.message));
         // mcpool's sentence, without the script's own words unless kept.
-        let error = if keep { error } else { error.map(|e| e.split(':').next().unwrap_or_default().to_string()) };
+        let error = if keep {
+            error
+        } else {
+            error.map(|e| e.split(':').next().unwrap_or_default().to_string())
+        };
         let mut entry = pending.entry(
             Kind::Tool,
             BUILTIN_SERVER,
@@ -173,7 +181,11 @@ fn answer_of(name: &str, result: Result<CallToolResponse, McpError>, outcome: Ou
             if outcome == Outcome::Refused {
                 Answer::NotAllowed(text)
             } else if r.is_error == Some(true) {
-                Answer::ToolError(if text.is_empty() { format!("{name} answered with an error") } else { text })
+                Answer::ToolError(if text.is_empty() {
+                    format!("{name} answered with an error")
+                } else {
+                    text
+                })
             } else if let Some(structured) = r.structured_content {
                 Answer::Value(structured)
             } else if text.is_empty() && !r.content.is_empty() {
@@ -186,7 +198,10 @@ fn answer_of(name: &str, result: Result<CallToolResponse, McpError>, outcome: Ou
             "{name} answered with a task or a request for input; call it directly."
         )),
         Err(e) if e.code == ErrorCode::INVALID_PARAMS && e.message.starts_with("mcpool has no tool named") => {
-            Answer::NotAllowed(format!("{} A script can call the tools this endpoint lists.", e.message))
+            Answer::NotAllowed(format!(
+                "{} A script can call the tools this endpoint lists.",
+                e.message
+            ))
         }
         Err(e) => Answer::ToolError(e.message.to_string()),
     }
