@@ -50,6 +50,7 @@ where
             logs: Vec::new(),
             calls: 0,
             elapsed: started.elapsed(),
+            memory: 0,
         };
     }
     // Set when this future ends, finished or dropped: the engine stops.
@@ -64,6 +65,7 @@ where
                     logs: Vec::new(),
                     calls: 0,
                     elapsed: started.elapsed(),
+                    memory: 0,
                 });
             }
             Some((id, name, arguments)) = requested.recv() => {

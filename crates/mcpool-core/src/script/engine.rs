@@ -93,6 +93,7 @@ pub fn run(code: &str, names: &[String], limits: Limits, stop: Arc<AtomicBool>, 
     let deadline = start + limits.timeout;
     let shared = Rc::new(RefCell::new(Shared::default()));
     let tripped: Rc<Cell<Option<Code>>> = Rc::default();
+    let mut memory = 0;
     let outcome = match Runtime::new() {
         Ok(rt) => {
             rt.set_memory_limit(limits.memory);
@@ -102,7 +103,7 @@ pub fn run(code: &str, names: &[String], limits: Limits, stop: Arc<AtomicBool>, 
             rt.set_interrupt_handler(Some(Box::new(move || {
                 trip.get().is_some() || stopped.load(Ordering::Relaxed) || Instant::now() >= deadline
             })));
-            match Context::full(&rt) {
+            let outcome = match Context::full(&rt) {
                 Ok(context) => context.with(|ctx| {
                     let mut run = Run {
                         ctx: &ctx,
@@ -120,7 +121,9 @@ pub fn run(code: &str, names: &[String], limits: Limits, stop: Arc<AtomicBool>, 
                     format!("the script engine could not start: {e}"),
                     None,
                 )),
-            }
+            };
+            memory = u64::try_from(rt.memory_usage().malloc_size).unwrap_or(0);
+            outcome
         }
         Err(e) => Err(failure(
             Code::Runtime,
@@ -134,6 +137,7 @@ pub fn run(code: &str, names: &[String], limits: Limits, stop: Arc<AtomicBool>, 
         logs: shared.logs,
         calls: shared.made,
         elapsed: start.elapsed(),
+        memory,
     }
 }
 

@@ -123,6 +123,8 @@ pub struct Report {
     pub calls: usize,
     /// How long it ran.
     pub elapsed: Duration,
+    /// The engine's heap when the run ended, in bytes (QuickJS's own count).
+    pub memory: u64,
 }
 
 impl Report {
