@@ -19,6 +19,11 @@ use super::{Answer, Code, Failure, Limits, Report};
 /// (`engine::STACK`) and the host functions below it.
 const THREAD_STACK: usize = 8 * 1024 * 1024;
 
+/// Runs at once in this process, each with its own thread and up to
+/// [`Limits::memory`]; more wait their turn within their own wall time.
+const RUNS_AT_ONCE: usize = 16;
+static RUNS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(RUNS_AT_ONCE);
+
 /// Runs `code` with `names` as its `tools`; each call the script makes is
 /// `call(name, arguments)`.
 pub async fn run<F, Fut>(code: String, names: Vec<String>, limits: Limits, call: F) -> Report
@@ -27,6 +32,19 @@ where
     Fut: Future<Output = Answer>,
 {
     let started = Instant::now();
+    let Ok(Ok(_turn)) = tokio::time::timeout(limits.timeout, RUNS.acquire()).await else {
+        return Report {
+            outcome: Err(Failure {
+                code: Code::Timeout,
+                message: format!("mcpool was running {RUNS_AT_ONCE} scripts already for the whole of this run's time"),
+                line: None,
+            }),
+            logs: Vec::new(),
+            calls: 0,
+            elapsed: started.elapsed(),
+            memory: 0,
+        };
+    };
     let (calls, mut requested) = tokio_mpsc::unbounded_channel();
     let (answer, answers) = mpsc::channel();
     let (done, mut finished) = oneshot::channel();

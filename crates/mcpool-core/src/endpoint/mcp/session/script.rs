@@ -117,17 +117,12 @@ impl Calls<'_> {
             let arguments = serde_json::json!({"code": code}).to_string();
             (Some(record::kept_text(&arguments)), Some(record::kept_text(&text)))
         });
-        let error = report
-            .outcome
-            .as_ref()
-            .err()
-            .map(|f| format!("{}: {}", f.code.as_str(), f.message));
-        // mcpool's sentence, without the script's own words unless kept.
-        let error = if keep {
-            error
-        } else {
-            error.map(|e| e.split(':').next().unwrap_or_default().to_string())
-        };
+        // The engine's message may quote the script's data: only the code
+        // unless the run is kept.
+        let error = report.outcome.as_ref().err().map(|f| match keep {
+            true => format!("{}: {}", f.code.as_str(), f.message),
+            false => f.code.as_str().to_string(),
+        });
         let mut entry = pending.entry(
             Kind::Tool,
             BUILTIN_SERVER,
