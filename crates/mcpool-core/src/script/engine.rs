@@ -104,25 +104,29 @@ pub fn run(code: &str, names: &[String], limits: Limits, stop: Arc<AtomicBool>, 
                 trip.get().is_some() || stopped.load(Ordering::Relaxed) || Instant::now() >= deadline
             })));
             let outcome = match Context::full(&rt) {
-                Ok(context) => context.with(|ctx| {
-                    let mut run = Run {
-                        ctx: &ctx,
-                        shared: &shared,
-                        tripped: &tripped,
-                        stop: &stop,
-                        limits,
-                        deadline,
-                        host,
-                    };
-                    run.go(code, names)
-                }),
+                Ok(context) => {
+                    let outcome = context.with(|ctx| {
+                        let mut run = Run {
+                            ctx: &ctx,
+                            shared: &shared,
+                            tripped: &tripped,
+                            stop: &stop,
+                            limits,
+                            deadline,
+                            host,
+                        };
+                        run.go(code, names)
+                    });
+                    // While the context lives: what the run still holds.
+                    memory = u64::try_from(rt.memory_usage().malloc_size).unwrap_or(0);
+                    outcome
+                }
                 Err(e) => Err(failure(
                     Code::Runtime,
                     format!("the script engine could not start: {e}"),
                     None,
                 )),
             };
-            memory = u64::try_from(rt.memory_usage().malloc_size).unwrap_or(0);
             outcome
         }
         Err(e) => Err(failure(

@@ -123,7 +123,8 @@ pub struct Report {
     pub calls: usize,
     /// How long it ran.
     pub elapsed: Duration,
-    /// The engine's heap when the run ended, in bytes (QuickJS's own count).
+    /// The engine's heap when the run ended (its context and what the
+    /// script left reachable), in bytes: QuickJS's own count.
     pub memory: u64,
 }
 

@@ -175,6 +175,14 @@ fn the_script_sees_no_host_but_tools_and_console() {
 }
 
 #[test]
+fn endless_recursion_is_a_runtime_error_not_a_crash() {
+    let report = run("function f(n) { return f(n + 1) + 1; }\nreturn f(0);");
+    let f = report.outcome.expect_err("stack");
+    assert_eq!(f.code, Code::Runtime, "{f:?}");
+    assert!(f.message.contains("stack"), "{f:?}");
+}
+
+#[test]
 fn a_promise_that_never_settles_ends_the_run() {
     assert_eq!(code_of(&run("await new Promise(() => {});")), Code::Runtime);
 }
