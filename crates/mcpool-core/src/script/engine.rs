@@ -346,8 +346,17 @@ impl<'js> Run<'_, 'js> {
             // The body of an async function: whatever it throws rejects its
             // promise, so only the parser's error fails the eval itself.
             None if name == "SyntaxError" && parsing => Code::Syntax,
-            None if message.contains("out of memory") => Code::Memory,
+            // Out of memory, QuickJS may not even have the message's bytes
+            // (seen on Windows): its own InternalErrors always have one.
+            None if message.contains("out of memory") || (name == "InternalError" && message.is_empty()) => {
+                Code::Memory
+            }
             None => Code::Runtime,
+        };
+        let message = if code == Code::Memory && message.is_empty() {
+            "out of memory".to_string()
+        } else {
+            message
         };
         let message = match (name.as_str(), code) {
             ("" | "Error", _) | (_, Code::ToolError | Code::ToolNotAllowed | Code::TooManyCalls) => message,
