@@ -98,8 +98,27 @@ wcargo() {
         "$CARGO" "$@" -Zbuild-std=std,panic_abort --target "$TARGET"
 }
 
+# rquickjs-sys (code mode's QuickJS) ships its Rust bindings per target
+# triple and has none for x86_64-win7-windows-gnu. The win7 target differs
+# from x86_64-pc-windows-gnu only in which Windows APIs its standard library
+# calls, not in C types or layout, so that triple's bindings are the ones:
+# copied beside the others in cargo's unpacked copy of the crate. (Its
+# `bindgen` feature would need libclang and a clang that knows the triple.)
+quickjs_bindings() {
+    "$CARGO" fetch --locked --quiet
+    local dir
+    dir="$("$CARGO" metadata --format-version 1 --locked \
+        | python3 -c 'import json, os, sys; print(next(os.path.dirname(p["manifest_path"]) for p in json.load(sys.stdin)["packages"] if p["name"] == "rquickjs-sys"))')"
+    [ -d "$dir/src/bindings" ] || die "rquickjs-sys is not unpacked at $dir"
+    if [ ! -f "$dir/src/bindings/$TARGET.rs" ]; then
+        cp "$dir/src/bindings/x86_64-pc-windows-gnu.rs" "$dir/src/bindings/$TARGET.rs"
+        say "QuickJS bindings for $TARGET: those of x86_64-pc-windows-gnu"
+    fi
+}
+
 build() {
     packages
+    quickjs_bindings
     mkdir -p "$DIST"
     # One cargo run for the three, so that they share one set of dependency
     # builds (separate runs unify features apart and build many twice).
@@ -183,6 +202,7 @@ stop_prefix() {
 # runner's own output names it; none is left out here.
 unit_tests() {
     say "mcpool-core's unit tests, built for Windows"
+    quickjs_bindings
     local exe
     exe="$(wcargo test --release -p mcpool-core --lib --no-run --message-format=json 2>/dev/null \
         | sed -n 's/.*"executable":"\([^"]*mcpool_core[^"]*\.exe\)".*/\1/p' | tail -1)"

@@ -16,6 +16,9 @@ const FILTERS = ['server', 'tool', 'client', 'outcome', 'kind', 'since'];
 const PAGE = 100;
 
 function what(i) {
+  // Code mode: a script run shows its id, and each call it made that run.
+  if (i.kind === 'tool' && i.parent !== undefined) return [h('span', { class: 'mono' }, i.tool), h('span', { class: 'entry-text', 'data-role': 'in-run' }, ` in run #${i.parent}`)];
+  if (i.kind === 'tool' && i.server === 'mcpool' && i.tool === 'run_script') return [h('span', { class: 'mono' }, i.tool), h('span', { class: 'entry-text', 'data-role': 'run' }, ` run #${i.id}`)];
   if (i.kind === 'tool') return [h('span', { class: 'mono' }, i.tool)];
   if (i.kind === 'prompt') return ['Prompt ', h('span', { class: 'mono' }, i.prompt)];
   if (i.kind === 'resource') return ['Read ', h('span', { class: 'mono' }, i.uri)];
@@ -33,7 +36,7 @@ export function renderActivity(items) {
     return [h('p', { class: 'empty', 'data-role': 'no-activity' }, 'Nothing recorded matches. Tool calls, prompts, reads and server events show here as they happen.')];
   }
   return [table('calls activity-table', ['When', 'Server', 'What', 'Agent', ['Duration', 'num'], 'Result'],
-    items.map((i) => h('tr', { 'data-entry': i.id, 'data-kind': i.kind, 'data-ok': i.ok === undefined ? undefined : String(i.ok) },
+    items.map((i) => h('tr', { 'data-entry': i.id, 'data-parent': i.parent, 'data-kind': i.kind, 'data-ok': i.ok === undefined ? undefined : String(i.ok) },
       h('td', {}, h('time', { datetime: i.time, title: new Date(i.time).toLocaleString() }, new Date(i.time).toLocaleTimeString())),
       h('td', {}, i.server),
       h('td', {}, what(i)),

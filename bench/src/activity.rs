@@ -272,6 +272,8 @@ fn file_size(n: usize, dir: &Path) -> anyhow::Result<(u64, f64, i64, i64)> {
             arguments: None,
             result: None,
             trace_id: None,
+            run: None,
+            parent_run: None,
         });
         // The queue holds 65 536: let the writer keep up, as calls would.
         if i % 20_000 == 19_999 && !activity.flush(Duration::from_secs(60)) {

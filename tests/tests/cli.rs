@@ -406,6 +406,7 @@ async fn an_absent_config_starts_an_empty_pool_that_an_agent_can_use() -> anyhow
         [
             "mcpool__search_tools",
             "mcpool__call_tool",
+            "mcpool__run_script",
             "mcpool__status",
             "mcpool__reconnect"
         ]

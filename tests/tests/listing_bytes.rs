@@ -67,7 +67,10 @@ async fn a_listing_from_the_bytes_is_the_one_rmcp_would_send() -> anyhow::Result
     // A `search` listing: the meta-tools, the same either way.
     let search = RawSession::open(&pool, "/mcp?toolListing=search").await?;
     let (plain, rmcp, _) = both(&search).await?;
-    assert_eq!(names(&plain), ["mcpool__search_tools", "mcpool__call_tool"]);
+    assert_eq!(
+        names(&plain),
+        ["mcpool__search_tools", "mcpool__call_tool", "mcpool__run_script"]
+    );
     assert_eq!(plain, rmcp);
 
     let gone = RawSession::with_id(&pool, "/mcp", "no-such-session");

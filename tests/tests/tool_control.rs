@@ -149,10 +149,14 @@ async fn a_profile_url_lists_only_its_subset_and_refuses_the_rest() -> anyhow::R
     let names = agent.tool_names().await?;
     assert_eq!(names_of("a__", &names), names_of("a__", &all));
     assert_eq!(names_of("b__", &names), vec!["b__echo"]);
-    // The built-in tools only when named; the search and call tools on
-    // every aggregated endpoint (behaviour.md rule 19).
+    // The built-in tools only when named; the search, call and run tools
+    // on every aggregated endpoint (behaviour.md rule 19, code mode).
     let own: Vec<&String> = names.iter().filter(|n| n.starts_with("mcpool__")).collect();
-    assert_eq!(own, ["mcpool__search_tools", "mcpool__call_tool"], "{names:?}");
+    assert_eq!(
+        own,
+        ["mcpool__search_tools", "mcpool__call_tool", "mcpool__run_script"],
+        "{names:?}"
+    );
     assert_eq!(text(&agent.call("b__echo", json!({"text": "hi"})).await?), "hi");
     let refused = agent.call("b__add", json!({"a": 1, "b": 2})).await?;
     assert_eq!(refused.is_error, Some(true));

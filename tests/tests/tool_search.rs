@@ -69,7 +69,11 @@ async fn sdk_agents_find_a_tool_by_a_paraphrase_then_list_and_call_it_by_name() 
             _ => LineAgent::typescript(&url, &pool.token).await?,
         };
         let before = listed(&mut agent).await?;
-        assert_eq!(before, ["mcpool__search_tools", "mcpool__call_tool"], "{sdk}");
+        assert_eq!(
+            before,
+            ["mcpool__search_tools", "mcpool__call_tool", "mcpool__run_script"],
+            "{sdk}"
+        );
 
         let r = agent
             .command(json!({"op": "call", "tool": "mcpool__search_tools", "args": {"query": "work out the total of two numbers a and b"}}))
@@ -341,7 +345,14 @@ async fn auto_lists_everything_until_the_budget_and_the_url_and_the_cli_say_the_
     let deadline = tokio::time::Instant::now() + LIMIT;
     loop {
         let names = pool.agent("/mcp").await?.tool_names().await?;
-        if names == ["mcpool__search_tools", "mcpool__call_tool", "a__echo"] {
+        if names
+            == [
+                "mcpool__search_tools",
+                "mcpool__call_tool",
+                "mcpool__run_script",
+                "a__echo",
+            ]
+        {
             break;
         }
         assert!(
@@ -394,7 +405,12 @@ async fn the_most_used_tools_stay_listed_across_a_restart() -> anyhow::Result<()
     let names = pool.agent("/mcp").await?.tool_names().await?;
     assert_eq!(
         names,
-        ["mcpool__search_tools", "mcpool__call_tool", "a__echo"],
+        [
+            "mcpool__search_tools",
+            "mcpool__call_tool",
+            "mcpool__run_script",
+            "a__echo"
+        ],
         "counts survive a restart"
     );
     let usage = std::fs::read_to_string(

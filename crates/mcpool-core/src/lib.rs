@@ -30,6 +30,7 @@ pub mod sandbox;
 pub mod scan;
 #[cfg(test)]
 pub(crate) mod scratch;
+pub mod script;
 pub mod search;
 pub mod secrets;
 pub mod server_logs;

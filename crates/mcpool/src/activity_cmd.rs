@@ -36,6 +36,9 @@ pub struct ActivityArgs {
     /// Up to this time (same forms as --since).
     #[arg(long)]
     until: Option<String>,
+    /// Only the tool calls of this script run (its id, shown as `run #ID`).
+    #[arg(long)]
+    parent: Option<String>,
     /// How many entries to show (1-1000).
     #[arg(long, default_value_t = 50)]
     limit: u32,
@@ -60,6 +63,7 @@ pub async fn run(args: ActivityArgs) -> anyhow::Result<ExitCode> {
         ("kind", &args.kind),
         ("since", &args.since),
         ("until", &args.until),
+        ("parent", &args.parent),
     ] {
         if let Some(v) = v {
             params.insert(k.to_string(), v.clone());
@@ -161,6 +165,12 @@ pub fn line(item: &Item) -> String {
         _ => String::new(),
     };
     let duration = item.duration_ms.map(|d| format!(" {d} ms")).unwrap_or_default();
+    // Code mode: a run shows the id its calls name; a call, its run.
+    let run = match item.parent {
+        Some(parent) => format!(" (in run #{parent})"),
+        None if item.server == "mcpool" && item.tool.as_deref() == Some("run_script") => format!(" run #{}", item.id),
+        None => String::new(),
+    };
     let said = item
         .error
         .as_deref()
@@ -168,7 +178,7 @@ pub fn line(item: &Item) -> String {
         .map(|e| format!(": {}", e.replace('\n', " ")))
         .unwrap_or_default();
     format!(
-        "{} {:<8} {what}{client}{duration} {}{said}",
+        "{} {:<8} {what}{run}{client}{duration} {}{said}",
         item.time, item.kind, item.outcome
     )
 }

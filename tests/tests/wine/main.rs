@@ -6,7 +6,8 @@
 //! disconnect, shutdown and `kill -9` leaving no process (a grandchild that
 //! ignores its stdin closing included: the Job Object); `mcpool.exe stdio`
 //! as a bridge; `add`/`remove`/`list`; `secret set/list/rm`; `connect
-//! --write`.
+//! --write`; code mode's engine (a script's calls, a runaway loop and a
+//! memory bomb ended alone).
 //!
 //! `scripts/windows.sh test` runs these with `MCPOOL_WINE_BIN_DIR` (the
 //! programs of dist/windows) and `MCPOOL_WINEPREFIX` (its private prefix)
@@ -73,6 +74,38 @@ async fn serve_lists_and_calls_a_windows_upstream_with_a_keyring_value_and_recon
     let r = agent.call("f__echo", json!({"text": "back"})).await?;
     assert_eq!(text(&r), "back");
     pool.wait_status("f", "connected").await?;
+    drop(agent);
+    pool.interrupt().await?;
+    none_left(&t).await
+}
+
+#[tokio::test]
+async fn code_mode_runs_a_script_and_ends_a_runaway_one_alone() -> anyhow::Result<()> {
+    let (bins, prefix) = wine_or_fail!();
+    let dir = TempDir::new("wine-script");
+    let t = tag("script");
+    let config = json!({"mcpServers": {"f": faulty(&bins, &t, json!({}))}});
+    let mut pool = WinePool::start(&bins, &prefix, dir.path(), &config).await?;
+    pool.wait_status("f", "connected").await?;
+    let agent = pool.agent().await?;
+    let run = |code: &'static str, timeout_ms: u64| {
+        agent.call("mcpool__run_script", json!({"code": code, "timeoutMs": timeout_ms}))
+    };
+    let r = run(
+        "const [a, b] = await Promise.all([tools.f__add({a: 1, b: 2}), tools.f__echo({text: 'x'})]);\nreturn a + b;",
+        30_000,
+    )
+    .await?;
+    let structured = r.structured_content.clone().unwrap_or_default();
+    assert_eq!(structured["value"], "3x", "{structured}");
+    let r = run("while (true) {}", 500).await?;
+    let structured = r.structured_content.clone().unwrap_or_default();
+    assert_eq!(structured["error"]["code"], "TIMEOUT", "{structured}");
+    let r = run("const a = []; for (;;) a.push('x'.repeat(4096) + a.length);", 30_000).await?;
+    let structured = r.structured_content.clone().unwrap_or_default();
+    assert_eq!(structured["error"]["code"], "MEMORY", "{structured}");
+    let r = agent.call("f__echo", json!({"text": "still here"})).await?;
+    assert_eq!(text(&r), "still here");
     drop(agent);
     pool.interrupt().await?;
     none_left(&t).await

@@ -9,6 +9,17 @@ use super::dict::Dictionary;
 use super::store::{self, SCHEMA, VERSION};
 use super::{Agent, Entry, Kind};
 
+/// Schema 2 → 3: the script runs' keys (code mode), two columns that
+/// older rows leave NULL.
+pub(super) fn from_v2(conn: &Connection) -> rusqlite::Result<()> {
+    conn.execute_batch(
+        "BEGIN;
+         ALTER TABLE activity ADD COLUMN run TEXT;
+         ALTER TABLE activity ADD COLUMN parent_run TEXT;
+         COMMIT;",
+    )
+}
+
 /// Converts the file; how many entries it held.
 pub(super) fn from_v1(conn: &mut Connection) -> rusqlite::Result<u64> {
     let tx = conn.transaction()?;
@@ -48,6 +59,8 @@ pub(super) fn from_v1(conn: &mut Connection) -> rusqlite::Result<u64> {
                 arguments: r.get(13)?,
                 result: r.get(14)?,
                 trace_id: r.get(15)?,
+                run: None,
+                parent_run: None,
             };
             store::insert_row(&tx, &mut dict, Some(r.get(0)?), &entry)?;
             n += 1;

@@ -123,6 +123,10 @@ pub struct Entry {
     pub result: Option<String>,
     /// The W3C trace id the request ran under, when traces are on.
     pub trace_id: Option<String>,
+    /// A script run's own key (code mode): the calls it made name it.
+    pub run: Option<String>,
+    /// The key of the script run that made this call.
+    pub parent_run: Option<String>,
 }
 
 impl Entry {
@@ -141,6 +145,8 @@ impl Entry {
             arguments: None,
             result: None,
             trace_id: None,
+            run: None,
+            parent_run: None,
         }
     }
 }

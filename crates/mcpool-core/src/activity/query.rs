@@ -34,6 +34,8 @@ pub struct Filter {
     pub cursor: Option<i64>,
     /// Newer than this id, oldest first (following the log).
     pub after: Option<i64>,
+    /// Only the tool calls of the script run with this id (code mode).
+    pub parent: Option<i64>,
 }
 
 /// A filter that does not read: the parameter and what it should be.
@@ -105,6 +107,7 @@ impl Filter {
             limit,
             cursor: id("cursor")?,
             after: id("after")?,
+            parent: id("parent")?,
         };
         if f.cursor.is_some() && f.after.is_some() {
             return Err(bad(
@@ -177,6 +180,9 @@ pub struct Item {
     pub result: Option<serde_json::Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_id: Option<String>,
+    /// The id of the script run that made this call (code mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<i64>,
 }
 
 /// A page of entries.
@@ -244,6 +250,9 @@ pub(super) fn run(conn: &Connection, f: &Filter) -> rusqlite::Result<Page> {
     if let Some(a) = f.after {
         add("a.id > ?", &[a]);
     }
+    if let Some(p) = f.parent {
+        add("a.parent_run = (SELECT run FROM activity WHERE id = ?)", &[p]);
+    }
     match f.outcome.as_deref() {
         None => {}
         Some(word @ ("ok" | "error")) => {
@@ -280,7 +289,8 @@ pub(super) fn run(conn: &Connection, f: &Filter) -> rusqlite::Result<Page> {
     // the limit); a missing name reads as null rather than losing the row.
     let sql = format!(
         "SELECT a.id, a.time, a.kind, s.text, n.text, c.text, v.text, se.text, e.text, a.duration_ms,
-                o.text, a.error, a.result_bytes, a.arguments, a.result, a.trace_id
+                o.text, a.error, a.result_bytes, a.arguments, a.result, a.trace_id,
+                (SELECT p.id FROM activity p WHERE p.run = a.parent_run)
          FROM activity a
          LEFT JOIN names s ON s.id = a.server
          LEFT JOIN names n ON n.id = a.name
@@ -340,5 +350,6 @@ fn row_item(r: &rusqlite::Row<'_>) -> rusqlite::Result<Item> {
         arguments: json(r.get(13)?),
         result: json(r.get(14)?),
         trace_id: r.get(15)?,
+        parent: r.get(16)?,
     })
 }

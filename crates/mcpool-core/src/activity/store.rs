@@ -16,7 +16,8 @@ use super::{migrate, now_ms, to_ms, Entry, Kind};
 /// every row (148 MB per million calls); 2 refers to the dictionary
 /// (`dict.rs`) and is converted to from 1 when the writer opens the file
 /// (`migrate.rs`).
-pub(super) const VERSION: i64 = 2;
+/// 3 adds the script runs' keys (`run`, `parent_run`).
+pub(super) const VERSION: i64 = 3;
 
 /// Kinds as stored: 0 and 1 take no bytes at all in an SQLite record.
 pub(super) const KIND_SERVER: i64 = 3;
@@ -57,8 +58,12 @@ CREATE TABLE IF NOT EXISTS activity (
     error TEXT,
     arguments TEXT,
     result TEXT,
-    trace_id TEXT
+    trace_id TEXT,
+    run TEXT,
+    parent_run TEXT
 );
+CREATE INDEX IF NOT EXISTS activity_run ON activity(run) WHERE run IS NOT NULL;
+CREATE INDEX IF NOT EXISTS activity_parent_run ON activity(parent_run) WHERE parent_run IS NOT NULL;
 CREATE INDEX IF NOT EXISTS activity_server ON activity(server);
 CREATE INDEX IF NOT EXISTS activity_events ON activity(time) WHERE kind = 3;
 CREATE TABLE IF NOT EXISTS commits (
@@ -112,6 +117,9 @@ pub(super) fn open_writer(path: &Path) -> rusqlite::Result<Connection> {
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     if version > VERSION {
         return Err(corrupt(format!("written by a newer mcpool (schema {version})")));
+    }
+    if version == 2 {
+        migrate::from_v2(&conn)?;
     }
     if version == 1 {
         if let Err(e) = migrate::from_v1(&mut conn) {
@@ -237,8 +245,8 @@ pub(super) fn insert_row(
     let agent = dict.agent(conn, &e.agent)?;
     let mut stmt = conn.prepare_cached(
         "INSERT INTO activity (id, time, kind, server, name, agent, outcome, duration_ms, result_bytes,
-            error, arguments, result, trace_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            error, arguments, result, trace_id, run, parent_run)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?;
     stmt.execute(params![
         id,
@@ -254,6 +262,8 @@ pub(super) fn insert_row(
         e.arguments,
         e.result,
         e.trace_id,
+        e.run,
+        e.parent_run,
     ])?;
     Ok(conn.last_insert_rowid())
 }

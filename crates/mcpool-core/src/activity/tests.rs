@@ -30,6 +30,8 @@ fn call(server: &str, tool: &str, client: &str, outcome: &str, ms: u64, ago: Dur
         arguments: None,
         result: None,
         trace_id: None,
+        run: None,
+        parent_run: None,
     }
 }
 
@@ -498,6 +500,64 @@ fn a_schema_1_file_is_converted_with_its_ids() {
 }
 
 #[test]
+fn a_schema_2_file_gains_the_run_columns_in_place() {
+    let path = temp_file("v2");
+    {
+        // Schema 2 is today's without the script runs' keys.
+        let conn = rusqlite::Connection::open(&path).expect("v2");
+        conn.execute_batch(store::SCHEMA).expect("schema");
+        conn.execute_batch(
+            "DROP INDEX activity_run; DROP INDEX activity_parent_run;
+             ALTER TABLE activity DROP COLUMN run; ALTER TABLE activity DROP COLUMN parent_run;
+             PRAGMA user_version = 2;",
+        )
+        .expect("schema 2");
+        let mut dict = super::dict::Dictionary::default();
+        let old = call("github", "search", "claude-code", "ok", 1, Duration::from_secs(60));
+        conn.execute(
+            "INSERT INTO activity (id, time, kind, server, name, agent, outcome) VALUES (41, ?1, 0, ?2, ?3, 0, ?4)",
+            rusqlite::params![
+                to_ms(old.time),
+                dict.name(&conn, "github").expect("name"),
+                dict.name(&conn, "search").expect("name"),
+                dict.name(&conn, "ok").expect("name"),
+            ],
+        )
+        .expect("row");
+    }
+    assert!(
+        store::open_reader(&path).is_err(),
+        "a schema 2 file is not read as schema 3"
+    );
+    let a = Activity::open(path.clone(), Retention::default());
+    a.record(Entry {
+        parent_run: Some("r".into()),
+        ..call("github", "get", "claude-code", "ok", 1, Duration::ZERO)
+    });
+    a.record(Entry {
+        run: Some("r".into()),
+        ..call("mcpool", "run_script", "claude-code", "ok", 1, Duration::ZERO)
+    });
+    assert!(a.flush(Duration::from_secs(5)));
+    assert_eq!(a.problem(), None);
+    let page = query(&a, &[]);
+    let tools: Vec<(Option<&str>, bool)> = page
+        .items
+        .iter()
+        .map(|i| (i.tool.as_deref(), i.parent.is_some()))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            (Some("run_script"), false),
+            (Some("get"), true),
+            (Some("search"), false)
+        ]
+    );
+    assert_eq!(page.items[2].id, 41);
+}
+
+#[test]
 fn a_long_call_is_found_by_time_though_committed_later() {
     let (a, _) = opened("late");
     // Began 3 hours ago, recorded now (a long call): its mark is this minute's.
@@ -513,4 +573,37 @@ fn a_long_call_is_found_by_time_though_committed_later() {
     assert_eq!(window.items.len(), 1);
     assert!(query(&a, &[("since", "5h"), ("until", "4h")]).items.is_empty());
     assert_eq!(query(&a, &[("since", "1h")]).items.len(), 1);
+}
+
+#[test]
+fn a_script_runs_calls_name_it_as_their_parent() {
+    let (a, _path) = opened("parent");
+    let inner = |tool: &str| Entry {
+        parent_run: Some("run-1".into()),
+        ..call("github", tool, "agent", "ok", 5, Duration::from_secs(3))
+    };
+    // The calls end (and are recorded) before the run that made them.
+    a.record(inner("search"));
+    a.record(inner("get"));
+    a.record(call("github", "alone", "agent", "ok", 5, Duration::from_secs(2)));
+    a.record(Entry {
+        run: Some("run-1".into()),
+        ..call("mcpool", "run_script", "agent", "ok", 50, Duration::from_secs(4))
+    });
+    assert!(a.flush(Duration::from_secs(5)));
+    let page = query(&a, &[]);
+    let run = page
+        .items
+        .iter()
+        .find(|i| i.tool.as_deref() == Some("run_script"))
+        .expect("the run");
+    assert_eq!(run.parent, None);
+    let parents: Vec<(Option<&str>, Option<i64>)> = page.items.iter().map(|i| (i.tool.as_deref(), i.parent)).collect();
+    assert!(parents.contains(&(Some("search"), Some(run.id))), "{parents:?}");
+    assert!(parents.contains(&(Some("get"), Some(run.id))), "{parents:?}");
+    assert!(parents.contains(&(Some("alone"), None)), "{parents:?}");
+    let run_id = run.id.to_string();
+    let calls = query(&a, &[("parent", run_id.as_str())]);
+    let tools: Vec<&str> = calls.items.iter().filter_map(|i| i.tool.as_deref()).collect();
+    assert_eq!(tools, ["get", "search"]);
 }

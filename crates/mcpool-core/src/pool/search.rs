@@ -234,6 +234,7 @@ impl Pool {
         vec![
             crate::search::meta::search_tool(&summaries),
             crate::search::meta::call_tool(),
+            crate::search::meta::run_script_tool(),
         ]
     }
 

@@ -13,6 +13,7 @@ use super::compact::{compact_schema, one_line, signature};
 
 pub const SEARCH_TOOL: &str = "mcpool__search_tools";
 pub const CALL_TOOL: &str = "mcpool__call_tool";
+pub const RUN_SCRIPT: &str = "mcpool__run_script";
 /// `limit` when the agent gives none, and its largest value.
 pub const DEFAULT_LIMIT: usize = 5;
 pub const MAX_LIMIT: usize = 20;
@@ -24,7 +25,7 @@ const SUMMARY_CHARS: usize = 70;
 const SERVERS_NAMED: usize = 40;
 
 pub fn is_meta(name: &str) -> bool {
-    name == SEARCH_TOOL || name == CALL_TOOL
+    name == SEARCH_TOOL || name == CALL_TOOL || name == RUN_SCRIPT
 }
 
 /// What one server offers, for the search tool's description.
@@ -112,6 +113,29 @@ pub fn call_tool() -> Tool {
     )
 }
 
+/// `mcpool__run_script` (code mode).
+pub fn run_script_tool() -> Tool {
+    Tool::new(
+        RUN_SCRIPT,
+        "Run JavaScript over the tools behind mcpool in one call, instead of one call per step. `code` is the body \
+         of an async function; its `return` value is the result. Inside, `await tools.<name>(args)` calls a tool by \
+         the name mcpool__search_tools gives (`tools.call(name, args)` takes any name) and resolves to the tool's \
+         structuredContent, else its text; a tool error throws (its `code` is TOOL_ERROR or TOOL_NOT_ALLOWED). \
+         mcpool__search_tools gives each tool's TypeScript `signature`. `console.log` is kept and returned. \
+         Promise.all runs up to 8 calls at once; at most 200 calls and 64 MiB per run. There is no fetch, \
+         require, process, file system or timer. The answer: {ok: true, value, logs, calls} or \
+         {ok: false, error: {code, message, line}}.",
+        schema(json!({
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "description": "JavaScript: the body of an async function, e.g. `const r = await tools.github__search_issues({q: 'bug'}); return r.items.length;`"},
+                "timeoutMs": {"type": "integer", "minimum": 1, "maximum": crate::script::MAX_TIMEOUT_MS, "description": "Wall time for the whole run (default 30000, at most 300000)"}
+            },
+            "required": ["code"]
+        })),
+    )
+}
+
 /// One tool a search found, as the agent and the API see it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Found {
@@ -123,16 +147,24 @@ pub struct Found {
     pub description: String,
     #[serde(rename = "inputSchema")]
     pub input_schema: Value,
+    /// Its TypeScript declaration for `mcpool__run_script`.
+    pub signature: String,
 }
 
 impl Found {
     pub fn new(name: String, server: String, status: String, tool: &Tool) -> Self {
+        let name_for_signature = name.clone();
         Found {
             name,
             server,
             status,
             description: one_line(tool.description.as_deref().unwrap_or_default(), DESCRIPTION_CHARS),
             input_schema: compact_schema(&tool.input_schema),
+            signature: crate::script::signature::signature(
+                &name_for_signature,
+                &tool.input_schema,
+                tool.output_schema.as_deref(),
+            ),
         }
     }
 }

@@ -66,6 +66,11 @@ struct CauseLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct StatusLabels {
     server: String,
     status: String,
@@ -84,6 +89,7 @@ pub struct Metrics {
     errors: Family<ToolLabels, Counter>,
     durations: Family<ToolLabels, Histogram, fn() -> Histogram>,
     reconnects: Family<CauseLabels, Counter>,
+    runs: Family<OutcomeLabels, Counter>,
     status: Family<StatusLabels, Gauge>,
     sessions: Gauge,
     cache_hits: Counter,
@@ -128,6 +134,10 @@ impl Metrics {
             "mcpool_reconnects",
             "Connection attempts after the first, by cause (demand, user, wake)",
         );
+        let runs = reg.add(
+            "mcpool_script_runs",
+            "Code mode's script runs (mcpool__run_script), by outcome (ok or the error code in lower case)",
+        );
         let status = reg.add(
             "mcpool_server_status",
             "1 for each server's current status, 0 for the others",
@@ -144,6 +154,7 @@ impl Metrics {
             errors,
             durations,
             reconnects,
+            runs,
             status,
             sessions,
             cache_hits,
@@ -192,6 +203,13 @@ impl Watcher for Metrics {
     fn seen(&self, entry: &Entry) {
         match entry.kind {
             Kind::Tool => {
+                if entry.run.is_some() {
+                    self.runs
+                        .get_or_create(&OutcomeLabels {
+                            outcome: entry.outcome.clone(),
+                        })
+                        .inc();
+                }
                 let tool = self.tools.label(&entry.server, &entry.name);
                 let labels = ToolLabels {
                     server: entry.server.clone(),

@@ -42,8 +42,24 @@ impl Calls<'_> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let aggregated = !matches!(self.routes.scope, Scope::One(_));
+        if aggregated && request.name == meta::RUN_SCRIPT {
+            return self.run_script(request, context).await;
+        }
+        self.call_as(request, context, None).await.0
+    }
+
+    /// A tool call, directly or one a script made (`parent`: the run's key,
+    /// which its activity entry names).
+    pub(super) async fn call_as(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+        parent: Option<&str>,
+    ) -> (Result<CallToolResponse, McpError>, Outcome) {
         let mut recording = Recording::start(self.routes.pool.recent_calls());
         let mut pending = record::Pending::now(&context);
+        pending.parent = parent.map(str::to_string);
         let session = pending.agent.session.as_deref();
         let span = RequestSpan::start("tools/call", Some(&request.name), session, &context.meta, pending.at);
         pending.trace_id = span.as_ref().map(RequestSpan::trace_id);
@@ -55,7 +71,7 @@ impl Calls<'_> {
                 Err(sentence) => {
                     recording.target(BUILTIN_SERVER, "call_tool");
                     recording.finish(Outcome::Refused);
-                    return Ok(refused(sentence));
+                    return (Ok(refused(sentence)), Outcome::Refused);
                 }
             }
         } else {
@@ -106,7 +122,7 @@ impl Calls<'_> {
             pending.note_call(self.routes.pool, server, tool, arguments.as_ref(), &result, outcome);
         }
         recording.finish(outcome);
-        result
+        (result, outcome)
     }
 
     /// The call itself; an outcome the result alone does not tell

@@ -19,7 +19,8 @@
 //! (`meta.rs`: the listing modes and the meta-tools), `Routes`
 //! (`routing.rs`: names and URIs to servers) and `Forwarder`
 //! (`forward.rs`: a request to one server as this agent). `record.rs` is
-//! `record::Pending`, what the activity log keeps of a request.
+//! `record::Pending`, what the activity log keeps of a request; `script.rs`
+//! is `mcpool__run_script`, whose tool calls go the way of direct ones.
 
 // Logging and subscriptions are deprecated by SEP-2577 but still used by the
 // agents and servers mcpool sits between, so it passes them through.
@@ -33,6 +34,7 @@ mod lists;
 mod meta;
 mod record;
 mod routing;
+mod script;
 mod tasks;
 pub(super) use tasks::SESSION_PREFIX as TASKS_SESSION_PREFIX;
 

@@ -68,6 +68,8 @@ pub(super) struct Pending {
     pub agent: Agent,
     /// The trace it runs under, when traces are on.
     pub trace_id: Option<String>,
+    /// The script run that made this call (its key), for a call from code mode.
+    pub parent: Option<String>,
 }
 
 impl Pending {
@@ -77,6 +79,7 @@ impl Pending {
             started: Instant::now(),
             agent: agent_of(context),
             trace_id: None,
+            parent: None,
         }
     }
 
@@ -111,6 +114,8 @@ impl Pending {
             arguments,
             result,
             trace_id: self.trace_id,
+            run: None,
+            parent_run: self.parent,
         }
     }
 }
