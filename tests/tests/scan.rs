@@ -101,6 +101,17 @@ async fn a_poisoned_tool_is_held_back_until_the_user_allows_it_and_a_clean_one_i
         .await?;
     assert_eq!(through.is_error, Some(true), "{through:?}");
 
+    // Nor from a script.
+    let ran = agent
+        .call(
+            "mcpool__run_script",
+            json!({"code": "return await tools.call('p__add', {a: 1, b: 2});"}),
+        )
+        .await?;
+    let answer = ran.structured_content.clone().unwrap_or_default();
+    assert_eq!(answer["ok"], false, "{answer}");
+    assert_eq!(answer["error"]["code"], "TOOL_NOT_ALLOWED", "{answer}");
+
     // `mcpool scan`: of the running instance, and of a file.
     let out = pool.cli(&["scan"], None).await?;
     assert!(out.status.success(), "{out:?}");
