@@ -10,6 +10,7 @@
 //! severity (docs/behaviour.md rule 20).
 
 mod judge;
+mod lexicon;
 mod payload;
 mod phrases;
 mod shadow;
