@@ -177,8 +177,12 @@ impl ToolControl {
     /// Whether `tool` of `server` is held back by the scan: found
     /// dangerous, its server scanned, and not allowed by the user.
     pub fn quarantined(&self, server: &str, tool: &rmcp::model::Tool) -> bool {
-        let setting = self.scan_setting(server);
-        !setting.off && !setting.allow.contains(tool.name.as_ref()) && self.scans.dangerous(server, tool)
+        // Asked for every listed tool: the settings are read in place.
+        let exempt = read(&self.policy)
+            .filters
+            .get(server)
+            .is_some_and(|f| f.scan.off || f.scan.allow.contains(tool.name.as_ref()));
+        !exempt && self.scans.dangerous(server, tool)
     }
 
     /// Why a call to `name` of `server` is refused, if it is; `current` is

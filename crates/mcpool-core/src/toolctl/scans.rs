@@ -66,14 +66,14 @@ fn definition_of(server: &str, tool: &Tool) -> scan::Definition {
 impl Scans {
     /// Scans the tools of `server` not scanned as they are now, within
     /// `pool`; forgets the tools it no longer lists. `None` tools: the
-    /// server is gone. Answers whether any verdict changed.
-    pub fn observe(&self, server: &str, tools: Option<&[Tool]>, pool: &Pool) -> bool {
+    /// server is gone (or not scanned).
+    pub fn observe(&self, server: &str, tools: Option<&[Tool]>, pool: &Pool) {
         let mut servers = crate::sync::lock(&self.servers);
         let Some(tools) = tools else {
-            return servers.remove(server).is_some();
+            servers.remove(server);
+            return;
         };
         let known = servers.entry(server.to_string()).or_default();
-        let mut changed = false;
         let listed: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         known.retain(|name, _| listed.contains(name.as_str()));
         for tool in tools {
@@ -84,8 +84,6 @@ impl Scans {
                 continue;
             }
             let report = scan::scan(&definition_of(server, tool), pool);
-            let before = known.get(tool.name.as_ref()).map(|s| s.verdict);
-            changed |= before != Some(report.verdict);
             known.insert(
                 tool.name.to_string(),
                 Scanned {
@@ -96,7 +94,6 @@ impl Scans {
                 },
             );
         }
-        changed
     }
 
     /// The report on `tool` of `server` as it is now, if it was scanned so.
