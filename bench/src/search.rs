@@ -24,6 +24,7 @@
 mod heap;
 mod search_eval;
 mod search_learn;
+mod search_nothing;
 mod search_quality;
 mod search_tune;
 mod serve;
@@ -88,6 +89,11 @@ struct Cli {
     /// rankings outside Rust.
     #[arg(long)]
     dump: Option<std::path::PathBuf>,
+    /// Write what the index and the embedding model see of each request
+    /// in whole and small pools, as JSON lines: for trying "nothing fits"
+    /// rules outside Rust.
+    #[arg(long)]
+    nothing_dump: Option<std::path::PathBuf>,
     #[command(flatten)]
     out: sys::Out,
 }
@@ -310,6 +316,10 @@ async fn main() -> anyhow::Result<()> {
     if cli.learn_expansions {
         let file = repo_root().join("crates/mcpool-core/src/search/expansions.txt");
         std::fs::write(&file, search_learn::learn(&sets)).with_context(|| file.display().to_string())?;
+        return Ok(());
+    }
+    if let Some(file) = &cli.nothing_dump {
+        std::fs::write(file, search_nothing::dump(&sets, &search_eval::load_nothing(&dir)?))?;
         return Ok(());
     }
     if let Some(file) = &cli.dump {

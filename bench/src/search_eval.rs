@@ -168,6 +168,7 @@ pub fn steps() -> Vec<Step> {
         min_share: 0.0,
         semantic: 0.0,
         common: 1.0,
+        services: false,
     };
     let split = Ranking {
         split_steps: true,
@@ -377,6 +378,7 @@ pub fn thresholds(sets: &[Set], shares: &[f32]) -> Vec<(f32, f64, f64)> {
 pub fn nothing_fits(sets: &[Set], nothing: &[String], mets: &[f32]) -> Vec<(f32, f64, f64)> {
     let at = |common: f32| Ranking {
         common,
+        services: false,
         ..Ranking::default()
     };
     let mut out = Vec::new();

@@ -424,3 +424,69 @@ async fn the_most_used_tools_stay_listed_across_a_restart() -> anyhow::Result<()
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn nothing_fits_a_named_service_not_in_reach_and_the_pointer_to_status_works() -> anyhow::Result<()> {
+    let logs = TempDir::new("search-nothing");
+    let config = json!({
+        "toolListing": "search",
+        "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[]), "everything": everything()},
+    });
+    let pool = Mcpool::start_connected(config).await?;
+    let agent = pool.agent("/mcp").await?;
+
+    // A task for a service no server is: nothing, and the answer says why.
+    let r = agent
+        .call(
+            "mcpool__search_tools",
+            json!({"query": "reply in that Slack thread that I'm on it"}),
+        )
+        .await?;
+    assert_eq!(
+        found_names(r.structured_content.as_ref().unwrap_or(&Value::Null)),
+        Vec::<String>::new()
+    );
+    let said = text(&r);
+    assert!(said.contains("No server behind mcpool is Slack"), "{said}");
+    // The same words without the service find the echo tools.
+    let r = agent
+        .call("mcpool__search_tools", json!({"query": "echo back a message"}))
+        .await?;
+    assert!(
+        !found_names(r.structured_content.as_ref().unwrap_or(&Value::Null)).is_empty(),
+        "{}",
+        text(&r)
+    );
+
+    // The pointer is true: a search listing lacks mcpool__status, and
+    // mcpool__call_tool reaches it.
+    assert!(!agent.tool_names().await?.iter().any(|n| n == "mcpool__status"));
+    assert!(
+        said.contains("mcpool__call_tool {\"name\": \"mcpool__status\"}"),
+        "{said}"
+    );
+    let status = agent
+        .call("mcpool__call_tool", json!({"name": "mcpool__status"}))
+        .await?;
+    assert_ne!(status.is_error, Some(true), "{}", text(&status));
+    let status = text(&status);
+    assert!(
+        status.contains("everything") && status.contains("connected"),
+        "{status}"
+    );
+
+    // A line says what a tool with an output schema returns.
+    let r = agent
+        .call(
+            "mcpool__search_tools",
+            json!({"query": "get structured content", "limit": 10}),
+        )
+        .await?;
+    let said = text(&r);
+    let line = said
+        .lines()
+        .find(|l| l.contains("everything__get-structured-content"))
+        .ok_or_else(|| anyhow::anyhow!("not found: {said}"))?;
+    assert!(line.contains(" Returns: {"), "{line}");
+    Ok(())
+}

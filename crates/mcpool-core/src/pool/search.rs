@@ -69,6 +69,12 @@ impl PoolInner {
 }
 
 impl Pool {
+    /// The service `query` names that no server in the pool is and no
+    /// tool mentions (`search::services`).
+    pub fn unserved_service(&self, query: &str) -> Option<String> {
+        crate::search::services::unserved(&read(&self.inner.index), query)
+    }
+
     /// The tools best matching `query`, best first, at most `limit`.
     pub fn search_tools(&self, query: &str, limit: usize, scope: &SearchScope) -> Vec<ToolMatch> {
         let view = self.tool_view();

@@ -120,3 +120,83 @@ impl Host for Channels {
         self.answers.recv_timeout(wait).ok()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use serde_json::{json, Map};
+    use tokio::sync::watch;
+
+    use super::*;
+
+    fn limits(timeout: Duration) -> Limits {
+        Limits {
+            timeout,
+            ..Limits::default()
+        }
+    }
+
+    /// Sixteen runs at once; a seventeenth waits for a turn within its own
+    /// wall time, and ends as a timeout that says why when none comes. The
+    /// only test in this binary that runs scripts through the driver, so
+    /// no other test holds a turn.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_run_past_sixteen_at_once_waits_its_turn_within_its_time() {
+        let (release, held) = watch::channel(false);
+        let (started, mut starts) = tokio_mpsc::unbounded_channel::<()>();
+        let blocking = |held: watch::Receiver<bool>, started: tokio_mpsc::UnboundedSender<()>| {
+            move |_name: String, _args: Map<String, Value>| {
+                let mut held = held.clone();
+                let started = started.clone();
+                async move {
+                    let _ = started.send(());
+                    let _ = held.wait_for(|go| *go).await;
+                    Answer::Value(json!(1))
+                }
+            }
+        };
+        let mut runs = Vec::new();
+        for _ in 0..RUNS_AT_ONCE {
+            let call = blocking(held.clone(), started.clone());
+            runs.push(tokio::spawn(run(
+                "return await tools.wait({})".into(),
+                vec!["wait".into()],
+                limits(Duration::from_secs(60)),
+                call,
+            )));
+        }
+        for _ in 0..RUNS_AT_ONCE {
+            starts.recv().await.unwrap();
+        }
+        let turned_away = run(
+            "return 2".into(),
+            Vec::new(),
+            limits(Duration::from_millis(200)),
+            |_name: String, _args: Map<String, Value>| async { Answer::Value(json!(0)) },
+        )
+        .await;
+        let failure = turned_away.outcome.unwrap_err();
+        assert_eq!(failure.code, Code::Timeout);
+        assert!(
+            failure.message.contains("running 16 scripts already"),
+            "{}",
+            failure.message
+        );
+
+        // One waiting within its time gets the first turn freed.
+        let waiting = tokio::spawn(run(
+            "return 3".into(),
+            Vec::new(),
+            limits(Duration::from_secs(60)),
+            |_name: String, _args: Map<String, Value>| async { Answer::Value(json!(0)) },
+        ));
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiting.is_finished(), "a seventeenth run started while sixteen ran");
+        release.send(true).unwrap();
+        for r in runs {
+            assert_eq!(r.await.unwrap().outcome.unwrap(), json!(1));
+        }
+        assert_eq!(waiting.await.unwrap().outcome.unwrap(), json!(3));
+    }
+}

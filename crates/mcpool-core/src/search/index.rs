@@ -313,6 +313,20 @@ impl ToolIndex {
         self.fields[..2].iter().map(|f| f.holding(stem)).max().unwrap_or(0)
     }
 
+    /// The number of tools whose name, description, parameters or server
+    /// text holds `stem` (the largest of the fields).
+    pub fn mentions(&self, stem: &str) -> usize {
+        self.fields.iter().map(|f| f.holding(stem)).max().unwrap_or(0)
+    }
+
+    /// Whether a server in the index is named `word` (lowercase), or has it
+    /// as a part of its name ("jira" of `jira-cloud`).
+    pub fn has_server_part(&self, word: &str) -> bool {
+        self.by_server
+            .keys()
+            .any(|server| split(server).iter().any(|part| part == word || part.starts_with(word)))
+    }
+
     /// The tools that best match `query`, best first, among those `accept`
     /// lets through (server, tool name); at most `limit`.
     pub fn search(&self, query: &str, limit: usize, accept: impl Fn(&str, &str) -> bool) -> Vec<Hit> {

@@ -181,10 +181,23 @@ pub enum Delivery {
 /// A search's answer: one line per tool in the text, the same as JSON in
 /// `structuredContent.tools`. `asked`: how many tools the agent asked for
 /// (fewer found means no other tool fits well).
-pub fn answer(query: &str, found: &[Found], asked: usize, delivery: Delivery) -> CallToolResult {
+/// `unserved`: the service the request names that nothing in reach is
+/// (`services.rs`), when that is why nothing fits.
+pub fn answer(
+    query: &str,
+    found: &[Found],
+    asked: usize,
+    delivery: Delivery,
+    unserved: Option<&str>,
+) -> CallToolResult {
     let text = if found.is_empty() {
+        let why = match unserved {
+            Some(service) => format!(" No server behind mcpool is {service}, and no tool mentions it."),
+            None => " Ask for one step at a time, in other words for what you want done.".to_string(),
+        };
         format!(
-            "No tool fits \"{query}\". Ask for one step at a time, in other words for what you want done; mcpool__status shows which servers are connected."
+            "No tool fits \"{query}\".{why} To see which servers are connected, call mcpool__status \
+             (through mcpool__call_tool {{\"name\": \"mcpool__status\"}} when your tool list lacks it)."
         )
     } else {
         let how = match delivery {
@@ -211,6 +224,11 @@ pub fn answer(query: &str, found: &[Found], asked: usize, delivery: Delivery) ->
             if !args.is_empty() {
                 text.push_str(&format!(" Args: {args}"));
             }
+            // What a script's call resolves to, when the tool says (its
+            // whole `signature` is in `structuredContent`).
+            if let Some(returns) = returns(&f.signature) {
+                text.push_str(&format!(" Returns: {returns}"));
+            }
             text.push('\n');
         }
         text
@@ -218,6 +236,13 @@ pub fn answer(query: &str, found: &[Found], asked: usize, delivery: Delivery) ->
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(json!({"tools": found}));
     result
+}
+
+/// The type a signature's call resolves to, unless `unknown`.
+fn returns(signature: &str) -> Option<&str> {
+    let (_, result) = signature.rsplit_once("): Promise<")?;
+    let result = result.strip_suffix('>')?;
+    (result != "unknown").then_some(result)
 }
 
 #[cfg(test)]
@@ -267,13 +292,13 @@ mod tests {
             schema(json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]})),
         );
         let found = vec![Found::new("s__echo".into(), "s".into(), "connected".into(), &tool)];
-        let result = answer("say it back", &found, 5, Delivery::CallTool);
+        let result = answer("say it back", &found, 5, Delivery::CallTool, None);
         let text = result.content[0].as_text().expect("a text block").text.clone();
         assert!(
             text.starts_with("1 tool for \"say it back\" (no other tool fits well)."),
             "{text}"
         );
-        let all = answer("say it back", &found, 1, Delivery::CallTool);
+        let all = answer("say it back", &found, 1, Delivery::CallTool, None);
         let all_text = all.content[0].as_text().expect("a text block").text.clone();
         assert!(
             all_text.starts_with("1 tool for \"say it back\" (best first)."),
@@ -288,9 +313,28 @@ mod tests {
         assert_eq!(tools[0]["name"], "s__echo");
         assert_eq!(tools[0]["inputSchema"]["required"], json!(["message"]));
         assert!(text.contains("For another step of your task, search again."), "{text}");
-        let none = answer("nothing", &[], 5, Delivery::Listed);
+        let none = answer("nothing", &[], 5, Delivery::Listed, None);
         let none_text = none.content[0].as_text().expect("a text block").text.clone();
         assert!(none_text.starts_with("No tool fits \"nothing\"."), "{none_text}");
         assert_eq!(none.structured_content, Some(json!({"tools": []})));
+        assert!(
+            none_text.contains("mcpool__call_tool {\"name\": \"mcpool__status\"}"),
+            "{none_text}"
+        );
+        let jira = answer("create a Jira ticket", &[], 5, Delivery::Listed, Some("Jira"));
+        let jira_text = jira.content[0].as_text().expect("a text block").text.clone();
+        assert!(
+            jira_text.starts_with("No tool fits \"create a Jira ticket\". No server behind mcpool is Jira"),
+            "{jira_text}"
+        );
+    }
+
+    #[test]
+    fn a_line_says_what_a_call_returns_when_the_tool_says() {
+        assert_eq!(
+            returns("tools.a__b(args: {}): Promise<{ n: number }>"),
+            Some("{ n: number }")
+        );
+        assert_eq!(returns("tools.a__b(args: {}): Promise<unknown>"), None);
     }
 }

@@ -14,6 +14,7 @@ pub mod listing;
 pub mod meta;
 pub mod plan;
 mod postings;
+pub mod services;
 mod synonyms;
 mod words;
 

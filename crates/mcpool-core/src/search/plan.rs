@@ -33,6 +33,10 @@ pub struct Ranking {
     /// that no tool is near in meaning ([`SEMANTIC_ALONE`]), is one that
     /// nothing fits (1: every request some tool meets fits).
     pub common: f32,
+    /// A request naming a service nothing in reach mentions
+    /// (`services.rs`) is one nothing fits, unless a tool is within
+    /// [`SERVICE_NEAR`] of it in meaning.
+    pub services: bool,
 }
 
 impl Default for Ranking {
@@ -44,6 +48,7 @@ impl Default for Ranking {
             min_share: MIN_SHARE,
             semantic: SEMANTIC_WEIGHT,
             common: COMMON,
+            services: true,
         }
     }
 }
@@ -68,6 +73,11 @@ const SEMANTIC_SHARE: f32 = 0.6;
 /// are an answer only from this cosine up: 97 % of the requests no tool
 /// serves (`bench/search/nothing.json`) stay below it.
 pub const SEMANTIC_ALONE: f32 = 0.5;
+/// A request naming a service no server in reach is, and no tool mentions,
+/// still fits a tool this near it in meaning (a tool that does the thing
+/// under another name). Measured on tasks for servers not in a pool
+/// (`docs/benchmarks.md`).
+pub const SERVICE_NEAR: f32 = 0.6;
 /// See [`Ranking::common`]: measured on the dev half and on requests no
 /// tool serves (`docs/benchmarks.md`).
 pub const COMMON: f32 = 0.01;
@@ -121,7 +131,11 @@ pub fn search(
         near = strong(index.similar(query, SEMANTIC_POOL, &accept), SEMANTIC_SHARE);
         near.retain(|h| h.score > 0.0);
     }
-    let alone = near.first().is_some_and(|h| h.score >= SEMANTIC_ALONE);
+    let nearest = near.first().map_or(0.0, |h| h.score);
+    if ranking.services && nearest < SERVICE_NEAR && super::services::unserved(index, query).is_some() {
+        return Vec::new();
+    }
+    let alone = nearest >= SEMANTIC_ALONE;
     if !alone && only_common_words(index, query, &hits, ranking.common) {
         return Vec::new();
     }

@@ -105,8 +105,12 @@ impl MetaTools<'_> {
                 )
             })
             .collect();
+        let unserved = found
+            .is_empty()
+            .then(|| self.routes.pool.unserved_service(&args.query))
+            .flatten();
         let delivery = self.deliver(&found, ctx).await;
-        meta::answer(&args.query, &found, args.limit, delivery)
+        meta::answer(&args.query, &found, args.limit, delivery, unserved.as_deref())
     }
 
     /// Adds the found tools to this agent's listing when it lists by
