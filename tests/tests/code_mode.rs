@@ -3,8 +3,10 @@
 //! server and the official server-everything. Every error code and limit,
 //! the walls around the script, calls in parallel, tool control and
 //! profiles, the activity log's run and its calls (each naming the run as
-//! `parent`), the metrics, the signatures in search answers, and the
-//! official Python SDK's client running a script.
+//! `parent`, and the dashboard's Activity view showing them in Chromium:
+//! tests/ui/runs.mjs), the metrics, the signatures in search answers, and
+//! the official Python SDK's client running a script over the Python SDK's
+//! server, server-everything and the fault server.
 
 use std::time::Duration;
 
@@ -208,6 +210,15 @@ async fn a_run_and_its_calls_are_in_the_activity_log_and_the_metrics() -> anyhow
         calls.iter().all(|c| c["parent"] == id && c["server"] == "a"),
         "{calls:?}"
     );
+    // The dashboard's Activity view shows the run with its calls.
+    let said = mcpool_tests::browser::BrowserScript::run(
+        &pool,
+        "runs.mjs",
+        &[("RUN", id.to_string().into()), ("CALLS", "2".into())],
+        Duration::from_secs(90),
+    )
+    .await?;
+    assert_eq!(said.last().map(String::as_str), Some("OK"), "{said:?}");
     // A direct call names no parent.
     agent.call("a__echo", json!({"text": "direct"})).await?;
     let direct = wait_items(&pool, "?tool=echo", 2).await?;
@@ -283,7 +294,11 @@ async fn search_answers_give_typescript_signatures_and_an_sdk_agent_runs_a_scrip
     let logs = TempDir::new("code-mode-sdk");
     let config = json!({
         "toolListing": "search",
-        "mcpServers": {"a": faulty_stdio(&logs.path().join("a.log"), &[]), "everything": everything()}
+        "mcpServers": {
+            "a": faulty_stdio(&logs.path().join("a.log"), &[]),
+            "everything": everything(),
+            "py": {"command": python(), "args": [repo_root().join("tests/py/kept_server.py")]},
+        }
     });
     let pool = Mcpool::start_connected(config).await?;
     let agent = pool.agent("/mcp").await?;
@@ -317,6 +332,20 @@ async fn search_answers_give_typescript_signatures_and_an_sdk_agent_runs_a_scrip
     assert_eq!(r["is_error"], false, "{r}");
     assert_eq!(r["structured"]["value"], "x+y", "{r}");
     assert!(r["text"].as_str().unwrap_or_default().contains("x+y"), "{r}");
+    // One script over three real servers: the Python SDK's, the official
+    // server-everything and the fault server, in parallel.
+    let r = sdk
+        .command(json!({"op": "call", "tool": "mcpool__run_script", "args": {
+            "code": "const [sum, echo, own] = await Promise.all([tools.py__add({a: 1, b: 2}), tools.everything__echo({message: 'hi'}), tools.a__add({a: 2, b: 2})]);\nreturn {sum, echo, own};"
+        }}))
+        .await?;
+    assert_eq!(r["is_error"], false, "{r}");
+    assert_eq!(
+        r["structured"]["value"],
+        json!({"sum": "3", "echo": "Echo: hi", "own": "4"}),
+        "{r}"
+    );
+    assert_eq!(r["structured"]["calls"], 3, "{r}");
     sdk.close().await?;
     Ok(())
 }
