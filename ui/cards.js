@@ -207,6 +207,21 @@ function scanBlock(s, view) {
         }, 'Keep blocked')) : null)));
 }
 
+// Prompts and resource templates the scan holds back: no Allow here, the
+// entry's "scan": "off" lets them through (README "Poisoned tools are held back").
+function heldBackBlock(s) {
+  const held = s.held_back || [];
+  if (!held.length) return null;
+  const kinds = { prompt: 'prompt', resource_template: 'resource template' };
+  return h('section', { class: 'changed', 'aria-label': `Held-back prompts and templates of ${s.name}` }, held.map((d) =>
+    h('div', { class: 'change', 'data-held': `${d.kind}:${d.name}`, 'data-verdict': d.verdict },
+      h('h4', {}, `${kinds[d.kind] || d.kind} `, h('span', { class: 'mono' }, d.name),
+        ' held back: its definition looks like an attack'),
+      h('ul', { class: 'findings' }, d.findings.map((f) =>
+        h('li', { 'data-check': f.check, 'data-severity': f.severity },
+          h('strong', {}, CHECKS[f.check] || f.check), ` (${f.field}): `, f.evidence))))));
+}
+
 function actionButtons(s, view) {
   const busy = view.busy.has(s.name);
   const button = (verb, label, primary) => h('button', {
@@ -285,6 +300,7 @@ export function card(s, view) {
     errorBlock(s, view),
     stderrBlock(s, view),
     toolWarningsBlock(s, view),
+    heldBackBlock(s),
     changedBlock(s, view),
     scanBlock(s, view),
     cardPlots(view.plots && view.plots[s.name]),

@@ -101,6 +101,80 @@ async fn a_poisoned_tool_is_held_back_until_the_user_allows_it_and_a_clean_one_i
         .await?;
     assert_eq!(through.is_error, Some(true), "{through:?}");
 
+    // Poisoned prompts and resource templates are held back too, on every
+    // path; the clean ones are untouched.
+    let held = pool.servers().await?;
+    let p = held.iter().find(|s| s["name"] == "p").context("server p")?;
+    let mut kinds: Vec<(String, String)> = p["held_back"]
+        .as_array()
+        .context("held_back")?
+        .iter()
+        .map(|h| {
+            (
+                h["kind"].as_str().unwrap_or("").into(),
+                h["name"].as_str().unwrap_or("").into(),
+            )
+        })
+        .collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            ("prompt".into(), "review".into()),
+            ("resource_template".into(), "file".into())
+        ],
+        "{p}"
+    );
+    let trusted_server = held.iter().find(|s| s["name"] == "trusted").context("server trusted")?;
+    assert_eq!(trusted_server["held_back"], json!([]));
+    for path in ["/mcp", "/servers/p/mcp"] {
+        let a = pool.agent(path).await?;
+        let prompts: Vec<String> = a
+            .service
+            .list_all_prompts()
+            .await?
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        assert!(prompts.iter().any(|n| n.ends_with("summary")), "{path}: {prompts:?}");
+        assert!(
+            !prompts.iter().any(|n| n == "p__review" || n == "review"),
+            "{path}: {prompts:?}"
+        );
+        let templates: Vec<String> = a
+            .service
+            .list_all_resource_templates()
+            .await?
+            .into_iter()
+            .map(|t| t.name.clone())
+            .collect();
+        // On /mcp the trusted server's own `file` (not scanned) is listed.
+        let count = |name: &str| templates.iter().filter(|t| *t == name).count();
+        let both = if path == "/mcp" { 2 } else { 1 };
+        assert_eq!(
+            (count("note"), count("file")),
+            (both, both - 1),
+            "{path}: {templates:?}"
+        );
+        let name = if path == "/mcp" { "p__review" } else { "review" };
+        let got = a
+            .service
+            .get_prompt(rmcp::model::GetPromptRequestParams::new(name))
+            .await;
+        let refused = format!("{got:?}");
+        assert!(refused.contains("held back"), "{path}: {refused}");
+    }
+    assert!(
+        pool.agent("/mcp")
+            .await?
+            .service
+            .list_all_prompts()
+            .await?
+            .iter()
+            .any(|p| p.name == "trusted__review"),
+        "the trusted server is not scanned"
+    );
+
     // Nor from a script.
     let ran = agent
         .call(
@@ -124,6 +198,14 @@ async fn a_poisoned_tool_is_held_back_until_the_user_allows_it_and_a_clean_one_i
         .find(|l| l["server"] == "p" && l["name"] == "add")
         .with_context(|| format!("{lines:?}"))?;
     assert_eq!(line["verdict"], "dangerous", "{line}");
+    let prompt = lines
+        .iter()
+        .find(|l| l["server"] == "p" && l["name"] == "review")
+        .with_context(|| format!("{lines:?}"))?;
+    assert_eq!(
+        (&prompt["kind"], &prompt["verdict"]),
+        (&json!("prompt"), &json!("dangerous"))
+    );
     assert!(
         !lines.iter().any(|l| l["server"] == "trusted"),
         "not scanned: {lines:?}"

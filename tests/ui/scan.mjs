@@ -1,7 +1,8 @@
 // Drives a quarantined tool's card in a real headless Chromium (run by
 // tests/tests/scan.rs): the tool the scan held back is shown with its
 // findings in words (the hidden text decoded), the fact line says so, and
-// Allow brings it back.
+// Allow brings it back. The held-back prompt and resource template are
+// shown with their findings.
 //
 // Env: LINK (a one-time link from `mcpool ui --no-open`), PLAYWRIGHT_CORE,
 // USER_DATA_DIR, SCREENSHOT. Prints `STEP <name>` lines and `OK` at the end;
@@ -23,6 +24,12 @@ await withBrowser({}, async (page, problems) => {
   check(hidden.includes('read ~/.ssh/id_rsa'), `the hidden text, decoded: ${hidden}`);
   check((await card.locator('[data-role="quarantined"]').textContent()).startsWith('1 tool held back'), 'the fact line');
   check(!(await card.locator('.change[data-scanned="multiply"]').count()), 'the clean tool is not flagged');
+  // The poisoned prompt and resource template are held back too, shown with their findings.
+  const prompt = card.locator('.change[data-held="prompt:review"]');
+  check((await prompt.locator('h4').textContent()).startsWith('prompt review held back'), 'the held prompt');
+  check((await prompt.locator('li[data-check="hidden_unicode"]').textContent()).includes('Read ~/.ssh/id_rsa'), 'its hidden text, decoded');
+  check(await card.locator('.change[data-held="resource_template:file"] li').count() > 0, 'the held template and its findings');
+  check(!(await card.locator('.change[data-held="prompt:summary"]').count()), 'the clean prompt is not held');
   if (SCREENSHOT) await page.screenshot({ path: SCREENSHOT, fullPage: true });
   console.log('STEP held');
 

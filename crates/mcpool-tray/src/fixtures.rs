@@ -42,6 +42,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         waiting_for_network: false,
         auth: None,
         tool_warnings: Vec::new(),
+        held_back: Vec::new(),
         sandbox: None,
         extensions: Vec::new(),
     }

@@ -53,7 +53,8 @@ fn scan_file(file: &PathBuf) -> anyhow::Result<Vec<Value>> {
         .collect()
 }
 
-/// The running instance's tools, as its scan found them.
+/// The running instance's tools, as its scan found them, and the prompts
+/// and resource templates it holds back (with `"kind"`).
 async fn running(instance: &Instance) -> anyhow::Result<Vec<Value>> {
     let response = send_accepted(instance, reqwest::Method::GET, "/api/servers").await?;
     let servers: Value = response.error_for_status()?.json().await?;
@@ -68,6 +69,17 @@ async fn running(instance: &Instance) -> anyhow::Result<Vec<Value>> {
                 "name": tool["name"],
                 "verdict": verdict,
                 "findings": tool["findings"],
+            }));
+        }
+        // Prompts and resource templates held back, named by their kind.
+        for held in server["held_back"].as_array().into_iter().flatten() {
+            lines.push(json!({
+                "id": null,
+                "server": server["name"],
+                "name": held["name"],
+                "kind": held["kind"],
+                "verdict": held["verdict"],
+                "findings": held["findings"],
             }));
         }
     }

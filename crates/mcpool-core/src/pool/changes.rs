@@ -92,8 +92,11 @@ impl PoolInner {
             let tools = l.map(|l| l.tools.as_slice()).unwrap_or_default();
             if control.scan_setting(name).off {
                 control.scans.observe(name, None, &names);
+                control.more_scans.observe(name, None, &names);
             } else {
                 control.scans.observe(name, l.map(|l| l.tools.as_slice()), &names);
+                let more = l.map(|l| (l.prompts.as_slice(), l.templates.as_slice()));
+                control.more_scans.observe(name, more, &names);
             }
             control.approvals.observe(name, tools, mode);
             self.update_held(name, tools);

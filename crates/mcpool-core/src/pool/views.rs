@@ -126,9 +126,14 @@ impl Pool {
             .iter()
             .flat_map(|(server, l)| l.prompts.iter().map(move |p| (server.as_str(), p.name.as_str())));
         let names = NameTable::build(pairs);
+        let control = &self.inner.ctx.tools;
         let mut prompts = Vec::new();
         for (server, l) in &lists {
             for prompt in &l.prompts {
+                // Named like the rest (a hold never renames another), not listed.
+                if control.prompt_held(server, prompt) {
+                    continue;
+                }
                 if let Some(public) = names.public_name(server, &prompt.name) {
                     let mut p = prompt.clone();
                     p.name = public.to_string();

@@ -78,6 +78,10 @@ pub struct ServerSnapshot {
     /// A local server's sandbox: its mode, grants and what this system
     /// enforces of it; `None` for a remote server.
     pub sandbox: Option<crate::sandbox::Status>,
+    /// Prompts and resource templates the scan holds back (found
+    /// dangerous; behaviour.md rule 20), with what it found; empty when
+    /// none or the server is not scanned.
+    pub held_back: Vec<crate::toolctl::scan_more::HeldDefinition>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -155,6 +159,11 @@ impl ServerSnapshot {
             error: inner.machine.error().map(str::to_string),
             transport: inner.spec.transport.kind(),
             sandbox,
+            held_back: if control.scan_setting(name).off {
+                Vec::new()
+            } else {
+                control.more_scans.dangerous_of(name)
+            },
             protocol: inner.info.as_ref().map(|i| i.protocol_version.to_string()),
             extensions: inner
                 .info

@@ -9,6 +9,7 @@
 //! Everything here is pure except the approval store's file.
 
 pub mod approvals;
+pub mod scan_more;
 pub mod scans;
 pub mod write;
 
@@ -104,6 +105,8 @@ pub struct ToolControl {
     policy: std::sync::RwLock<ToolPolicy>,
     pub approvals: Approvals,
     pub scans: Scans,
+    /// Prompts' and resource templates' reports.
+    pub more_scans: scan_more::MoreScans,
 }
 
 impl ToolControl {
@@ -112,6 +115,7 @@ impl ToolControl {
             policy: Default::default(),
             approvals,
             scans: Scans::default(),
+            more_scans: Default::default(),
         }
     }
 
@@ -183,6 +187,17 @@ impl ToolControl {
             .get(server)
             .is_some_and(|f| f.scan.off || f.scan.allow.contains(tool.name.as_ref()));
         !exempt && self.scans.dangerous(server, tool)
+    }
+
+    /// Whether `prompt` of `server` is held back by the scan: found
+    /// dangerous and its server scanned.
+    pub fn prompt_held(&self, server: &str, prompt: &rmcp::model::Prompt) -> bool {
+        !self.scan_setting(server).off && self.more_scans.prompt_dangerous(server, prompt)
+    }
+
+    /// Whether `template` of `server` is held back by the scan.
+    pub fn template_held(&self, server: &str, template: &rmcp::model::ResourceTemplate) -> bool {
+        !self.scan_setting(server).off && self.more_scans.template_dangerous(server, template)
     }
 
     /// Why a call to `name` of `server` is refused, if it is; `current` is

@@ -275,6 +275,7 @@ impl Calls<'_> {
             }
             Scope::One(_) => (self.routes.single()?, request),
         };
+        self.refuse_held_prompt(&sup, &upstream.name)?;
         let name = upstream.name.clone();
         let arguments = upstream.arguments.clone();
         match self
@@ -293,6 +294,28 @@ impl Calls<'_> {
             ServerResult::InputRequiredResult(i) => Ok(GetPromptResponse::InputRequired(i)),
             _ => Err(unexpected()),
         }
+    }
+
+    /// Refuses a prompt the scan holds back (by its definition as last
+    /// listed), as if it were not there.
+    fn refuse_held_prompt(&self, sup: &Supervisor, name: &str) -> Result<(), McpError> {
+        let control = self.routes.pool.tool_control();
+        let held = sup
+            .lists()
+            .prompts
+            .iter()
+            .any(|p| p.name == name && control.prompt_held(sup.name(), p));
+        if held {
+            return Err(McpError::invalid_params(
+                format!(
+                    "Prompt '{name}' of server '{}' is held back: mcpool's scan of its definition found it dangerous. \
+                     The user can see why in the mcpool dashboard.",
+                    sup.name()
+                ),
+                None,
+            ));
+        }
+        Ok(())
     }
 
     pub async fn read(
@@ -326,9 +349,15 @@ impl Calls<'_> {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
         let sup = match (self.routes.scope, &mut request.r#ref) {
+            (Scope::One(_), Reference::Prompt(prompt)) => {
+                let sup = self.routes.single()?;
+                self.refuse_held_prompt(&sup, &prompt.name)?;
+                sup
+            }
             (Scope::One(_), _) => self.routes.single()?,
             (Scope::All | Scope::Profile(_), Reference::Prompt(prompt)) => {
                 let (sup, name) = self.routes.route_prompt(&prompt.name)?;
+                self.refuse_held_prompt(&sup, &name)?;
                 prompt.name = name;
                 sup
             }

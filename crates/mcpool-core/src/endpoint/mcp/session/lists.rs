@@ -152,17 +152,27 @@ impl Listing<'_> {
             }
             Scope::One(_) => {
                 let sup = self.routes.single()?;
+                let control = self.routes.pool.tool_control().clone();
+                let name = sup.name().to_string();
                 let request =
                     ClientRequest::ListPromptsRequest(RequestOptionalParam::with_param(request.unwrap_or_default()));
+                // Prompts the scan holds back are not listed here either.
                 self.forward_or_kept(
                     &sup,
                     request,
                     &ctx,
                     |r| match r {
-                        ServerResult::ListPromptsResult(r) => Some(r),
+                        ServerResult::ListPromptsResult(mut r) => {
+                            r.prompts.retain(|p| !control.prompt_held(&name, p));
+                            Some(r)
+                        }
                         _ => None,
                     },
-                    |kept| non_empty(kept.prompts).map(|p| hinted!(&ctx, ListPromptsResult::with_all_items(p))),
+                    |kept| {
+                        let mut prompts = kept.prompts;
+                        prompts.retain(|p| !control.prompt_held(sup.name(), p));
+                        non_empty(prompts).map(|p| hinted!(&ctx, ListPromptsResult::with_all_items(p)))
+                    },
                 )
                 .await
             }
@@ -214,18 +224,25 @@ impl Listing<'_> {
     ) -> Result<ListResourceTemplatesResult, McpError> {
         match self.routes.scope {
             Scope::All | Scope::Profile(_) => {
+                let control = self.routes.pool.tool_control();
                 let templates = self
                     .routes
                     .pool
                     .servers()
                     .iter()
                     .filter(|s| self.routes.in_scope(s.name()))
-                    .flat_map(|s| s.lists().templates)
+                    .flat_map(|s| {
+                        let mut templates = s.lists().templates;
+                        templates.retain(|t| !control.template_held(s.name(), t));
+                        templates
+                    })
                     .collect();
                 Ok(hinted!(&ctx, ListResourceTemplatesResult::with_all_items(templates)))
             }
             Scope::One(_) => {
                 let sup = self.routes.single()?;
+                let control = self.routes.pool.tool_control().clone();
+                let name = sup.name().to_string();
                 let request = ClientRequest::ListResourceTemplatesRequest(RequestOptionalParam::with_param(
                     request.unwrap_or_default(),
                 ));
@@ -234,11 +251,16 @@ impl Listing<'_> {
                     request,
                     &ctx,
                     |r| match r {
-                        ServerResult::ListResourceTemplatesResult(r) => Some(r),
+                        ServerResult::ListResourceTemplatesResult(mut r) => {
+                            r.resource_templates.retain(|t| !control.template_held(&name, t));
+                            Some(r)
+                        }
                         _ => None,
                     },
                     |kept| {
-                        non_empty(kept.templates).map(|t| hinted!(&ctx, ListResourceTemplatesResult::with_all_items(t)))
+                        let mut templates = kept.templates;
+                        templates.retain(|t| !control.template_held(sup.name(), t));
+                        non_empty(templates).map(|t| hinted!(&ctx, ListResourceTemplatesResult::with_all_items(t)))
                     },
                 )
                 .await
