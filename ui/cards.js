@@ -69,8 +69,9 @@ function fold(view, key, attrs, ...children) {
 function errorBlock(s, view) {
   if (!s.error) return null;
   const [first, ...rest] = s.error.split('\n');
+  // The cause in one line (the stderr excerpt's telling line), the whole error folded.
   return fold(view, `error:${s.name}`, { class: 'error' },
-    h('summary', {}, first || 'Error'),
+    h('summary', { 'data-role': 'cause' }, s.cause || first || 'Error'),
     h('pre', { class: 'mono stderr' }, rest.length ? s.error : first));
 }
 

@@ -47,10 +47,13 @@ async fn status_reconnect_and_disconnect_talk_to_the_running_instance() -> anyho
     let pool = Mcpool::start(json!({"mcpServers": {
         "files": faulty_stdio(&log, &[]),
         "broken": {"command": bin("mcpool-faulty"), "args": ["stdio", "--exit-at-start", "no API key"]},
+        // As `npx` fails: the runtime's notices around the one line that says why.
+        "noisy": {"command": "sh", "args": ["-c", "echo 'npm notice' >&2; echo 'npm notice New major version of npm available! 10.8.2 -> 11.6.2' >&2; echo 'None of the specified directories are accessible' >&2; echo 'npm notice' >&2; exit 1"]},
     }}))
     .await?;
     pool.wait_status("files", "connected", LIMIT).await?;
     pool.wait_status("broken", "failed", LIMIT).await?;
+    pool.wait_status("noisy", "failed", LIMIT).await?;
     let listen = format!("127.0.0.1:{}", pool.port);
     let env = [
         ("MCPOOL_LISTEN", listen.as_str()),
@@ -72,8 +75,18 @@ async fn status_reconnect_and_disconnect_talk_to_the_running_instance() -> anyho
     );
     let broken = table.lines().find(|l| l.starts_with("broken")).unwrap_or_default();
     assert!(broken.contains("failed"), "{table}");
-    assert!(broken.contains("exited with status 1"), "{table}");
-    assert_eq!(table.lines().count(), 3, "{table}");
+    assert!(
+        broken.contains("exited with status 1") && broken.contains("no API key"),
+        "{table}"
+    );
+    // The cause, not the excerpt's heading nor npm's notices.
+    let noisy = table.lines().find(|l| l.starts_with("noisy")).unwrap_or_default();
+    assert!(
+        noisy.contains("status 1: None of the specified directories are accessible"),
+        "{table}"
+    );
+    assert!(!table.contains("lines):") && !table.contains("npm notice"), "{table}");
+    assert_eq!(table.lines().count(), 4, "{table}");
 
     // --listen works as well as MCPOOL_LISTEN.
     let o = mcpool(
@@ -203,6 +216,11 @@ async fn without_a_keyring_the_token_falls_back_to_a_0600_file_and_says_so() -> 
     assert_eq!(std::fs::metadata(&file)?.permissions().mode() & 0o777, 0o600);
     let o = mcpool(&["token"], &no_bus, dir.path()).await?;
     assert_eq!(stdout(&o).trim(), made, "the token changed between runs");
+    assert!(
+        !stderr(&o).contains("warning"),
+        "said once, when the file was made: {}",
+        stderr(&o)
+    );
     Ok(())
 }
 

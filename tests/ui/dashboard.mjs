@@ -48,6 +48,9 @@ await withBrowser({ viewport: { width: 1100, height: 520 } }, async (page, probl
   check((await card.locator('.badge').textContent()) === 'Failed', 'failed status text');
   const stderr = await card.locator('details.error pre.stderr').textContent();
   check(stderr.includes('disk on fire'), `the stderr tail: ${stderr}`);
+  // The summary is the cause in one line: the excerpt's telling line, not its heading.
+  const cause = await card.locator('details.error > summary[data-role="cause"]').textContent();
+  check(cause.includes(': disk on fire') && !cause.includes('lines):'), `the cause: ${cause}`);
   check((await card.textContent()).includes('tools kept'), 'tools kept shown');
   check(await card.locator('.tool-state[data-state="kept"]').count() > 0, 'kept tools listed');
   // Keyboard: open the error and the tools with Enter, as a user would.

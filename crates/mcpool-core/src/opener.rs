@@ -24,19 +24,58 @@ pub fn open_url(url: &str) -> std::io::Result<Opened> {
     open_with(std::env::var_os("BROWSER"), url)
 }
 
-fn open_with(browser: Option<OsString>, url: &str) -> std::io::Result<Opened> {
-    if let Some(command) = browser.filter(|b| !b.is_empty()) {
-        spawn(Command::new(&command).arg(url))?;
-        return Ok(Opened::Browser(command.to_string_lossy().into_owned()));
+/// [`open_url`], then waits up to `wait` for the opener to end: one that
+/// ends in failure found no browser (`xdg-open` on a machine without a
+/// desktop does), which is an error the caller can say. Still running at
+/// the end of `wait`: it is showing the page. For a command line, which
+/// may wait; the tray opens without waiting.
+pub fn open_url_checked(url: &str, wait: std::time::Duration) -> std::io::Result<Opened> {
+    open_checked(std::env::var_os("BROWSER"), url, wait)
+}
+
+fn open_checked(browser: Option<OsString>, url: &str, wait: std::time::Duration) -> std::io::Result<Opened> {
+    let (mut command, opened) = match browser.filter(|b| !b.is_empty()) {
+        Some(b) => (Command::new(&b), Opened::Browser(b.to_string_lossy().into_owned())),
+        None => (Command::new(desktop_opener()), Opened::Desktop),
+    };
+    let mut child = command
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let until = std::time::Instant::now() + wait;
+    while std::time::Instant::now() < until {
+        if let Some(status) = child.try_wait()? {
+            if status.success() {
+                break;
+            }
+            return Err(std::io::Error::other(format!(
+                "{} ended with {status} without showing the page",
+                command.get_program().to_string_lossy()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let opener = if cfg!(target_os = "macos") {
+    Ok(opened)
+}
+
+fn desktop_opener() -> &'static str {
+    if cfg!(target_os = "macos") {
         "open"
     } else if cfg!(windows) {
         "explorer"
     } else {
         "xdg-open"
-    };
-    spawn(Command::new(opener).arg(url))?;
+    }
+}
+
+fn open_with(browser: Option<OsString>, url: &str) -> std::io::Result<Opened> {
+    if let Some(command) = browser.filter(|b| !b.is_empty()) {
+        spawn(Command::new(&command).arg(url))?;
+        return Ok(Opened::Browser(command.to_string_lossy().into_owned()));
+    }
+    spawn(Command::new(desktop_opener()).arg(url))?;
     Ok(Opened::Desktop)
 }
 
@@ -77,6 +116,21 @@ mod tests {
         }
         assert_eq!(std::fs::read_to_string(&out).unwrap(), format!("1|{url}"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_opener_that_fails_at_once_is_an_error_one_that_shows_the_page_is_not() {
+        let wait = std::time::Duration::from_secs(5);
+        let err = open_checked(Some("false".into()), "http://x", wait).unwrap_err();
+        assert!(err.to_string().contains("without showing the page"), "{err}");
+        assert_eq!(
+            open_checked(Some("true".into()), "http://x", wait).unwrap(),
+            Opened::Browser("true".into())
+        );
+        // Still running when the wait ends: it is showing the page.
+        let short = std::time::Duration::from_millis(100);
+        assert!(open_checked(Some("sleep".into()), "2", short).is_ok());
     }
 
     #[test]

@@ -123,9 +123,108 @@ pub fn with_stderr(reason: &str, tail: &[String]) -> String {
     format!("{reason}; stderr ({what}):\n{}", tail.join("\n"))
 }
 
+/// The error in one line a person can act on: its reason and, when it
+/// carries a stderr excerpt ([`with_stderr`]), the excerpt's most telling
+/// line — the last one that reads like a failure, else the last that is
+/// not a runtime's notice (npm's `notice`/`WARN`, Node's warnings, a
+/// traceback's frames) — never the excerpt's empty heading.
+pub fn cause(error: &str) -> String {
+    let mut lines = error.lines();
+    let first = lines.next().unwrap_or_default().trim();
+    let Some((reason, _)) = first.split_once("; stderr (") else {
+        return first.to_string();
+    };
+    let tail: Vec<&str> = lines
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !is_notice(l))
+        .collect();
+    let telling = tail.iter().rev().find(|l| reads_like_failure(l)).or(tail.last());
+    match telling {
+        Some(line) => format!("{reason}: {line}"),
+        None => reason.to_string(),
+    }
+}
+
+/// A line runtimes print on their own, whatever went wrong.
+fn is_notice(line: &str) -> bool {
+    const NOTICES: &[&str] = &[
+        "npm notice",
+        "npm warn",
+        "npm WARN",
+        "npm http",
+        "npm timing",
+        "(node:",
+        "(Use `node --trace-",
+        "Traceback (most recent call last)",
+        "File \"",
+        "at ",
+        "^",
+        "Downloading",
+        "Installed ",
+        "Resolved ",
+        "Prepared ",
+        "Audited ",
+    ];
+    NOTICES.iter().any(|n| line.starts_with(n))
+}
+
+fn reads_like_failure(line: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "error",
+        "cannot",
+        "can't",
+        "could not",
+        "couldn't",
+        "not found",
+        "no such",
+        "denied",
+        "failed",
+        "fatal",
+        "invalid",
+        "missing",
+        "required",
+        "refused",
+        "not accessible",
+        "are accessible",
+        "is not",
+        "unable",
+        "exception",
+        "panicked",
+    ];
+    let lower = line.to_lowercase();
+    WORDS.iter().any(|w| lower.contains(w))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cause_is_the_telling_line_not_the_runtimes_notices() {
+        let npm = with_stderr(
+            "the process exited with status 1",
+            &[
+                "npm notice".into(),
+                "npm notice New major version of npm available! 10.8.2 -> 11.6.2".into(),
+                "npm notice To update run: npm install -g npm@11.6.2".into(),
+                "Error accessing directory /home/u/src: ENOENT".into(),
+                "None of the specified directories are accessible".into(),
+                "npm notice".into(),
+            ],
+        );
+        assert_eq!(
+            cause(&npm),
+            "the process exited with status 1: None of the specified directories are accessible"
+        );
+        let plain = with_stderr("it exited", &["starting".into(), "listening on stdio".into()]);
+        assert_eq!(cause(&plain), "it exited: listening on stdio");
+        let notices_only = with_stderr("it exited", &["npm notice".into(), "npm WARN x".into()]);
+        assert_eq!(cause(&notices_only), "it exited", "never an empty excerpt");
+        assert_eq!(
+            cause("no answer to initialize within 30000 ms"),
+            "no answer to initialize within 30000 ms"
+        );
+    }
 
     #[tokio::test]
     async fn keeps_the_last_lines_bounded() {

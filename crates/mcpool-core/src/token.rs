@@ -72,8 +72,10 @@ pub fn resolve(
                 "{e}; the endpoint token is kept in {} (mode 0600) instead",
                 path.display()
             ));
+            // Said once, when the file is made: every later command
+            // reads the same file and has nothing new to say.
             if let Some(value) = read_file(&path)? {
-                return Ok(Some(Token { value, warning }));
+                return Ok(Some(Token { value, warning: None }));
             }
             if !create {
                 return Ok(None);
@@ -142,6 +144,12 @@ mod tests {
         let made = resolve(None, &store, &dir, true).unwrap().unwrap();
         assert!(made.warning.as_deref().unwrap_or("").contains("kept in"), "{made:?}");
         crate::os::files::assert_private(&token_file(&dir));
+        let again = resolve(None, &store, &dir, true).unwrap().unwrap();
+        assert_eq!(
+            (again.value.as_str(), again.warning),
+            (made.value.as_str(), None),
+            "said once"
+        );
         assert_eq!(resolve(None, &store, &dir, false).unwrap().unwrap().value, made.value);
         // Once a keyring is there, the file's token moves into it.
         let keyring = MemoryStore::default();

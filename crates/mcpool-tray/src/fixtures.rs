@@ -29,6 +29,7 @@ pub fn server(name: &str, status: Status, tools: usize) -> ServerSnapshot {
         name: name.to_string(),
         status,
         error: None,
+        cause: None,
         transport: "stdio",
         protocol: None,
         tool_count: tools.len(),

@@ -156,12 +156,13 @@ fn table(rows: &[ServerRow]) -> String {
     let name_w = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(6);
     let mut out = format!("{:<name_w$}  {:<10}  {:>5}  {}\n", "SERVER", "STATUS", "TOOLS", "ERROR");
     for r in rows {
+        // The cause in one line: the stderr excerpt's telling line, not
+        // its heading (the whole error is in `status --json` and doctor).
         let mut error = r
             .error
             .as_deref()
-            .and_then(|e| e.lines().next())
-            .unwrap_or("")
-            .to_string();
+            .map(mcpool_core::stderr_tail::cause)
+            .unwrap_or_default();
         if let Some(ms) = r.retry_in_ms {
             error = format!("{error} [retry in {} s]", ms.div_ceil(1000));
         }
@@ -210,8 +211,8 @@ pub async fn ui(instance: &Instance, no_open: bool) -> anyhow::Result<ExitCode> 
     println!("{url}");
     if !no_open {
         eprintln!("The link works once, for two minutes.");
-        if let Err(e) = mcpool_core::opener::open_url(&url) {
-            eprintln!("mcpool: cannot open a browser ({e}); open the link above yourself");
+        if let Err(e) = mcpool_core::opener::open_url_checked(&url, std::time::Duration::from_secs(3)) {
+            eprintln!("mcpool: no browser opened ({e}); open the link above in a browser yourself");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -42,6 +42,9 @@ pub struct ServerSnapshot {
     pub name: String,
     pub status: Status,
     pub error: Option<String>,
+    /// The error in one line: its reason and the stderr excerpt's most
+    /// telling line (`stderr_tail::cause`), as `status` and the card show it.
+    pub cause: Option<String>,
     pub transport: &'static str,
     /// The MCP revision agreed with the server at its last connection, e.g.
     /// "2026-07-28" or "2025-06-18"; `None` before it first connected.
@@ -157,6 +160,7 @@ impl ServerSnapshot {
             name: name.to_string(),
             status: inner.machine.status(),
             error: inner.machine.error().map(str::to_string),
+            cause: inner.machine.error().map(crate::stderr_tail::cause),
             transport: inner.spec.transport.kind(),
             sandbox,
             held_back: if control.scan_setting(name).off {

@@ -110,9 +110,10 @@ pub fn config(path: &Path, loaded: &Result<Config, ConfigProblem>) -> Vec<Check>
             let mut out = vec![Check::ok(
                 "config",
                 format!(
-                    "{}: {} servers ({enabled} enabled)",
+                    "{}: {} server{} ({enabled} enabled)",
                     path.display(),
-                    config.servers.len()
+                    config.servers.len(),
+                    if config.servers.len() == 1 { "" } else { "s" }
                 ),
             )];
             for problem in &config.problems {
