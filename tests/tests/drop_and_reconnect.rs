@@ -224,3 +224,36 @@ async fn no_child_process_outlives_a_stop() -> anyhow::Result<()> {
     }
     Ok(())
 }
+
+/// Rule 3's exception: a server that never connected has no tools, so no
+/// call would ever reconnect it; it is retried in the background with the
+/// backoff until it connects. One that connected once is not (rule 3).
+#[tokio::test]
+async fn a_server_that_never_connected_is_retried_until_it_does() -> anyhow::Result<()> {
+    let (dir, log) = TempDir::with_spawn_log("never-connected");
+    let ready = dir.path().join("ready");
+    let ready_arg = ready.display().to_string();
+    let pool = Mcpool::start(json!({"mcpServers": {
+        "late": faulty_stdio(&log, &["--fail-until", &ready_arg]),
+    }}))
+    .await?;
+    let failed = pool.wait_status("late", "failed", Duration::from_secs(10)).await?;
+    let error = failed["error"].as_str().unwrap_or_default();
+    assert!(error.contains("is not there yet"), "{failed}");
+    assert!(failed["retry_in_ms"].as_u64().is_some(), "{failed}");
+    // Nothing asks for it; it comes up on its own once it can.
+    std::fs::write(&ready, "")?;
+    let up = pool.wait_status("late", "connected", Duration::from_secs(40)).await?;
+    assert!(!up["tools"].as_array().map_or(true, Vec::is_empty), "{up}");
+    let starts = count_lines(&log, "start");
+    assert!(starts >= 2, "{starts} starts");
+
+    // Once it has connected, a drop waits for a request (rule 3).
+    let agent = pool.agent("/mcp").await?;
+    let _ = agent.call("late__crash", json!({"message": "bye"})).await?;
+    pool.wait_status("late", "failed", Duration::from_secs(10)).await?;
+    let after_drop = count_lines(&log, "start");
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(count_lines(&log, "start"), after_drop, "respawned without a request");
+    Ok(())
+}

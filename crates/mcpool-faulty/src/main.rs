@@ -81,6 +81,10 @@ struct Common {
     /// Write 30 noise lines then MSG to stderr and exit with code 1.
     #[arg(long, value_name = "MSG")]
     exit_at_start: Option<String>,
+    /// Exit at start as --exit-at-start does while FILE does not exist
+    /// (a server that is not ready yet), serve once it does.
+    #[arg(long, value_name = "FILE")]
+    fail_until: Option<PathBuf>,
     /// Write TEXT to stderr at start, then serve normally.
     #[arg(long, value_name = "TEXT")]
     stderr_at_start: Option<String>,
@@ -158,7 +162,12 @@ impl Common {
         if let Some(ms) = self.startup_delay_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
-        if let Some(message) = &self.exit_at_start {
+        let not_ready = self
+            .fail_until
+            .as_ref()
+            .filter(|f| !f.exists())
+            .map(|f| format!("{} is not there yet", f.display()));
+        if let Some(message) = self.exit_at_start.as_ref().or(not_ready.as_ref()) {
             let mut stderr = std::io::stderr().lock();
             for line in 1..=EXIT_NOISE_LINES {
                 let _ = writeln!(stderr, "stderr line {line}");

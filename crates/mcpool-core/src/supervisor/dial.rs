@@ -24,13 +24,49 @@ use crate::secrets::redact;
 use crate::upstream::ledger::ProgressLedger;
 use crate::upstream::{self, UpstreamHandler};
 
+/// Local servers starting at once (spawn, `initialize`, first lists), in
+/// the whole process: four per core, at least eight. Five hundred servers
+/// started together on two cores would each get a sliver of the machine
+/// and miss their startup timeout; queued, each gets its timeout to itself
+/// (the wait is not counted) and the queue drains at the machine's pace.
+/// A remote server's start is network time, not this machine's: it never
+/// waits here.
+static LOCAL_STARTS: std::sync::LazyLock<tokio::sync::Semaphore> = std::sync::LazyLock::new(|| {
+    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get);
+    tokio::sync::Semaphore::new((cores * 4).max(8))
+});
+
 impl Supervisor {
     pub(super) fn spawn_attempt(self: &Arc<Self>) {
         let this = self.clone();
         tokio::spawn(async move {
             this.load_cache().await;
-            let _ = this.peer().await;
+            let mut outcome = this.peer().await;
+            // Rule 3's exception (behaviour.md, next to rule 11): a server
+            // that has never connected has no tools to call, so no request
+            // would ever reconnect it. It is retried here, as the backoff
+            // allows, until it connects (then rule 3 holds), fails for
+            // good, or the user acts.
+            while outcome.is_err() {
+                let Some(at) = this.never_connected_retry() else {
+                    break;
+                };
+                tokio::time::sleep_until(at).await;
+                this.lock().next_cause = Some("start");
+                outcome = this.peer().await;
+            }
         });
+    }
+
+    /// When a server that never connected (no tools offered, live or
+    /// cached) may be tried again after a transient failure; `None` for
+    /// any other state.
+    fn never_connected_retry(&self) -> Option<Instant> {
+        let inner = self.lock();
+        if inner.live.is_some() || inner.machine.lists().is_some() {
+            return None;
+        }
+        inner.machine.retry_at()
     }
 
     /// A live peer for a request: the current connection, or one made now
@@ -127,6 +163,7 @@ impl Supervisor {
             .as_ref()
             .ok()
             .and_then(|r| self.disk().key(r, || self.signin().credential_id()));
+        let local = spec.transport.kind() == "stdio";
         let work = async {
             let resolved = resolved?;
             let log = self.ctx.logs.as_ref().map(|l| l.for_server(&self.name));
@@ -136,9 +173,14 @@ impl Supervisor {
                 .map_err(|e| ConnectError::from_transport(&e))?;
             Ok::<_, ConnectError>((established, lists))
         };
+        // A local start waits for its turn first; its timeout runs from then.
+        let started = async {
+            let _turn = if local { LOCAL_STARTS.acquire().await.ok() } else { None };
+            tokio::time::timeout(spec.timeout, work).await
+        };
         let outcome = tokio::select! {
             _ = cancel.cancelled() => None,
-            r = tokio::time::timeout(spec.timeout, work) => Some(r.unwrap_or(Err(ConnectError::Timeout(spec.timeout)))),
+            r = started => Some(r.unwrap_or(Err(ConnectError::Timeout(spec.timeout)))),
         };
         let mut inner = self.lock();
         inner.attempts.done += 1;
