@@ -244,7 +244,7 @@ async fn a_server_that_never_connected_is_retried_until_it_does() -> anyhow::Res
     // Nothing asks for it; it comes up on its own once it can.
     std::fs::write(&ready, "")?;
     let up = pool.wait_status("late", "connected", Duration::from_secs(40)).await?;
-    assert!(!up["tools"].as_array().map_or(true, Vec::is_empty), "{up}");
+    assert!(up["tools"].as_array().is_some_and(|t| !t.is_empty()), "{up}");
     let starts = count_lines(&log, "start");
     assert!(starts >= 2, "{starts} starts");
 
