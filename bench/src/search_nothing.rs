@@ -35,6 +35,18 @@ fn pools(set: &Set, sizes: &[usize], draws: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// The index of a pool of `set`'s `servers` (by position), and their names.
+fn pool_index<'a>(set: &'a Set, servers: &[usize]) -> (ToolIndex, std::collections::HashSet<&'a str>) {
+    let mut index = ToolIndex::default();
+    let mut names = std::collections::HashSet::new();
+    for &i in servers {
+        let s = &set.catalog.servers[i];
+        names.insert(s.name.as_str());
+        index.set_server(&s.name, s.instructions.as_deref().unwrap_or_default(), &tools_of(s));
+    }
+    (index, names)
+}
+
 pub fn dump(sets: &[Set], nothing: &[String]) -> String {
     let mut out = String::new();
     let open = Ranking {
@@ -43,13 +55,7 @@ pub fn dump(sets: &[Set], nothing: &[String]) -> String {
     };
     for set in sets {
         for (p, servers) in pools(set, &[3, 6, 12], 8).iter().enumerate() {
-            let mut index = ToolIndex::default();
-            let mut names = std::collections::HashSet::new();
-            for &i in servers {
-                let s = &set.catalog.servers[i];
-                names.insert(s.name.clone());
-                index.set_server(&s.name, s.instructions.as_deref().unwrap_or_default(), &tools_of(s));
-            }
+            let (index, names) = pool_index(set, servers);
             let mut row = |query: &str, kind: &str, split: &str, relevant: &[String]| {
                 let hits = plan::search(&index, query, 5, &open, |_, _| true);
                 let raw = index.search(query, 5, |_, _| true);
@@ -113,13 +119,7 @@ pub fn table(sets: &[Set], nothing: &[String]) -> Vec<Row> {
     for set in sets {
         for (p, servers) in pools(set, &[3, 6, 12], 8).iter().enumerate() {
             let small = usize::from(p > 0);
-            let mut index = ToolIndex::default();
-            let mut names = std::collections::HashSet::new();
-            for &i in servers {
-                let s = &set.catalog.servers[i];
-                names.insert(s.name.as_str());
-                index.set_server(&s.name, s.instructions.as_deref().unwrap_or_default(), &tools_of(s));
-            }
+            let (index, names) = pool_index(set, servers);
             let empty = |q: &str, rule: &(&str, f32, bool)| {
                 let ranking = Ranking {
                     common: rule.1,
