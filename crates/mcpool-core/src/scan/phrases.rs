@@ -36,6 +36,20 @@ pub enum Kind {
     OtherTools,
     /// Asks for a thing's contents rather than its path.
     Contents,
+    /// A verb of taking: read, send, paste, include (`structure.rs`).
+    Take,
+    /// A secret by its kind: a password, a token, cookies, the clipboard.
+    Secret,
+    /// A path into the user's machine: `~/`, `/etc/`, a key file.
+    Path,
+    /// Whose: the user's, yours, the client's.
+    Owner,
+    /// The session's scope: so far, most recent, every other tool.
+    Session,
+    /// The model addressed: you, the assistant, the model.
+    Model,
+    /// A word of obligation: must, always, never, first.
+    Order,
 }
 
 struct Lexicon {
@@ -50,7 +64,7 @@ fn lexicon() -> Option<&'static Lexicon> {
     let built = LEXICON.get_or_init(|| {
         let mut patterns = Vec::new();
         let mut kinds = Vec::new();
-        for (kind, phrases) in PHRASES {
+        for (kind, phrases) in PHRASES.iter().chain(super::structure::PHRASES) {
             for phrase in *phrases {
                 patterns.push(*phrase);
                 kinds.push(*kind);
@@ -124,9 +138,11 @@ pub fn find(normalized: &str) -> Vec<Hit> {
     let Some(lexicon) = lexicon() else {
         return Vec::new();
     };
+    let bytes = normalized.as_bytes();
     lexicon
         .automaton
         .find_overlapping_iter(normalized)
+        .filter(|m| super::structure::starts_word(lexicon.kinds[m.pattern().as_usize()], bytes, m.start()))
         .map(|m| Hit {
             kind: lexicon.kinds[m.pattern().as_usize()],
             start: m.start(),

@@ -12,16 +12,27 @@ pub struct Pool {
     tools: HashMap<String, BTreeSet<String>>,
     /// Server names (lowercase).
     servers: BTreeSet<String>,
+    /// A sum over every (server, tool) pair: equal pools have equal
+    /// prints, whatever the order they were built in.
+    print: u64,
 }
 
 impl Pool {
     pub fn add(&mut self, server: &str, tool: &str) {
         let server = server.to_lowercase();
-        self.tools
-            .entry(tool.to_lowercase())
-            .or_default()
-            .insert(server.clone());
+        let tool = tool.to_lowercase();
+        let pair = pair_print(&server, &tool);
+        if self.tools.entry(tool).or_default().insert(server.clone()) {
+            self.print = self.print.wrapping_add(pair);
+        }
         self.servers.insert(server);
+    }
+
+    /// What names the pool holds, as one number: it changes when a server
+    /// or tool comes or goes, so that reports that name other servers'
+    /// tools are made again (`toolctl/scans.rs`).
+    pub fn print(&self) -> u64 {
+        self.print
     }
 
     /// The other servers that have a tool named `token`, when the name is
@@ -62,6 +73,17 @@ pub fn foreign_identifiers<'t>(text: &'t str, server: &str, own_tool: &str, pool
         }
     }
     found
+}
+
+/// A (server, tool) pair's share of [`Pool::print`]: FNV-1a, stable
+/// across runs.
+fn pair_print(server: &str, tool: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in server.bytes().chain([0]).chain(tool.bytes()) {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 /// Whether `token` reads as a tool's identifier rather than a word.
