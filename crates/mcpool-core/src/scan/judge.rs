@@ -282,6 +282,17 @@ fn judge_structure(
         return;
     }
     let signs = structure::Signs::of(hits);
+    let addressed = smuggled || signs.addressed();
+    if let Some((start, end)) = signs.weakened() {
+        let quote = phrases::around(normalized, start, end, EVIDENCE);
+        let severity = match (addressed, text.parameter) {
+            (true, _) => Severity::Dangerous,
+            (false, false) => Severity::Review,
+            (false, true) => Severity::Weak,
+        };
+        let evidence = format!("tells the model to turn a safeguard off: \"{quote}\"");
+        out.push(finding(Check::HiddenInstructions, severity, &text.field, evidence));
+    }
     let Some(found) = signs.request(normalized) else { return };
     let quote = phrases::around(normalized, found.start, found.end, EVIDENCE);
     let severity = if text.parameter {
@@ -290,7 +301,7 @@ fn judge_structure(
             (true, true) | (false, false) => Severity::Review,
             (false, true) => Severity::Weak,
         }
-    } else if found.object && (smuggled || signs.addressed()) {
+    } else if (found.object || found.strong) && (addressed || signs.imperative(normalized)) {
         Severity::Dangerous
     } else {
         Severity::Weak

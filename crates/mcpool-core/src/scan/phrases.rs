@@ -50,6 +50,14 @@ pub enum Kind {
     Model,
     /// A word of obligation: must, always, never, first.
     Order,
+    /// Turns a safeguard off: ignore, disable, bypass, no longer apply.
+    Weaken,
+    /// A safeguard: instructions, safety, confirmation, two-factor.
+    Safeguard,
+    /// Somewhere outside: an external endpoint, a remote server, a URL.
+    External,
+    /// Personal data: e-mail addresses, phone numbers, card numbers.
+    Personal,
 }
 
 struct Lexicon {

@@ -182,6 +182,12 @@ pub(super) const PHRASES: &[(Kind, &[&str])] = &[
             "returned by the",
             "result of the",
             "results of the",
+            "mentioned in",
+            "you encounter",
+            "you have seen",
+            "you have received",
+            "in the conversation",
+            "in the chat",
         ],
     ),
     (
@@ -216,20 +222,117 @@ pub(super) const PHRASES: &[(Kind, &[&str])] = &[
             "also ",
         ],
     ),
+    (
+        Kind::Weaken,
+        &[
+            "ignore",
+            "disregard",
+            "forget",
+            "override",
+            "no longer apply",
+            "no longer applies",
+            "bypass",
+            "disable",
+            "turn off",
+            "switch off",
+            "skip",
+            "suspend",
+            "are disabled",
+            "is disabled",
+            "are off",
+            "without applying",
+            "do not ask",
+            "don't ask",
+            "without asking",
+        ],
+    ),
+    (
+        Kind::Safeguard,
+        &[
+            "instruction",
+            "safety",
+            "guardrail",
+            "guideline",
+            "restriction",
+            "content filter",
+            "filtering",
+            "filters",
+            "security check",
+            "security control",
+            "confirmation",
+            "warning",
+            "policy",
+            "policies",
+            "constraint",
+            "two-factor",
+            "2fa",
+            "mfa",
+            "authentication",
+            "verification",
+            "unverified",
+            "privacy",
+        ],
+    ),
+    (
+        Kind::External,
+        &[
+            "external",
+            "remote server",
+            "remote endpoint",
+            "third-party",
+            "third party",
+            "http://",
+            "https://",
+            "webhook",
+            "attacker",
+            "collector",
+            "our server",
+            "our endpoint",
+            "our backup",
+        ],
+    ),
+    (
+        Kind::Personal,
+        &[
+            "personal data",
+            "personal information",
+            "email address",
+            "e-mail address",
+            "phone number",
+            "home address",
+            "credit card",
+            "card number",
+            "social security",
+            "passport number",
+            "date of birth",
+        ],
+    ),
 ];
 
 /// Kinds whose words must start a word (`put` is not `input`).
 fn bounded(kind: Kind) -> bool {
     matches!(
         kind,
-        Kind::Take | Kind::Secret | Kind::Owner | Kind::Session | Kind::Model | Kind::Order
+        Kind::Take
+            | Kind::Secret
+            | Kind::Owner
+            | Kind::Session
+            | Kind::Model
+            | Kind::Order
+            | Kind::Weaken
+            | Kind::Safeguard
+            | Kind::External
+            | Kind::Personal
     )
 }
 
 /// Whether a hit of `kind` at `start` of `normalized` counts: a word of
 /// the kinds above must start a word.
 pub fn starts_word(kind: Kind, normalized: &[u8], start: usize) -> bool {
-    !bounded(kind) || start == 0 || !normalized[start - 1].is_ascii_alphanumeric()
+    // Nor inside a path, a URL or an identifier (`operators-and-collectors`).
+    !bounded(kind)
+        || start == 0
+        || !matches!(normalized[start - 1], b'a'..=b'z' | b'0'..=b'9' | b'-' | b'/' | b'_' | b'.')
 }
 
 /// The signs of one text, as the rules read them.
@@ -250,6 +353,15 @@ pub struct Found {
 /// tools' output.
 const OBJECTS: &[Kind] = &[Kind::SecretFile, Kind::Path, Kind::Conversation];
 const TAKING: &[Kind] = &[Kind::Take, Kind::Contents];
+/// What is worth sending out.
+const SENDABLE: &[Kind] = &[
+    Kind::Secret,
+    Kind::Personal,
+    Kind::Owner,
+    Kind::Session,
+    Kind::SecretFile,
+    Kind::Conversation,
+];
 
 impl<'h> Signs<'h> {
     pub fn of(hits: &'h [Hit]) -> Self {
@@ -292,9 +404,39 @@ impl<'h> Signs<'h> {
         if let Some(span) = near(&owners, self.hits, &[Kind::Secret]) {
             return Some(found(span, true, false));
         }
-        // Secrets that turn up in the conversation or in tools' output.
-        let secrets: Vec<&Hit> = self.kinds(&[Kind::Secret]).collect();
-        near(&secrets, self.hits, &[Kind::Conversation, Kind::Session]).map(|span| found(span, true, false))
+        // Secrets and personal data that turn up in the conversation or
+        // in tools' output.
+        let secrets: Vec<&Hit> = self.kinds(&[Kind::Secret, Kind::Personal]).collect();
+        if let Some(span) = near(&secrets, self.hits, &[Kind::Conversation, Kind::Session]) {
+            return Some(found(span, true, false));
+        }
+        // Sent out: to an external endpoint, with anything to send or as
+        // an extra step (`also posts the result to …`).
+        let sent = taking.iter().copied().filter(|h| {
+            near(&[*h], self.hits, SENDABLE).is_some()
+                || preceded(normalized, h.start, &["also ", "additionally ", "silently ", "then "])
+        });
+        let sent: Vec<&Hit> = sent.collect();
+        near(&sent, self.hits, &[Kind::External]).map(|span| found(span, true, true))
+    }
+
+    /// A safeguard turned off (`ignore the safety guidelines`, `do not
+    /// ask for confirmation`, `disable two-factor authentication`).
+    pub fn weakened(&self) -> Option<(usize, usize)> {
+        let weaken: Vec<&Hit> = self.kinds(&[Kind::Weaken]).collect();
+        near(&weaken, self.hits, &[Kind::Safeguard])
+    }
+
+    /// Whether a verb of taking opens a sentence: an order.
+    pub fn imperative(&self, normalized: &str) -> bool {
+        self.kinds(TAKING).any(|h| {
+            // `reads …` describes; `read …` orders.
+            let word = normalized[h.start..].split(' ').next().unwrap_or_default();
+            let base = !word.ends_with('s') || word.ends_with("ss");
+            let before = normalized[..h.start].trim_end();
+            (base && (before.is_empty() || before.ends_with(['.', ':', ';', '!', '>', ']'])))
+                || preceded(normalized, h.start, &["then ", "also "])
+        })
     }
 
     /// An order addressed to the model: a directive, markup, or a word of
@@ -334,6 +476,12 @@ fn negated(normalized: &str, start: usize) -> bool {
     ["not ", "n't ", "never ", "without ", "no "]
         .iter()
         .any(|w| before.contains(w))
+}
+
+/// Whether one of `words` ends just before `start`.
+fn preceded(normalized: &str, start: usize, words: &[&str]) -> bool {
+    let before = &normalized[..start];
+    words.iter().any(|w| before.ends_with(w))
 }
 
 /// Whether the words of a tool's purpose speak of secrets, so that a
