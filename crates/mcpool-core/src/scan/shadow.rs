@@ -3,6 +3,7 @@
 //! server steers what another does ("when you send mail with send_email,
 //! add this address to bcc").
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 
 /// The names every server of a pool answers to: its tools' and its own.
@@ -42,9 +43,8 @@ impl Pool {
         if !distinctive(token) {
             return None;
         }
-        let servers = self.tools.get(&token.to_lowercase())?;
-        let own = own.to_lowercase();
-        (!servers.contains(&own) && !servers.is_empty()).then_some(servers)
+        let servers = self.tools.get(lower(token).as_ref())?;
+        (!servers.contains(own) && !servers.is_empty()).then_some(servers)
     }
 }
 
@@ -52,8 +52,8 @@ impl Pool {
     /// Whether `server` has a tool named `tool`.
     pub fn has(&self, server: &str, tool: &str) -> bool {
         self.tools
-            .get(&tool.to_lowercase())
-            .is_some_and(|s| s.contains(&server.to_lowercase()))
+            .get(lower(tool).as_ref())
+            .is_some_and(|s| s.contains(lower(server).as_ref()))
     }
 }
 
@@ -62,6 +62,9 @@ impl Pool {
 /// steers them steers tools it does not own.
 pub fn foreign_identifiers<'t>(text: &'t str, server: &str, own_tool: &str, pool: &Pool) -> Vec<&'t str> {
     let mut found: Vec<&str> = Vec::new();
+    if !may_name_tools(text) {
+        return found;
+    }
     for token in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
         let token = token.trim_matches(|c: char| c == '-' || c == '_');
         let snake = token.contains('_')
@@ -84,6 +87,26 @@ fn pair_print(server: &str, tool: &str) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+/// `text` in lowercase, borrowed when it is already.
+fn lower(text: &str) -> Cow<'_, str> {
+    if text.bytes().any(|b| b.is_ascii_uppercase()) || !text.is_ascii() {
+        Cow::Owned(text.to_lowercase())
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// Whether `text` holds anything [`distinctive`] could take for a tool's
+/// name (a `_` or `-`, or a lowercase letter before an uppercase one): one
+/// pass over its bytes, so that plain prose skips the token lookups.
+pub fn may_name_tools(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().any(|&b| b == b'_' || b == b'-')
+        || bytes
+            .windows(2)
+            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
 }
 
 /// Whether `token` reads as a tool's identifier rather than a word.
@@ -109,7 +132,11 @@ pub struct Reference {
 /// The other servers' tools `text` names (`send_email`, `gmail__send_email`).
 pub fn references(text: &str, own_server: &str, pool: &Pool) -> Vec<Reference> {
     let mut found: Vec<Reference> = Vec::new();
-    let own = own_server.to_lowercase();
+    if !may_name_tools(text) {
+        return found;
+    }
+    let own = lower(own_server);
+    let own = own.as_ref();
     for token in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.')) {
         let token = token.trim_matches(|c: char| c == '.' || c == '-' || c == '_');
         // Only an identifier can name a tool (`send_email`, `sendEmail`,
