@@ -68,7 +68,12 @@ pub fn findings(
     let secrets = purpose().any(|(_, s)| structure::about_secrets(&s.hits));
     let parameters: Vec<&str> = texts
         .iter()
-        .filter(|t| t.parameter && t.field.rsplit_once(".properties.").is_some_and(|(_, p)| p == t.text))
+        .filter(|t| {
+            t.parameter
+                && t.field
+                    .strip_suffix(t.text)
+                    .is_some_and(|f| f.ends_with(".properties."))
+        })
         .map(|t| t.text)
         .collect();
     let mut out = Vec::new();

@@ -5,12 +5,13 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// The names every server of a pool answers to: its tools' and its own.
 #[derive(Debug, Default)]
 pub struct Pool {
     /// A tool's name (lowercase) → the servers that have it.
-    tools: HashMap<String, BTreeSet<String>>,
+    tools: HashMap<String, BTreeSet<String>, BuildHasherDefault<Fnv>>,
     /// Server names (lowercase).
     servers: BTreeSet<String>,
     /// A sum over every (server, tool) pair: equal pools have equal
@@ -87,6 +88,26 @@ fn pair_print(server: &str, tool: &str) -> u64 {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     hash
+}
+
+/// FNV-1a: the pool is looked up for every identifier of every text, and
+/// its keys are short tool names, where SipHash costs more than it guards
+/// (the names come from the servers the user configured).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
 }
 
 /// `text` in lowercase, borrowed when it is already.
