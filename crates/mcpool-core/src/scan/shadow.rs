@@ -173,7 +173,7 @@ pub fn references(text: &str, own_server: &str, pool: &Pool) -> Vec<Reference> {
                 continue;
             }
         }
-        if let Some(servers) = pool.others_with(token, &own) {
+        if let Some(servers) = pool.others_with(token, own) {
             push(&mut found, token, servers.iter().cloned().collect());
         }
     }
