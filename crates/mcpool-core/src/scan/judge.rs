@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use super::phrases::{self, Hit, Kind};
-use super::{payload, shadow, unicode, Check, Finding, Severity};
+use super::{payload, shadow, structure, unicode, Check, Finding, Severity};
 
 /// The most strings of a schema looked at, and how deep.
 const SCHEMA_TEXTS: usize = 400;
@@ -57,20 +57,57 @@ pub fn findings(
         }
     }
     schema_texts(schema, "inputSchema", 0, &mut texts);
-    // What the tool says it is about: a parameter that asks for the
-    // conversation is in place only in a tool about conversations.
-    let about = phrases::normalize(&format!("{name} {}", description.unwrap_or_default()));
-    let converses = CONVERSING.iter().any(|w| about.contains(w));
+    // Each text normalized and its words found once.
+    let seen: Vec<Seen> = texts.iter().map(|t| see(t.text)).collect();
+    // What the tool says it is about (its name, title, description): a
+    // parameter that asks for the conversation is in place only in a tool
+    // about conversations, one that asks for a secret only in a tool
+    // about secrets.
+    let purpose = || texts.iter().zip(&seen).filter(|(t, _)| !t.parameter);
+    let converses = purpose().any(|(_, s)| CONVERSING.iter().any(|w| s.normalized.contains(w)));
+    let secrets = purpose().any(|(_, s)| structure::about_secrets(&s.hits));
     let parameters: Vec<&str> = texts
         .iter()
-        .filter(|t| t.parameter && t.field.rsplit_once(".properties.").is_some_and(|(_, p)| p == t.text))
+        .filter(|t| {
+            t.parameter
+                && t.field
+                    .strip_suffix(t.text)
+                    .is_some_and(|f| f.ends_with(".properties."))
+        })
         .map(|t| t.text)
         .collect();
     let mut out = Vec::new();
-    for text in &texts {
-        judge(text, (server, name, &parameters), converses, pool, &mut out);
+    for (text, seen) in texts.iter().zip(&seen) {
+        let about = About { converses, secrets };
+        judge(text, seen, (server, name, &parameters), about, pool, &mut out);
     }
     out
+}
+
+/// What a tool says it is about.
+#[derive(Clone, Copy)]
+struct About {
+    converses: bool,
+    secrets: bool,
+}
+
+/// A text as the checks read it: its hidden characters, the text a
+/// person would read, normalized, and the words found in it.
+struct Seen {
+    hidden: unicode::Hidden,
+    normalized: String,
+    hits: Vec<Hit>,
+}
+
+fn see(text: &str) -> Seen {
+    let hidden = unicode::inspect(text);
+    let normalized = phrases::normalize(if hidden.any() { hidden.readable.as_str() } else { text });
+    let hits = phrases::find(&normalized);
+    Seen {
+        hidden,
+        normalized,
+        hits,
+    }
 }
 
 /// The strings of a schema a model reads: each property's name,
@@ -155,13 +192,14 @@ fn finding(check: Check, severity: Severity, field: &str, evidence: String) -> F
 /// The checks over one text.
 fn judge(
     text: &Text<'_>,
+    seen: &Seen,
     (server, name, parameters): (&str, &str, &[&str]),
-    converses: bool,
+    about: About,
     pool: &shadow::Pool,
     out: &mut Vec<Finding>,
 ) {
     let field = text.field.as_str();
-    let hidden = unicode::inspect(text.text);
+    let hidden = &seen.hidden;
     if !hidden.tags.is_empty() {
         let shown = unicode::shown(&hidden.tags, EVIDENCE);
         let evidence = format!("hidden text in Unicode TAG characters, invisible to a person: \"{shown}\"");
@@ -194,9 +232,9 @@ fn judge(
     } else {
         text.text
     };
-    let normalized = phrases::normalize(readable);
-    let hits = phrases::find(&normalized);
-    judge_phrases(text, &normalized, &hits, (hidden.any(), converses), out);
+    let (normalized, hits) = (seen.normalized.as_str(), seen.hits.as_slice());
+    judge_structure(text, normalized, hits, (hidden.any(), about), out);
+    judge_phrases(text, normalized, hits, (hidden.any(), about.converses), out);
     // A payload takes 24 characters at least (16 bytes in base64).
     let decoded = if readable.len() >= 24 {
         payload::decode_runs(readable)
@@ -224,7 +262,7 @@ fn judge(
         let evidence = format!("{} that decodes to text: \"{shown}\"", decoded.encoding);
         out.push(finding(Check::EncodedPayload, severity, field, evidence));
     }
-    judge_shadowing(text, (server, name, parameters), pool, &normalized, &hits, out);
+    judge_shadowing(text, (server, name, parameters), pool, normalized, hits, out);
 }
 
 fn has(hits: &[Hit], kind: Kind) -> bool {
@@ -233,6 +271,49 @@ fn has(hits: &[Hit], kind: Kind) -> bool {
 
 fn first(hits: &[Hit], kind: Kind) -> Option<&Hit> {
     hits.iter().find(|h| h.kind == kind)
+}
+
+/// The structural rules (`structure.rs`): a parameter that asks for a
+/// sensitive object its tool's purpose does not need, and a description
+/// that orders the model to take one.
+fn judge_structure(
+    text: &Text<'_>,
+    normalized: &str,
+    hits: &[Hit],
+    (smuggled, about): (bool, About),
+    out: &mut Vec<Finding>,
+) {
+    if hits.is_empty() {
+        return;
+    }
+    let signs = structure::Signs::of(hits);
+    let addressed = smuggled || signs.addressed();
+    if let Some((start, end)) = signs.weakened() {
+        let quote = phrases::around(normalized, start, end, EVIDENCE);
+        let severity = match (addressed, text.parameter) {
+            (true, _) => Severity::Dangerous,
+            (false, false) => Severity::Review,
+            (false, true) => Severity::Weak,
+        };
+        let evidence = format!("tells the model to turn a safeguard off: \"{quote}\"");
+        out.push(finding(Check::HiddenInstructions, severity, &text.field, evidence));
+    }
+    let Some(found) = signs.request(normalized) else { return };
+    let quote = phrases::around(normalized, found.start, found.end, EVIDENCE);
+    let severity = if text.parameter {
+        match (found.strong, about.secrets) {
+            (true, false) => Severity::Dangerous,
+            (true, true) | (false, false) => Severity::Review,
+            (false, true) => Severity::Weak,
+        }
+    } else if (found.object || found.strong) && (addressed || signs.imperative(normalized)) {
+        Severity::Dangerous
+    } else {
+        Severity::Weak
+    };
+    let evidence =
+        format!("asks for a sensitive thing (a secret, a file of the user's, the conversation): \"{quote}\"");
+    out.push(finding(Check::Exfiltration, severity, &text.field, evidence));
 }
 
 /// Instructions, concealment, markup, shell and what an exfiltration asks

@@ -14,6 +14,7 @@ mod lexicon;
 mod payload;
 mod phrases;
 mod shadow;
+mod structure;
 mod unicode;
 
 #[cfg(test)]
