@@ -34,58 +34,60 @@ pub fn open_url_checked(url: &str, wait: std::time::Duration) -> std::io::Result
 }
 
 fn open_checked(browser: Option<OsString>, url: &str, wait: std::time::Duration) -> std::io::Result<Opened> {
-    let (mut command, opened) = match browser.filter(|b| !b.is_empty()) {
-        Some(b) => (Command::new(&b), Opened::Browser(b.to_string_lossy().into_owned())),
-        None => (Command::new(desktop_opener()), Opened::Desktop),
-    };
-    let mut child = command
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
+    let (mut command, opened) = command_for(browser, url);
+    let mut child = spawn(&mut command)?;
+    // Explorer ends with 1 when it did open the page: its status says nothing.
+    if cfg!(windows) && opened == Opened::Desktop {
+        return Ok(opened);
+    }
     let until = std::time::Instant::now() + wait;
     while std::time::Instant::now() < until {
-        if let Some(status) = child.try_wait()? {
-            if status.success() {
-                break;
+        match child.try_wait()? {
+            Some(status) if status.success() => break,
+            Some(status) => {
+                return Err(std::io::Error::other(format!(
+                    "{} ended with {status} without showing the page",
+                    command.get_program().to_string_lossy()
+                )))
             }
-            return Err(std::io::Error::other(format!(
-                "{} ended with {status} without showing the page",
-                command.get_program().to_string_lossy()
-            )));
+            None => std::thread::sleep(std::time::Duration::from_millis(50)),
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
     }
     Ok(opened)
 }
 
-fn desktop_opener() -> &'static str {
-    if cfg!(target_os = "macos") {
-        "open"
-    } else if cfg!(windows) {
-        "explorer"
-    } else {
-        "xdg-open"
-    }
+/// The command that opens `url`: `browser` (the `BROWSER` setting) when
+/// set, else the desktop's opener.
+fn command_for(browser: Option<OsString>, url: &str) -> (Command, Opened) {
+    let (mut command, opened) = match browser.filter(|b| !b.is_empty()) {
+        Some(b) => (Command::new(&b), Opened::Browser(b.to_string_lossy().into_owned())),
+        None => {
+            let opener = if cfg!(target_os = "macos") {
+                "open"
+            } else if cfg!(windows) {
+                "explorer"
+            } else {
+                "xdg-open"
+            };
+            (Command::new(opener), Opened::Desktop)
+        }
+    };
+    command.arg(url);
+    (command, opened)
 }
 
 fn open_with(browser: Option<OsString>, url: &str) -> std::io::Result<Opened> {
-    if let Some(command) = browser.filter(|b| !b.is_empty()) {
-        spawn(Command::new(&command).arg(url))?;
-        return Ok(Opened::Browser(command.to_string_lossy().into_owned()));
-    }
-    spawn(Command::new(desktop_opener()).arg(url))?;
-    Ok(Opened::Desktop)
+    let (mut command, opened) = command_for(browser, url);
+    spawn(&mut command)?;
+    Ok(opened)
 }
 
-fn spawn(command: &mut Command) -> std::io::Result<()> {
+fn spawn(command: &mut Command) -> std::io::Result<std::process::Child> {
     command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .map(drop)
 }
 
 #[cfg(test)]

@@ -90,7 +90,7 @@ impl PoolInner {
         let names = crate::toolctl::scans::pool_of(lists.iter().map(|(n, l)| (n.as_str(), l.tools.as_slice())));
         for (name, l) in &own {
             let tools = l.map(|l| l.tools.as_slice()).unwrap_or_default();
-            if control.scan_setting(name).off {
+            if control.scan_off(name) {
                 control.scans.observe(name, None, &names);
                 control.more_scans.observe(name, None, &names);
             } else {

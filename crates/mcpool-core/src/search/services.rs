@@ -41,14 +41,12 @@ fn named(query: &str) -> Vec<String> {
     let mut sentence_start = true;
     for token in query.split_whitespace() {
         let word = token.trim_matches(|c: char| !c.is_alphanumeric());
+        let word = word
+            .strip_suffix("'s")
+            .or_else(|| word.strip_suffix("’s"))
+            .unwrap_or(word);
         let ends_sentence = token.ends_with(['.', '!', '?', ':']);
-        let plain = word.chars().all(|c| c.is_alphanumeric())
-            || word
-                .strip_suffix("'s")
-                .or_else(|| word.strip_suffix("’s"))
-                .is_some_and(|w| w.chars().all(char::is_alphanumeric));
-        let word = word.trim_end_matches("'s").trim_end_matches("’s");
-        if plain && !word.is_empty() {
+        if !word.is_empty() && word.chars().all(char::is_alphanumeric) {
             let mut chars = word.chars();
             let first_upper = chars.next().is_some_and(char::is_uppercase);
             let inner_upper = chars.any(char::is_uppercase);

@@ -163,7 +163,7 @@ impl ServerSnapshot {
             cause: inner.machine.error().map(crate::stderr_tail::cause),
             transport: inner.spec.transport.kind(),
             sandbox,
-            held_back: if control.scan_setting(name).off {
+            held_back: if control.scan_off(name) {
                 Vec::new()
             } else {
                 control.more_scans.dangerous_of(name)

@@ -169,15 +169,6 @@ impl ToolControl {
         }
     }
 
-    /// The scan settings of `server`'s entry.
-    pub fn scan_setting(&self, server: &str) -> ScanSetting {
-        read(&self.policy)
-            .filters
-            .get(server)
-            .map(|f| f.scan.clone())
-            .unwrap_or_default()
-    }
-
     /// Whether `tool` of `server` is held back by the scan: found
     /// dangerous, its server scanned, and not allowed by the user.
     pub fn quarantined(&self, server: &str, tool: &rmcp::model::Tool) -> bool {
@@ -192,12 +183,18 @@ impl ToolControl {
     /// Whether `prompt` of `server` is held back by the scan: found
     /// dangerous and its server scanned.
     pub fn prompt_held(&self, server: &str, prompt: &rmcp::model::Prompt) -> bool {
-        !self.scan_setting(server).off && self.more_scans.prompt_dangerous(server, prompt)
+        !self.scan_off(server) && self.more_scans.prompt_dangerous(server, prompt)
     }
 
     /// Whether `template` of `server` is held back by the scan.
     pub fn template_held(&self, server: &str, template: &rmcp::model::ResourceTemplate) -> bool {
-        !self.scan_setting(server).off && self.more_scans.template_dangerous(server, template)
+        !self.scan_off(server) && self.more_scans.template_dangerous(server, template)
+    }
+
+    /// Whether `server`'s entry says `"scan": "off"` (read in place: it is
+    /// asked for every listed prompt and template).
+    pub fn scan_off(&self, server: &str) -> bool {
+        read(&self.policy).filters.get(server).is_some_and(|f| f.scan.off)
     }
 
     /// Why a call to `name` of `server` is refused, if it is; `current` is
