@@ -157,7 +157,6 @@ fn is_notice(line: &str) -> bool {
         "(Use `node --trace-",
         "Traceback (most recent call last)",
         "File \"",
-        "at ",
         "^",
         "Downloading",
         "Installed ",
@@ -165,7 +164,32 @@ fn is_notice(line: &str) -> bool {
         "Prepared ",
         "Audited ",
     ];
-    NOTICES.iter().any(|n| line.starts_with(n))
+    NOTICES.iter().any(|n| line.starts_with(n)) || is_stack_frame(line)
+}
+
+/// A JavaScript stack frame, told by its shape rather than by its first
+/// word, so that a sentence such as "at least one directory is required"
+/// is still read: `at fn (file:line:col)`, `at file:line:col`,
+/// `at fn (node:internal/…)`, `at new Promise (<anonymous>)`.
+fn is_stack_frame(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("at ") else {
+        return false;
+    };
+    let place = match rest.strip_suffix(')').and_then(|r| r.rsplit_once(" (")) {
+        Some((_, place)) => place,
+        None if !rest.contains(' ') => rest,
+        None => return false,
+    };
+    place == "<anonymous>" || place.starts_with("node:") || ends_with_line_and_column(place)
+}
+
+/// `…:12:34`: a source position.
+fn ends_with_line_and_column(place: &str) -> bool {
+    let mut parts = place.rsplitn(3, ':');
+    let column = parts.next().unwrap_or_default();
+    let line = parts.next().unwrap_or_default();
+    let is_number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    parts.next().is_some() && is_number(column) && is_number(line)
 }
 
 fn reads_like_failure(line: &str) -> bool {
@@ -223,6 +247,37 @@ mod tests {
         assert_eq!(
             cause("no answer to initialize within 30000 ms"),
             "no answer to initialize within 30000 ms"
+        );
+    }
+
+    #[test]
+    fn stack_frames_are_told_by_their_shape_not_their_first_word() {
+        for frame in [
+            "at Object.<anonymous> (/srv/app/index.js:12:5)",
+            "at /srv/app/index.js:3:11",
+            "at Module._compile (node:internal/modules/cjs/loader:1554:14)",
+            "at new Promise (<anonymous>)",
+            "at async main (file:///srv/app/dist/index.js:40:9)",
+        ] {
+            assert!(is_notice(frame), "{frame}");
+        }
+        for sentence in [
+            "at least one directory must be given",
+            "at most 3 workers (found 7)",
+            "at index.js the config is missing",
+        ] {
+            assert!(!is_notice(sentence), "{sentence}");
+        }
+        let node = with_stderr(
+            "the process exited with status 1",
+            &[
+                "at least one allowed directory is required".into(),
+                "at main (/srv/app/index.js:9:3)".into(),
+            ],
+        );
+        assert_eq!(
+            cause(&node),
+            "the process exited with status 1: at least one allowed directory is required"
         );
     }
 

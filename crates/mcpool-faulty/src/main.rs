@@ -78,6 +78,11 @@ struct Common {
     /// Sleep this long before serving.
     #[arg(long, value_name = "MS")]
     startup_delay_ms: Option<u64>,
+    /// Spend this much CPU time before serving, as a Node or Python server
+    /// does loading its code (a delay that costs the machine, for start-up
+    /// benchmarks: a hundred of them at once share the cores).
+    #[arg(long, value_name = "MS")]
+    busy_start_ms: Option<u64>,
     /// Write 30 noise lines then MSG to stderr and exit with code 1.
     #[arg(long, value_name = "MSG")]
     exit_at_start: Option<String>,
@@ -162,6 +167,9 @@ impl Common {
         if let Some(ms) = self.startup_delay_ms {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
+        if let Some(ms) = self.busy_start_ms {
+            burn_cpu(Duration::from_millis(ms));
+        }
         let not_ready = self
             .fail_until
             .as_ref()
@@ -229,5 +237,24 @@ async fn main() -> anyhow::Result<()> {
         Command::Linger { .. } => loop {
             tokio::time::sleep(Duration::from_secs(3600)).await;
         },
+    }
+}
+
+/// Busy until this process has used `cpu` of CPU time (not wall time: on a
+/// loaded machine it takes longer, as loading code does). CPU time is read
+/// from `/proc/thread-self/schedstat` (this loop runs on one thread); where there is none, wall time counts.
+fn burn_cpu(cpu: Duration) {
+    let started = std::time::Instant::now();
+    let used = || {
+        std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+            .map_or_else(|| started.elapsed(), Duration::from_nanos)
+    };
+    let mut x = 0u64;
+    while used() < cpu {
+        for i in 0..100_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(i));
+        }
     }
 }

@@ -26,7 +26,10 @@ pub fn apply(plan: &Plan) -> Result<Written, WriteError> {
     };
     // Another `connect --write` (or the dashboard's "Add to") waits here,
     // then finds the file changed and says so, rather than writing over it.
-    let _held = crate::os::files::lock::FileLock::acquire(&plan.target, crate::os::files::lock::WAIT)
+    // The lock is in mcpool's runtime folder, not beside the agent's file.
+    use crate::os::files::lock::{FileLock, Place, WAIT};
+    let runtime = crate::os::paths::runtime_dir();
+    let _held = FileLock::acquire_in(&plan.target, Place::Runtime(&runtime), WAIT)
         .map_err(|e| WriteError::Locked(e.to_string()))?;
     let now = match std::fs::read_to_string(&plan.target) {
         Ok(text) => Some(text),

@@ -72,7 +72,7 @@ pub(super) async fn follow_config(
 fn reload(pool: &Pool, path: &Path) {
     let loaded = config::load(path);
     match &loaded {
-        Ok(c) => tracing::info!("config changed: {} servers", c.servers.len()),
+        Ok(c) => tracing::info!("config changed: {}", super::servers(c.servers.len())),
         // A half-written or broken file never takes the running servers down.
         Err(problem) => tracing::error!("{problem}; keeping the servers that are running"),
     }

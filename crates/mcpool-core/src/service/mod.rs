@@ -245,6 +245,11 @@ fn in_use_hint(error: &std::io::Error) -> &'static str {
     }
 }
 
+/// "1 server", "3 servers": the log's count of a config.
+fn servers(n: usize) -> String {
+    format!("{n} server{}", if n == 1 { "" } else { "s" })
+}
+
 /// Starts everything `mcpool serve` runs. The config is loaded now (a broken
 /// one starts an empty pool and is logged) and watched from then on.
 pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
@@ -298,7 +303,7 @@ pub async fn start(options: ServiceOptions) -> Result<Service, ServiceError> {
     let config_stamp = stamp(&config_path);
     let loaded = config::load(&config_path);
     match &loaded {
-        Ok(c) => tracing::info!("config {}: {} servers", config_path.display(), c.servers.len()),
+        Ok(c) => tracing::info!("config {}: {}", config_path.display(), servers(c.servers.len())),
         Err(problem) => tracing::error!("{problem}; starting with no servers until the file is fixed"),
     }
     pool.config_loaded(&config_path, loaded.as_ref());
@@ -489,6 +494,13 @@ pub async fn stop_requested() -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_server_is_not_servers() {
+        assert_eq!(servers(1), "1 server");
+        assert_eq!(servers(0), "0 servers");
+        assert_eq!(servers(491), "491 servers");
+    }
 
     fn args(keepalive_secs: Option<u64>, wake_window_secs: Option<u64>, setup: Setup) -> ServeArgs {
         ServeArgs {

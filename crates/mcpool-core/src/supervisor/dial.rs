@@ -236,8 +236,11 @@ impl Supervisor {
                 inner.attempts.failure = None;
                 inner.recent.connected(established.stderr.clone());
                 inner.recent.listed(&self.name, warnings);
+                let tools = lists.tools.len();
                 let applied = self.apply(&mut inner, Event::AttemptSucceeded { lists });
                 drop(inner);
+                // What a person watching `serve` waits for after "connecting".
+                tracing::info!(server = %self.name, tools, "connected");
                 Watch::new(self, generation).spawn(established.running, exit, established.stderr, signals_rx);
                 if remote {
                     Keepalive::start(self, &link);

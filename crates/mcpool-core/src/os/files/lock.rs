@@ -2,10 +2,13 @@
 //! config (the instance's API, `mcpool add/remove/import`, `registry add`,
 //! tool switches) and the agents' configs that `connect --write` edits.
 //!
-//! The lock is advisory and lives in a file of its own beside the target,
-//! `.NAME.mcpool-lock`, because the target itself is replaced by a rename
-//! on every write (a lock on the old file would not stop a writer that
-//! opened the new one). It is held across read, edit and replace, so no
+//! The lock is advisory and lives in a file of its own, because the target
+//! itself is replaced by a rename on every write (a lock on the old file
+//! would not stop a writer that opened the new one). For mcpool's own
+//! config it is `.NAME.mcpool-lock` beside the file ([`Place::Beside`]);
+//! for another program's file, an agent's config, it is in mcpool's
+//! runtime folder ([`Place::Runtime`]), so nothing of mcpool's is left in
+//! the user's home or another program's folder. It is held across read, edit and replace, so no
 //! two of mcpool's writers can interleave; an editor that takes no lock (a
 //! person's) is caught by the re-read before the replace instead.
 //!
@@ -52,25 +55,61 @@ pub enum LockError {
     },
 }
 
+/// Where a file's lock lives. Every writer of one file must name the same
+/// place: mcpool's config is locked beside it, an agent's config in the
+/// runtime folder.
+#[derive(Debug, Clone, Copy)]
+pub enum Place<'a> {
+    /// `.NAME.mcpool-lock` beside the target.
+    Beside,
+    /// `DIR/locks/NAME-HASH.lock`, `HASH` of the target's whole path (two
+    /// `settings.json` of two programs are two locks).
+    Runtime(&'a Path),
+}
+
 /// `.NAME.mcpool-lock` beside `target` (one leading dot for a hidden file
-/// too: `.claude.json.mcpool-lock`).
+/// too: `.config.json.mcpool-lock`).
 pub fn lock_path(target: &Path) -> PathBuf {
     let name = target.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
     let name = name.strip_prefix('.').unwrap_or(&name);
     target.with_file_name(format!(".{name}.mcpool-lock"))
 }
 
+/// The lock of `target` in `place`.
+pub fn lock_path_in(target: &Path, place: Place<'_>) -> PathBuf {
+    let Place::Runtime(dir) = place else {
+        return lock_path(target);
+    };
+    use sha2::Digest;
+    let whole = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
+    let digest = sha2::Sha256::digest(whole.as_os_str().as_encoded_bytes());
+    let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let name = target.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = name.strip_prefix('.').unwrap_or(&name);
+    dir.join("locks").join(format!("{name}-{hash}.lock"))
+}
+
 impl FileLock {
-    /// Takes the lock of `target`, waiting at most `wait` for another
-    /// writer. Creates the target's folder when it is missing (a first
-    /// write makes the file there). Blocking: call it off the async runtime.
+    /// Takes the lock of `target` beside it, waiting at most `wait` for
+    /// another writer. Creates the target's folder when it is missing (a
+    /// first write makes the file there). Blocking: call it off the async
+    /// runtime.
     pub fn acquire(target: &Path, wait: Duration) -> Result<FileLock, LockError> {
-        let lock = lock_path(target);
+        Self::acquire_in(target, Place::Beside, wait)
+    }
+
+    /// [`acquire`](Self::acquire) with the lock in `place`; a runtime
+    /// folder is made the user's alone, as the control credential's is.
+    pub fn acquire_in(target: &Path, place: Place<'_>, wait: Duration) -> Result<FileLock, LockError> {
+        let lock = lock_path_in(target, place);
         let io = |source| LockError::Io {
             target: target.to_path_buf(),
             lock: lock.clone(),
             source,
         };
+        if let Place::Runtime(dir) = place {
+            super::create_private_dir(dir).map_err(io)?;
+        }
         if let Some(dir) = lock.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
@@ -156,5 +195,35 @@ mod tests {
             lock_path(Path::new("config.json")),
             Path::new(".config.json.mcpool-lock")
         );
+    }
+
+    #[test]
+    fn another_programs_file_is_locked_in_the_runtime_folder_not_beside_it() {
+        let dir = crate::scratch::scratch_dir("lock-runtime");
+        let (home, run) = (dir.join("home"), dir.join("run"));
+        let claude = home.join(".claude.json");
+        let gemini = home.join(".gemini").join("settings.json");
+        let vscode = home.join(".config").join("Code").join("User").join("settings.json");
+        let held = FileLock::acquire_in(&claude, Place::Runtime(&run), WAIT).unwrap();
+        let lock = lock_path_in(&claude, Place::Runtime(&run));
+        assert!(
+            lock.starts_with(run.join("locks")) && lock.exists(),
+            "{}",
+            lock.display()
+        );
+        assert!(lock.file_name().unwrap().to_string_lossy().starts_with("claude.json-"));
+        assert!(!home.exists(), "nothing is left in the home");
+        if cfg!(unix) {
+            assert_eq!(crate::os::files::mode_of(&run).unwrap() & 0o777, 0o700);
+        }
+        let busy = FileLock::acquire_in(&claude, Place::Runtime(&run), Duration::from_millis(30));
+        assert!(matches!(busy, Err(LockError::Busy { .. })), "one lock per file");
+        drop(held);
+        assert_ne!(
+            lock_path_in(&gemini, Place::Runtime(&run)),
+            lock_path_in(&vscode, Place::Runtime(&run)),
+            "two files of one name are two locks"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
