@@ -6,11 +6,9 @@
 use serde_json::Value;
 
 use super::phrases::{self, Hit, Kind};
-use super::{payload, shadow, structure, unicode, Check, Finding, Severity};
+use super::texts::{Field, Text, Texts};
+use super::{deceit, payload, shadow, structure, unicode, Check, Finding, Severity};
 
-/// The most strings of a schema looked at, and how deep.
-const SCHEMA_TEXTS: usize = 400;
-const SCHEMA_DEPTH: usize = 6;
 /// Evidence is cut to about this many characters.
 const EVIDENCE: usize = 160;
 
@@ -26,13 +24,6 @@ const CONVERSING: &[&str] = &[
     "context",
 ];
 
-/// A text of a definition: where it is, and whether it is a parameter's.
-struct Text<'a> {
-    field: String,
-    text: &'a str,
-    parameter: bool,
-}
-
 /// Every finding in a definition's texts (weak ones too).
 pub fn findings(
     server: &str,
@@ -42,44 +33,22 @@ pub fn findings(
     schema: &Value,
     pool: &shadow::Pool,
 ) -> Vec<Finding> {
-    let mut texts = vec![Text {
-        field: "name".into(),
-        text: name,
-        parameter: false,
-    }];
-    for (field, text) in [("title", title), ("description", description)] {
-        if let Some(text) = text {
-            texts.push(Text {
-                field: field.into(),
-                text,
-                parameter: false,
-            });
-        }
-    }
-    schema_texts(schema, "inputSchema", 0, &mut texts);
+    let texts = Texts::of(name, title, description, schema);
     // Each text normalized and its words found once.
-    let seen: Vec<Seen> = texts.iter().map(|t| see(t.text)).collect();
+    let seen: Vec<Seen> = texts.texts.iter().map(|t| see(t.text)).collect();
     // What the tool says it is about (its name, title, description): a
     // parameter that asks for the conversation is in place only in a tool
     // about conversations, one that asks for a secret only in a tool
     // about secrets.
-    let purpose = || texts.iter().zip(&seen).filter(|(t, _)| !t.parameter);
+    let purpose = || texts.texts.iter().zip(&seen).filter(|(t, _)| !t.parameter);
     let converses = purpose().any(|(_, s)| CONVERSING.iter().any(|w| s.normalized.contains(w)));
     let secrets = purpose().any(|(_, s)| structure::about_secrets(&s.hits));
-    let parameters: Vec<&str> = texts
-        .iter()
-        .filter(|t| {
-            t.parameter
-                && t.field
-                    .strip_suffix(t.text)
-                    .is_some_and(|f| f.ends_with(".properties."))
-        })
-        .map(|t| t.text)
-        .collect();
+    let parameters = texts.parameters();
     let mut out = Vec::new();
-    for (text, seen) in texts.iter().zip(&seen) {
+    for (text, seen) in texts.texts.iter().zip(&seen) {
         let about = About { converses, secrets };
-        judge(text, seen, (server, name, &parameters), about, pool, &mut out);
+        let at = At { text, texts: &texts };
+        judge(&at, seen, (server, name, &parameters), about, pool, &mut out);
     }
     out
 }
@@ -110,105 +79,47 @@ fn see(text: &str) -> Seen {
     }
 }
 
-/// The strings of a schema a model reads: each property's name,
-/// description, title, default, enum values and examples, nested ones too.
-fn schema_texts<'a>(schema: &'a Value, path: &str, depth: usize, out: &mut Vec<Text<'a>>) {
-    let Some(object) = schema.as_object() else { return };
-    if depth > SCHEMA_DEPTH || out.len() >= SCHEMA_TEXTS {
-        return;
-    }
-    let parameter = depth > 0;
-    for key in ["description", "title"] {
-        if let Some(text) = object.get(key).and_then(Value::as_str) {
-            out.push(Text {
-                field: format!("{path}.{key}"),
-                text,
-                parameter,
-            });
-        }
-    }
-    for key in ["default", "const"] {
-        if let Some(text) = object.get(key).and_then(Value::as_str) {
-            out.push(Text {
-                field: format!("{path}.{key}"),
-                text,
-                parameter,
-            });
-        }
-    }
-    for key in ["enum", "examples"] {
-        for (i, item) in object
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            if let Some(text) = item.as_str() {
-                out.push(Text {
-                    field: format!("{path}.{key}[{i}]"),
-                    text,
-                    parameter,
-                });
-            }
-        }
-    }
-    if let Some(properties) = object.get("properties").and_then(Value::as_object) {
-        for (name, property) in properties {
-            let at = format!("{path}.properties.{name}");
-            out.push(Text {
-                field: at.clone(),
-                text: name,
-                parameter: true,
-            });
-            schema_texts(property, &at, depth + 1, out);
-        }
-    }
-    if let Some(items) = object.get("items") {
-        schema_texts(items, &format!("{path}.items"), depth + 1, out);
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        for (i, branch) in object
-            .get(key)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .enumerate()
-        {
-            schema_texts(branch, &format!("{path}.{key}[{i}]"), depth + 1, out);
-        }
+/// A text being judged, and the definition's texts, which spell out its
+/// place when a finding names it.
+struct At<'t, 'a> {
+    text: &'t Text<'a>,
+    texts: &'t Texts<'a>,
+}
+
+impl At<'_, '_> {
+    fn field(&self) -> String {
+        self.texts.path(self.text.field)
     }
 }
 
-fn finding(check: Check, severity: Severity, field: &str, evidence: String) -> Finding {
+fn finding(check: Check, severity: Severity, field: String, evidence: String) -> Finding {
     Finding {
         check,
         severity,
-        field: field.to_string(),
+        field,
         evidence,
     }
 }
 
 /// The checks over one text.
 fn judge(
-    text: &Text<'_>,
+    at: &At<'_, '_>,
     seen: &Seen,
     (server, name, parameters): (&str, &str, &[&str]),
     about: About,
     pool: &shadow::Pool,
     out: &mut Vec<Finding>,
 ) {
-    let field = text.field.as_str();
     let hidden = &seen.hidden;
     if !hidden.tags.is_empty() {
         let shown = unicode::shown(&hidden.tags, EVIDENCE);
         let evidence = format!("hidden text in Unicode TAG characters, invisible to a person: \"{shown}\"");
-        out.push(finding(Check::HiddenUnicode, Severity::Dangerous, field, evidence));
+        out.push(finding(Check::HiddenUnicode, Severity::Dangerous, at.field(), evidence));
     }
     if !hidden.selectors.is_empty() {
         let shown = unicode::shown(&hidden.selectors, EVIDENCE);
         let evidence = format!("hidden text in Unicode variation selectors: \"{shown}\"");
-        out.push(finding(Check::HiddenUnicode, Severity::Dangerous, field, evidence));
+        out.push(finding(Check::HiddenUnicode, Severity::Dangerous, at.field(), evidence));
     }
     for (count, what) in [
         (hidden.zero_width, "zero-width characters inside words"),
@@ -222,19 +133,19 @@ fn judge(
         ),
     ] {
         if count > 0 {
-            let shown = unicode::shown(text.text, EVIDENCE);
+            let shown = unicode::shown(at.text.text, EVIDENCE);
             let evidence = format!("{count} {what}: \"{shown}\"");
-            out.push(finding(Check::HiddenUnicode, Severity::Review, field, evidence));
+            out.push(finding(Check::HiddenUnicode, Severity::Review, at.field(), evidence));
         }
     }
     let readable = if hidden.any() {
         hidden.readable.as_str()
     } else {
-        text.text
+        at.text.text
     };
     let (normalized, hits) = (seen.normalized.as_str(), seen.hits.as_slice());
-    judge_structure(text, normalized, hits, (hidden.any(), about), out);
-    judge_phrases(text, normalized, hits, (hidden.any(), about.converses), out);
+    judge_structure(at, normalized, hits, (hidden.any(), about), out);
+    judge_phrases(at, normalized, hits, (hidden.any(), about.converses), out);
     // A payload takes 24 characters at least (16 bytes in base64).
     let decoded = if readable.len() >= 24 {
         payload::decode_runs(readable)
@@ -260,9 +171,9 @@ fn judge(
         let severity = if bad { Severity::Dangerous } else { Severity::Review };
         let shown = unicode::shown(&decoded.text, EVIDENCE);
         let evidence = format!("{} that decodes to text: \"{shown}\"", decoded.encoding);
-        out.push(finding(Check::EncodedPayload, severity, field, evidence));
+        out.push(finding(Check::EncodedPayload, severity, at.field(), evidence));
     }
-    judge_shadowing(text, (server, name, parameters), pool, normalized, hits, out);
+    judge_shadowing(at, (server, name, parameters), pool, normalized, hits, out);
 }
 
 fn has(hits: &[Hit], kind: Kind) -> bool {
@@ -273,11 +184,12 @@ fn first(hits: &[Hit], kind: Kind) -> Option<&Hit> {
     hits.iter().find(|h| h.kind == kind)
 }
 
-/// The structural rules (`structure.rs`): a parameter that asks for a
-/// sensitive object its tool's purpose does not need, and a description
-/// that orders the model to take one.
+/// The structural rules (`structure.rs`, `deceit.rs`): a safeguard turned
+/// off, a false answer ordered for when the user asks, a parameter that
+/// asks for a sensitive object its tool's purpose does not need, and a
+/// description that orders the model to take one.
 fn judge_structure(
-    text: &Text<'_>,
+    at: &At<'_, '_>,
     normalized: &str,
     hits: &[Hit],
     (smuggled, about): (bool, About),
@@ -290,17 +202,27 @@ fn judge_structure(
     let addressed = smuggled || signs.addressed();
     if let Some((start, end)) = signs.weakened() {
         let quote = phrases::around(normalized, start, end, EVIDENCE);
-        let severity = match (addressed, text.parameter) {
+        let severity = match (addressed, at.text.parameter) {
             (true, _) => Severity::Dangerous,
             (false, false) => Severity::Review,
             (false, true) => Severity::Weak,
         };
         let evidence = format!("tells the model to turn a safeguard off: \"{quote}\"");
-        out.push(finding(Check::HiddenInstructions, severity, &text.field, evidence));
+        out.push(finding(Check::HiddenInstructions, severity, at.field(), evidence));
+    }
+    if let Some((start, end)) = deceit::lie_when_asked(hits) {
+        let quote = phrases::around(normalized, start, end, EVIDENCE);
+        let severity = if addressed {
+            Severity::Dangerous
+        } else {
+            Severity::Review
+        };
+        let evidence = format!("tells the model to answer the user falsely when asked: \"{quote}\"");
+        out.push(finding(Check::HiddenInstructions, severity, at.field(), evidence));
     }
     let Some(found) = signs.request(normalized) else { return };
     let quote = phrases::around(normalized, found.start, found.end, EVIDENCE);
-    let severity = if text.parameter {
+    let severity = if at.text.parameter {
         match (found.strong, about.secrets) {
             (true, false) => Severity::Dangerous,
             (true, true) | (false, false) => Severity::Review,
@@ -313,13 +235,13 @@ fn judge_structure(
     };
     let evidence =
         format!("asks for a sensitive thing (a secret, a file of the user's, the conversation): \"{quote}\"");
-    out.push(finding(Check::Exfiltration, severity, &text.field, evidence));
+    out.push(finding(Check::Exfiltration, severity, at.field(), evidence));
 }
 
 /// Instructions, concealment, markup, shell and what an exfiltration asks
 /// for, combined.
 fn judge_phrases(
-    text: &Text<'_>,
+    at: &At<'_, '_>,
     normalized: &str,
     hits: &[Hit],
     (smuggled, converses): (bool, bool),
@@ -328,7 +250,6 @@ fn judge_phrases(
     if hits.is_empty() {
         return;
     }
-    let field = text.field.as_str();
     let quote = |hit: &Hit| phrases::around(normalized, hit.start, hit.end, EVIDENCE);
     let directive = has(hits, Kind::Directive);
     let markup = has(hits, Kind::Markup);
@@ -342,7 +263,12 @@ fn judge_phrases(
     ] {
         if let Some(hit) = first(hits, kind) {
             let evidence = format!("{what}: \"{}\"", quote(hit));
-            out.push(finding(Check::HiddenInstructions, Severity::Dangerous, field, evidence));
+            out.push(finding(
+                Check::HiddenInstructions,
+                Severity::Dangerous,
+                at.field(),
+                evidence,
+            ));
         }
     }
     if let Some(hit) = first(hits, Kind::Markup) {
@@ -352,7 +278,7 @@ fn judge_phrases(
             Severity::Review
         };
         let evidence = format!("markup addressed to the model: \"{}\"", quote(hit));
-        out.push(finding(Check::HiddenInstructions, severity, field, evidence));
+        out.push(finding(Check::HiddenInstructions, severity, at.field(), evidence));
     }
     if let Some(hit) = first(hits, Kind::Shell) {
         let severity = if directive || markup || smuggled {
@@ -361,7 +287,7 @@ fn judge_phrases(
             Severity::Review
         };
         let evidence = format!("a shell command that fetches or runs code: \"{}\"", quote(hit));
-        out.push(finding(Check::HiddenInstructions, severity, field, evidence));
+        out.push(finding(Check::HiddenInstructions, severity, at.field(), evidence));
     }
     for (kind, what) in [
         (
@@ -374,36 +300,35 @@ fn judge_phrases(
         let asked = contents || directive || markup || smuggled;
         // A parameter that names a secret or the conversation asks for
         // it; a description may only speak of it (an SSH tool, a memory).
-        let severity = match (text.parameter, asked, kind) {
+        let severity = match (at.text.parameter, asked, kind) {
             (_, true, _) => Severity::Dangerous,
             (true, false, Kind::Conversation) if !converses => Severity::Dangerous,
             (true, false, _) | (false, false, Kind::SecretFile) => Severity::Review,
             (false, false, _) => Severity::Weak,
         };
         let evidence = format!("{what}: \"{}\"", quote(hit));
-        out.push(finding(Check::Exfiltration, severity, field, evidence));
+        out.push(finding(Check::Exfiltration, severity, at.field(), evidence));
     }
     if let Some(hit) = first(hits, Kind::Directive) {
         let severity = if smuggled { Severity::Dangerous } else { Severity::Weak };
         let evidence = format!("tells the model what to do: \"{}\"", quote(hit));
-        out.push(finding(Check::HiddenInstructions, severity, field, evidence));
+        out.push(finding(Check::HiddenInstructions, severity, at.field(), evidence));
     }
 }
 
 /// Another server's tools named with words that steer their use, or tools
 /// in general steered.
 fn judge_shadowing(
-    text: &Text<'_>,
+    at: &At<'_, '_>,
     (server, own_tool, parameters): (&str, &str, &[&str]),
     pool: &shadow::Pool,
     normalized: &str,
     hits: &[Hit],
     out: &mut Vec<Finding>,
 ) {
-    let field = text.field.as_str();
     let steer = has(hits, Kind::Steer);
     let pressing = has(hits, Kind::Directive) || has(hits, Kind::Conceal) || has(hits, Kind::Override);
-    let references = shadow::references(text.text, server, pool);
+    let references = shadow::references(at.text.text, server, pool);
     if let Some(reference) = references.first() {
         let severity = if steer || pressing {
             Severity::Dangerous
@@ -419,16 +344,16 @@ fn judge_shadowing(
             } else {
                 "may steer its use"
             },
-            unicode::shown(text.text, EVIDENCE)
+            unicode::shown(at.text.text, EVIDENCE)
         );
-        out.push(finding(Check::Shadowing, severity, field, evidence));
+        out.push(finding(Check::Shadowing, severity, at.field(), evidence));
         return;
     }
     // Tools of no server in the pool, named and steered: a snake_case
     // identifier the definition's own server does not have.
     let steered = steer || has(hits, Kind::OtherTools);
-    if steered && text.field == "description" {
-        let mut foreign = shadow::foreign_identifiers(text.text, server, own_tool, pool);
+    if steered && at.text.field == Field::Description {
+        let mut foreign = shadow::foreign_identifiers(at.text.text, server, own_tool, pool);
         // The tool's own parameters are named so too.
         foreign.retain(|name| !parameters.iter().any(|p| p.eq_ignore_ascii_case(name)));
         if let Some(name) = foreign.first() {
@@ -439,9 +364,9 @@ fn judge_shadowing(
             };
             let evidence = format!(
                 "names {name}, a tool its server does not have, and steers its use: \"{}\"",
-                unicode::shown(text.text, EVIDENCE)
+                unicode::shown(at.text.text, EVIDENCE)
             );
-            out.push(finding(Check::Shadowing, severity, field, evidence));
+            out.push(finding(Check::Shadowing, severity, at.field(), evidence));
             return;
         }
     }
@@ -451,13 +376,13 @@ fn judge_shadowing(
                 "tells the model how to use other tools: \"{}\"",
                 phrases::around(normalized, hit.start, hit.end, EVIDENCE)
             );
-            out.push(finding(Check::Shadowing, Severity::Dangerous, field, evidence));
+            out.push(finding(Check::Shadowing, Severity::Dangerous, at.field(), evidence));
         } else if steer || pressing {
             let evidence = format!(
                 "speaks of other tools: \"{}\"",
                 phrases::around(normalized, hit.start, hit.end, EVIDENCE)
             );
-            out.push(finding(Check::Shadowing, Severity::Weak, field, evidence));
+            out.push(finding(Check::Shadowing, Severity::Weak, at.field(), evidence));
         }
     }
 }

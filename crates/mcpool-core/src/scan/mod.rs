@@ -9,12 +9,14 @@
 //! and the evidence as text a person can read; the verdict is the worst
 //! severity (docs/behaviour.md rule 20).
 
+mod deceit;
 mod judge;
 mod lexicon;
 mod payload;
 mod phrases;
 mod shadow;
 mod structure;
+mod texts;
 mod unicode;
 
 #[cfg(test)]

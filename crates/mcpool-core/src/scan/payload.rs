@@ -25,6 +25,9 @@ fn is_base64(b: u8) -> bool {
 /// `0x…`), and byte escapes (`\x41`, `%41`, `0x41 0x42`); what a run
 /// decodes to is looked into once more (base64 of base64).
 pub fn decode_runs(text: &str) -> Vec<Decoded> {
+    if !may_hold_payload(text.as_bytes()) {
+        return Vec::new();
+    }
     let mut found = decode_once(text);
     let nested: Vec<Decoded> = found
         .iter()
@@ -36,6 +39,27 @@ pub fn decode_runs(text: &str) -> Vec<Decoded> {
         .collect();
     found.extend(nested);
     found
+}
+
+/// Whether `text` has a run of base64's alphabet long enough for a
+/// payload, or a byte escape: one pass over its bytes, so that prose (whose
+/// words are short) skips the decoding.
+fn may_hold_payload(text: &[u8]) -> bool {
+    let mut run = 0;
+    for &b in text {
+        if is_base64(b) {
+            run += 1;
+            if run >= MIN_BASE64 {
+                return true;
+            }
+        } else if matches!(b, b'\\' | b'%') {
+            return true;
+        } else {
+            run = 0;
+        }
+    }
+    // `0x41 0x42 …`: short runs, each with its prefix.
+    memchr::memmem::find(text, b"0x").is_some()
 }
 
 fn decode_once(text: &str) -> Vec<Decoded> {

@@ -8,7 +8,9 @@
 
 use std::sync::OnceLock;
 
-use aho_corasick::AhoCorasick;
+use aho_corasick::automaton::{Automaton, OverlappingState};
+use aho_corasick::dfa::DFA;
+use aho_corasick::Input;
 
 use super::lexicon::PHRASES;
 
@@ -58,10 +60,14 @@ pub enum Kind {
     External,
     /// Personal data: e-mail addresses, phone numbers, card numbers.
     Personal,
+    /// A question the user may put: if asked, if the user asks (`deceit.rs`).
+    Asked,
+    /// An answer that denies or misstates: say no, nothing changed.
+    Untrue,
 }
 
 struct Lexicon {
-    automaton: AhoCorasick,
+    automaton: DFA,
     kinds: Vec<Kind>,
 }
 
@@ -72,17 +78,20 @@ fn lexicon() -> Option<&'static Lexicon> {
     let built = LEXICON.get_or_init(|| {
         let mut patterns = Vec::new();
         let mut kinds = Vec::new();
-        for (kind, phrases) in PHRASES.iter().chain(super::structure::PHRASES) {
+        for (kind, phrases) in PHRASES
+            .iter()
+            .chain(super::structure::PHRASES)
+            .chain(super::deceit::PHRASES)
+        {
             for phrase in *phrases {
                 patterns.push(*phrase);
                 kinds.push(*kind);
             }
         }
-        // A DFA: more memory once, the fastest search for every text.
-        let automaton = AhoCorasick::builder()
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(patterns)
-            .ok()?;
+        // A DFA: more memory once, the fastest search for every text. Its
+        // own type rather than `AhoCorasick`, whose searches step the
+        // automaton through a trait object, a call per byte.
+        let automaton = aho_corasick::dfa::Builder::new().build(patterns).ok()?;
         Some(Lexicon { automaton, kinds })
     });
     built.as_ref()
@@ -147,16 +156,22 @@ pub fn find(normalized: &str) -> Vec<Hit> {
         return Vec::new();
     };
     let bytes = normalized.as_bytes();
-    lexicon
-        .automaton
-        .find_overlapping_iter(normalized)
-        .filter(|m| super::structure::starts_word(lexicon.kinds[m.pattern().as_usize()], bytes, m.start()))
-        .map(|m| Hit {
-            kind: lexicon.kinds[m.pattern().as_usize()],
-            start: m.start(),
-            end: m.end(),
-        })
-        .collect()
+    let input = Input::new(normalized);
+    let mut state = OverlappingState::start();
+    let mut hits = Vec::new();
+    // A standard-semantics DFA over an unanchored input cannot fail.
+    while lexicon.automaton.try_find_overlapping(&input, &mut state).is_ok() {
+        let Some(m) = state.get_match() else { break };
+        let kind = lexicon.kinds[m.pattern().as_usize()];
+        if super::structure::starts_word(kind, bytes, m.start()) {
+            hits.push(Hit {
+                kind,
+                start: m.start(),
+                end: m.end(),
+            });
+        }
+    }
+    hits
 }
 
 /// The sentence of `normalized` around `at`, cut to about `limit` bytes on

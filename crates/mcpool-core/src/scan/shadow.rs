@@ -21,8 +21,8 @@ pub struct Pool {
 
 impl Pool {
     pub fn add(&mut self, server: &str, tool: &str) {
-        let server = server.to_lowercase();
-        let tool = tool.to_lowercase();
+        let server = lower(server).into_owned();
+        let tool = lower(tool).into_owned();
         let pair = pair_print(&server, &tool);
         if self.tools.entry(tool).or_default().insert(server.clone()) {
             self.print = self.print.wrapping_add(pair);
@@ -37,13 +37,10 @@ impl Pool {
         self.print
     }
 
-    /// The other servers that have a tool named `token`, when the name is
-    /// distinctive enough to be a reference (`send_email`, not `search`)
-    /// and `own` has no tool of that name.
+    /// The other servers that have a tool named `token` (a name
+    /// [`distinctive`] enough to be a reference: `send_email`, not
+    /// `search`), when `own` has no tool of that name.
     fn others_with(&self, token: &str, own: &str) -> Option<&BTreeSet<String>> {
-        if !distinctive(token) {
-            return None;
-        }
         let servers = self.tools.get(lower(token).as_ref())?;
         (!servers.contains(own) && !servers.is_empty()).then_some(servers)
     }
@@ -63,10 +60,7 @@ impl Pool {
 /// steers them steers tools it does not own.
 pub fn foreign_identifiers<'t>(text: &'t str, server: &str, own_tool: &str, pool: &Pool) -> Vec<&'t str> {
     let mut found: Vec<&str> = Vec::new();
-    if !may_name_tools(text) {
-        return found;
-    }
-    for token in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-')) {
+    for token in identifiers(text, false) {
         let token = token.trim_matches(|c: char| c == '-' || c == '_');
         let snake = token.contains('_')
             && token
@@ -119,15 +113,30 @@ fn lower(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// Whether `text` holds anything [`distinctive`] could take for a tool's
-/// name (a `_` or `-`, or a lowercase letter before an uppercase one): one
-/// pass over its bytes, so that plain prose skips the token lookups.
-pub fn may_name_tools(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    bytes.iter().any(|&b| b == b'_' || b == b'-')
-        || bytes
-            .windows(2)
-            .any(|w| w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+/// The tokens of `text` (runs of letters, digits, `_`, `-`, and `.` where
+/// `dot`) that hold a `_`, a `-` or a lowercase letter before an uppercase
+/// one: the only ones [`distinctive`] can take for a tool's name. One pass
+/// over the characters, so that plain words cost no lookups and no trims.
+fn identifiers(text: &str, dot: bool) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut start, mut marked, mut after_lower) = (None, false, false);
+    for (i, c) in text.char_indices() {
+        if c.is_alphanumeric() || c == '_' || c == '-' || (dot && c == '.') {
+            if start.is_none() {
+                (start, marked, after_lower) = (Some(i), false, false);
+            }
+            marked |= c == '_' || c == '-' || (after_lower && c.is_ascii_uppercase());
+            after_lower = c.is_ascii_lowercase();
+        } else if let Some(from) = start.take() {
+            if marked {
+                out.push(&text[from..i]);
+            }
+        }
+    }
+    if let Some(from) = start.filter(|_| marked) {
+        out.push(&text[from..]);
+    }
+    out
 }
 
 /// Whether `token` reads as a tool's identifier rather than a word.
@@ -153,12 +162,9 @@ pub struct Reference {
 /// The other servers' tools `text` names (`send_email`, `gmail__send_email`).
 pub fn references(text: &str, own_server: &str, pool: &Pool) -> Vec<Reference> {
     let mut found: Vec<Reference> = Vec::new();
-    if !may_name_tools(text) {
-        return found;
-    }
     let own = lower(own_server);
     let own = own.as_ref();
-    for token in text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-' || c == '.')) {
+    for token in identifiers(text, true) {
         let token = token.trim_matches(|c: char| c == '.' || c == '-' || c == '_');
         // Only an identifier can name a tool (`send_email`, `sendEmail`,
         // `gmail__send`): a plain word is skipped before any lookup.
