@@ -15,6 +15,7 @@
 //! mcpool-bench --bins`, then run `target/release/mcpool-bench-coldstart
 //! --write docs/benchmarks.md`, which replaces the section of its own.
 
+#[allow(dead_code)]
 mod serve;
 #[allow(dead_code)]
 mod stats;
@@ -238,16 +239,17 @@ async fn probe_lists(
         let t = Instant::now();
         let listed = serve::list_all(agent.peer(), PROBE_LIMIT).await;
         let ms = t.elapsed().as_secs_f64() * 1000.0;
-        let mut p = probes.lock().expect("probes");
-        match listed {
-            Ok(n) => {
-                p.list_ms.push(ms);
-                p.first_tools.get_or_insert(n);
-                p.last_tools = n;
+        {
+            let mut p = probes.lock().expect("probes");
+            match listed {
+                Ok(n) => {
+                    p.list_ms.push(ms);
+                    p.first_tools.get_or_insert(n);
+                    p.last_tools = n;
+                }
+                Err(_) => p.unanswered += 1,
             }
-            Err(_) => p.unanswered += 1,
         }
-        drop(p);
         tokio::time::sleep(Duration::from_millis(every)).await;
     }
     let _ = tokio::time::timeout(Duration::from_secs(5), agent.cancel()).await;
@@ -279,12 +281,13 @@ async fn probe_search(
         let t = Instant::now();
         let answered = tokio::time::timeout(PROBE_LIMIT, call).await;
         let ms = t.elapsed().as_secs_f64() * 1000.0;
-        let mut p = probes.lock().expect("probes");
-        match answered {
-            Ok(Ok(r)) if r.is_error != Some(true) => p.search_ms.push(ms),
-            _ => p.unanswered += 1,
+        {
+            let mut p = probes.lock().expect("probes");
+            match answered {
+                Ok(Ok(r)) if r.is_error != Some(true) => p.search_ms.push(ms),
+                _ => p.unanswered += 1,
+            }
         }
-        drop(p);
         tokio::time::sleep(Duration::from_millis(every)).await;
     }
     let _ = tokio::time::timeout(Duration::from_secs(5), agent.cancel()).await;
