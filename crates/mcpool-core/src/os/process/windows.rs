@@ -125,7 +125,33 @@ fn new_job() -> io::Result<OwnedHandle> {
 }
 
 /// Resumes the threads of process `pid` (a suspended new process has one).
+///
+/// A snapshot lists only the threads that have begun running (Wine's
+/// server lists `running_threads`, which a new thread joins when it has
+/// started up on its side), so a new process's thread may be missing from
+/// the first one; a snapshot without it is taken again, for up to
+/// [`RESUME_WAIT`], instead of failing the start with "could not resume".
 fn resume(pid: u32) -> io::Result<()> {
+    let started = std::time::Instant::now();
+    loop {
+        match resume_listed(pid)? {
+            0 if started.elapsed() < RESUME_WAIT => std::thread::sleep(std::time::Duration::from_millis(10)),
+            0 => {
+                return Err(io::Error::other(format!(
+                    "could not resume the new process {pid}: no thread of it was listed within {} ms",
+                    RESUME_WAIT.as_millis()
+                )))
+            }
+            _ => return Ok(()),
+        }
+    }
+}
+
+/// How long a new process's thread may take to be listed.
+const RESUME_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Resumes the threads of `pid` that a snapshot lists; how many.
+fn resume_listed(pid: u32) -> io::Result<u32> {
     // SAFETY: a snapshot of the system's threads; closed below.
     let snapshot = unsafe { CreateToolhelp32Snapshot(TH32CS_SNAPTHREAD, 0) };
     if snapshot == INVALID_HANDLE_VALUE {
@@ -156,10 +182,7 @@ fn resume(pid: u32) -> io::Result<()> {
     }
     // SAFETY: the snapshot is ours.
     unsafe { CloseHandle(snapshot) };
-    if resumed == 0 {
-        return Err(io::Error::other("could not resume the new process"));
-    }
-    Ok(())
+    Ok(resumed)
 }
 
 impl Tree {
