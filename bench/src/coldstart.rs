@@ -88,6 +88,8 @@ struct Probes {
     search_ms: Vec<f64>,
     /// Probes that failed or took longer than [`PROBE_LIMIT`].
     unanswered: usize,
+    /// Why an agent could not connect, when it could not.
+    errors: Vec<String>,
     /// The tools the listing held, first and last.
     first_tools: Option<usize>,
     last_tools: usize,
@@ -214,7 +216,7 @@ async fn measure(cli: &Cli, pid: u32, port: u16, token: &str, started: Instant) 
         .iter()
         .filter_map(|c| sys::status_kb(c.pid, "VmRSS").ok())
         .sum();
-    let probes = probes.lock().expect("probes").clone();
+    let probes = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
     Ok(Run {
         all_connected_ms,
         ever_failed: ever_failed.len(),
@@ -234,20 +236,25 @@ async fn probe_lists(
     probes: Arc<Mutex<Probes>>,
     done: Done,
 ) -> anyhow::Result<()> {
-    let agent = mcpool_tests::keep_alive_agent(&url, Some(&token), PROBE_LIMIT).await?;
+    let Some(agent) = connect(&url, &token, every, &probes, &done).await else {
+        return Ok(());
+    };
     while !done.load(Ordering::SeqCst) {
         let t = Instant::now();
         let listed = serve::list_all(agent.peer(), PROBE_LIMIT).await;
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         {
-            let mut p = probes.lock().expect("probes");
+            let mut p = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match listed {
                 Ok(n) => {
                     p.list_ms.push(ms);
                     p.first_tools.get_or_insert(n);
                     p.last_tools = n;
                 }
-                Err(_) => p.unanswered += 1,
+                Err(e) => {
+                    p.unanswered += 1;
+                    p.errors.push(e.to_string());
+                }
             }
         }
         tokio::time::sleep(Duration::from_millis(every)).await;
@@ -264,7 +271,9 @@ async fn probe_search(
     probes: Arc<Mutex<Probes>>,
     done: Done,
 ) -> anyhow::Result<()> {
-    let agent = mcpool_tests::keep_alive_agent(&url, Some(&token), PROBE_LIMIT).await?;
+    let Some(agent) = connect(&url, &token, every, &probes, &done).await else {
+        return Ok(());
+    };
     let queries = [
         "echo a message back",
         "add two numbers",
@@ -282,16 +291,42 @@ async fn probe_search(
         let answered = tokio::time::timeout(PROBE_LIMIT, call).await;
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         {
-            let mut p = probes.lock().expect("probes");
+            let mut p = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match answered {
                 Ok(Ok(r)) if r.is_error != Some(true) => p.search_ms.push(ms),
-                _ => p.unanswered += 1,
+                other => {
+                    p.unanswered += 1;
+                    p.errors.push(format!("{other:?}"));
+                }
             }
         }
         tokio::time::sleep(Duration::from_millis(every)).await;
     }
     let _ = tokio::time::timeout(Duration::from_secs(5), agent.cancel()).await;
     Ok(())
+}
+
+/// An agent on `url`, tried again every `every` while the pool starts: a
+/// failed try counts as an unanswered probe, its error kept for the report.
+async fn connect(
+    url: &str,
+    token: &str,
+    every: u64,
+    probes: &Mutex<Probes>,
+    done: &AtomicBool,
+) -> Option<rmcp::service::RunningService<rmcp::service::RoleClient, ()>> {
+    while !done.load(Ordering::SeqCst) {
+        match mcpool_tests::keep_alive_agent(url, Some(token), PROBE_LIMIT).await {
+            Ok(agent) => return Some(agent),
+            Err(e) => {
+                let mut p = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                p.unanswered += 1;
+                p.errors.push(e.to_string());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(every)).await;
+    }
+    None
 }
 
 fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
@@ -398,5 +433,13 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         "\nTools in the full listing, first probe → last, per run: {}.\n",
         runs.iter().map(tools).collect::<Vec<_>>().join(", ")
     );
+    let errors: BTreeSet<&str> = runs.iter().flat_map(|r| r.probes.errors.iter().map(String::as_str)).collect();
+    if !errors.is_empty() {
+        let _ = writeln!(out, "Unanswered probes said:\n");
+        for e in errors {
+            let _ = writeln!(out, "- `{}`", e.lines().next().unwrap_or_default());
+        }
+        let _ = writeln!(out);
+    }
     out
 }
