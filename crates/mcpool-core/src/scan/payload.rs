@@ -45,9 +45,13 @@ pub fn decode_runs(text: &str) -> Vec<Decoded> {
 /// payload, or a byte escape: one pass over its bytes, so that prose (whose
 /// words are short) skips the decoding.
 fn may_hold_payload(text: &[u8]) -> bool {
-    let mut run = 0;
+    let (mut run, mut zero) = (0, false);
     for &b in text {
-        if is_base64(b) {
+        if BASE64[usize::from(b)] {
+            // `0x41 0x42 …`: short runs, each with its prefix.
+            if zero && b == b'x' {
+                return true;
+            }
             run += 1;
             if run >= MIN_BASE64 {
                 return true;
@@ -57,10 +61,22 @@ fn may_hold_payload(text: &[u8]) -> bool {
         } else {
             run = 0;
         }
+        zero = b == b'0';
     }
-    // `0x41 0x42 …`: short runs, each with its prefix.
-    memchr::memmem::find(text, b"0x").is_some()
+    false
 }
+
+/// [`is_base64`] of every byte.
+const BASE64: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+        b += 1;
+    }
+    table
+};
 
 fn decode_once(text: &str) -> Vec<Decoded> {
     let mut found = escapes(text);

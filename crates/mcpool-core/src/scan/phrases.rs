@@ -109,7 +109,7 @@ pub struct Hit {
 /// typographic quotes straight.
 pub fn normalize(text: &str) -> String {
     if text.is_ascii() {
-        return normalize_ascii(text.as_bytes());
+        return normalize_ascii(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut blank = false;
@@ -132,22 +132,46 @@ pub fn normalize(text: &str) -> String {
     out
 }
 
-/// [`normalize`] of ASCII text, byte by byte.
-fn normalize_ascii(text: &[u8]) -> String {
-    let mut out = Vec::with_capacity(text.len());
+/// [`normalize`] of ASCII text: most texts are single-spaced already and
+/// need only lowercasing, done on the whole copy at once; the others byte
+/// by byte.
+fn normalize_ascii(text: &str) -> String {
+    if single_spaced(text.as_bytes()) {
+        return text.to_ascii_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
     let mut blank = false;
-    for &b in text {
+    for &b in text.as_bytes() {
         if b.is_ascii_whitespace() {
             blank = true;
             continue;
         }
         if blank && !out.is_empty() {
-            out.push(b' ');
+            out.push(' ');
         }
         blank = false;
-        out.push(b.to_ascii_lowercase());
+        out.push(char::from(b.to_ascii_lowercase()));
     }
-    String::from_utf8(out).unwrap_or_default()
+    out
+}
+
+/// Whether the blanks of `text` are single spaces between other bytes:
+/// none first or last, none other than a space, no two in a row.
+fn single_spaced(text: &[u8]) -> bool {
+    let mut blank = true;
+    for &b in text {
+        if b == b' ' {
+            if blank {
+                return false;
+            }
+            blank = true;
+        } else if b.is_ascii_whitespace() {
+            return false;
+        } else {
+            blank = false;
+        }
+    }
+    !blank || text.is_empty()
 }
 
 /// Every phrase in `normalized` (overlapping ones too).

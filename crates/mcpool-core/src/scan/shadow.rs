@@ -21,13 +21,21 @@ pub struct Pool {
 
 impl Pool {
     pub fn add(&mut self, server: &str, tool: &str) {
-        let server = lower(server).into_owned();
-        let tool = lower(tool).into_owned();
-        let pair = pair_print(&server, &tool);
-        if self.tools.entry(tool).or_default().insert(server.clone()) {
-            self.print = self.print.wrapping_add(pair);
+        let (server, tool) = (lower(server), lower(tool));
+        // Copies made only of names not held yet: most tools of a pool
+        // share their names with others.
+        if !self.tools.contains_key(tool.as_ref()) {
+            self.tools.insert(tool.clone().into_owned(), BTreeSet::new());
         }
-        self.servers.insert(server);
+        if let Some(servers) = self.tools.get_mut(tool.as_ref()) {
+            if !servers.contains(server.as_ref()) {
+                servers.insert(server.clone().into_owned());
+                self.print = self.print.wrapping_add(pair_print(&server, &tool));
+            }
+        }
+        if !self.servers.contains(server.as_ref()) {
+            self.servers.insert(server.into_owned());
+        }
     }
 
     /// What names the pool holds, as one number: it changes when a server
@@ -116,27 +124,81 @@ fn lower(text: &str) -> Cow<'_, str> {
 /// The tokens of `text` (runs of letters, digits, `_`, `-`, and `.` where
 /// `dot`) that hold a `_`, a `-` or a lowercase letter before an uppercase
 /// one: the only ones [`distinctive`] can take for a tool's name. One pass
-/// over the characters, so that plain words cost no lookups and no trims.
-fn identifiers(text: &str, dot: bool) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut start, mut marked, mut after_lower) = (None, false, false);
-    for (i, c) in text.char_indices() {
-        if c.is_alphanumeric() || c == '_' || c == '-' || (dot && c == '.') {
-            if start.is_none() {
-                (start, marked, after_lower) = (Some(i), false, false);
+/// over the bytes (a character decoded only past ASCII), yielding as it
+/// goes, so that plain words cost no lookups, no trims and no allocation.
+fn identifiers(text: &str, dot: bool) -> Identifiers<'_> {
+    Identifiers { text, at: 0, dot }
+}
+
+/// What an ASCII byte is to [`identifiers`].
+const WORD: u8 = 1;
+const MARK: u8 = 2;
+const UPPER: u8 = 4;
+const LOWER: u8 = 8;
+const DOT: u8 = 16;
+
+const CLASSES: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        table[b] = if c.is_ascii_uppercase() {
+            WORD | UPPER
+        } else if c.is_ascii_lowercase() {
+            WORD | LOWER
+        } else if c.is_ascii_digit() {
+            WORD
+        } else if c == b'_' || c == b'-' {
+            WORD | MARK
+        } else if c == b'.' {
+            DOT
+        } else {
+            0
+        };
+        b += 1;
+    }
+    table
+};
+
+struct Identifiers<'t> {
+    text: &'t str,
+    at: usize,
+    dot: bool,
+}
+
+impl<'t> Iterator for Identifiers<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        let (text, bytes) = (self.text, self.text.as_bytes());
+        let word_mask = if self.dot { WORD | DOT } else { WORD };
+        let (mut start, mut marked, mut after_lower) = (None, false, false);
+        let mut i = self.at;
+        while i < bytes.len() {
+            let b = bytes[i];
+            let (class, len) = if b < 0x80 {
+                (CLASSES[usize::from(b)], 1)
+            } else {
+                let c = text[i..].chars().next().unwrap_or(' ');
+                (if c.is_alphanumeric() { WORD } else { 0 }, c.len_utf8())
+            };
+            if class & word_mask != 0 {
+                if start.is_none() {
+                    (start, marked, after_lower) = (Some(i), false, false);
+                }
+                marked |= class & MARK != 0 || (after_lower && class & UPPER != 0);
+                after_lower = class & LOWER != 0;
+            } else if let Some(from) = start.take() {
+                if marked {
+                    self.at = i + len;
+                    return Some(&text[from..i]);
+                }
             }
-            marked |= c == '_' || c == '-' || (after_lower && c.is_ascii_uppercase());
-            after_lower = c.is_ascii_lowercase();
-        } else if let Some(from) = start.take() {
-            if marked {
-                out.push(&text[from..i]);
-            }
+            i += len;
         }
+        self.at = bytes.len();
+        start.filter(|_| marked).map(|from| &text[from..])
     }
-    if let Some(from) = start.filter(|_| marked) {
-        out.push(&text[from..]);
-    }
-    out
 }
 
 /// Whether `token` reads as a tool's identifier rather than a word.
