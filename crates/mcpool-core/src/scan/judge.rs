@@ -41,7 +41,14 @@ pub fn findings(
     // about conversations, one that asks for a secret only in a tool
     // about secrets.
     let purpose = || texts.texts.iter().zip(&seen).filter(|(t, _)| !t.parameter);
-    let converses = purpose().any(|(_, s)| CONVERSING.iter().any(|w| s.normalized.contains(w)));
+    // Read only by a parameter that names the conversation: looked for
+    // only then.
+    let asked = texts
+        .texts
+        .iter()
+        .zip(&seen)
+        .any(|(t, s)| t.parameter && has(&s.hits, Kind::Conversation));
+    let converses = asked && purpose().any(|(_, s)| CONVERSING.iter().any(|w| s.normalized.contains(w)));
     let secrets = purpose().any(|(_, s)| structure::about_secrets(&s.hits));
     let parameters = texts.parameters();
     let mut out = Vec::new();

@@ -42,25 +42,59 @@ pub fn decode_runs(text: &str) -> Vec<Decoded> {
 }
 
 /// Whether `text` has a run of base64's alphabet long enough for a
-/// payload, or a byte escape: one pass over its bytes, so that prose (whose
-/// words are short) skips the decoding.
+/// payload, or a byte escape (`\x41`, `%41`, `0x41`), so that prose (whose words
+/// are short) skips the decoding. Read 64 bytes at a time, each block as
+/// a mask of its base64 bytes, without a branch per byte.
 fn may_hold_payload(text: &[u8]) -> bool {
-    let mut run = 0;
-    for &b in text {
-        if is_base64(b) {
-            run += 1;
-            if run >= MIN_BASE64 {
-                return true;
-            }
-        } else if matches!(b, b'\\' | b'%') {
-            return true;
-        } else {
-            run = 0;
+    // The length of the run of base64 bytes that ends the blocks read.
+    let mut run = 0u32;
+    let next = text.get(1..).unwrap_or_default();
+    let pairs = next.chunks(64).chain(std::iter::repeat(&[][..]));
+    for (block, after) in text.chunks(64).zip(pairs) {
+        let (mut base64, mut escape) = (0u64, false);
+        for (j, &b) in block.iter().enumerate() {
+            base64 |= u64::from(BASE64[usize::from(b)]) << j;
+            escape |= (b == b'\\') | (b == b'%');
         }
+        // `0x41 0x42 …`: short runs, each with its prefix.
+        for (&b, &a) in block.iter().zip(after) {
+            escape |= (b == b'0') & (a == b'x');
+        }
+        if escape || run + base64.trailing_ones() >= MIN_BASE64 as u32 || has_run_of_24(base64) {
+            return true;
+        }
+        run = if block.len() == 64 && base64 == u64::MAX {
+            run + 64
+        } else {
+            (base64 << (64 - block.len())).leading_ones()
+        };
     }
-    // `0x41 0x42 …`: short runs, each with its prefix.
-    memchr::memmem::find(text, b"0x").is_some()
+    false
 }
+
+const _: () = assert!(MIN_BASE64 == 24);
+
+/// Whether `bits` has 24 set bits in a row: [`MIN_BASE64`].
+fn has_run_of_24(bits: u64) -> bool {
+    // Each step: bit j set when the bits j.. are set, for 2, 4, 8, 16 in a row.
+    let mut x = bits & (bits >> 1);
+    x &= x >> 2;
+    x &= x >> 4;
+    x &= x >> 8;
+    x & (x >> 8) != 0
+}
+
+/// [`is_base64`] of every byte.
+const BASE64: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_');
+        b += 1;
+    }
+    table
+};
 
 fn decode_once(text: &str) -> Vec<Decoded> {
     let mut found = escapes(text);

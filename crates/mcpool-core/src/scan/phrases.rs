@@ -88,7 +88,10 @@ fn lexicon() -> Option<&'static Lexicon> {
                 kinds.push(*kind);
             }
         }
-        // A DFA: more memory once, the fastest search for every text. Its
+        // A DFA: more memory once (about 7 MB), the fastest search for
+        // every text. A contiguous NFA, a thirtieth of the memory, searched
+        // the benchmark's pool 15 % slower; a second DFA of the ASCII
+        // phrases alone for ASCII texts (half the alphabet) no faster. Its
         // own type rather than `AhoCorasick`, whose searches step the
         // automaton through a trait object, a call per byte.
         let automaton = aho_corasick::dfa::Builder::new().build(patterns).ok()?;
@@ -109,7 +112,7 @@ pub struct Hit {
 /// typographic quotes straight.
 pub fn normalize(text: &str) -> String {
     if text.is_ascii() {
-        return normalize_ascii(text.as_bytes());
+        return normalize_ascii(text);
     }
     let mut out = String::with_capacity(text.len());
     let mut blank = false;
@@ -132,22 +135,43 @@ pub fn normalize(text: &str) -> String {
     out
 }
 
-/// [`normalize`] of ASCII text, byte by byte.
-fn normalize_ascii(text: &[u8]) -> String {
-    let mut out = Vec::with_capacity(text.len());
+/// [`normalize`] of ASCII text: most texts are single-spaced already and
+/// need only lowercasing, done on the whole copy at once; the others byte
+/// by byte.
+fn normalize_ascii(text: &str) -> String {
+    if single_spaced(text.as_bytes()) {
+        return text.to_ascii_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
     let mut blank = false;
-    for &b in text {
+    for &b in text.as_bytes() {
         if b.is_ascii_whitespace() {
             blank = true;
             continue;
         }
         if blank && !out.is_empty() {
-            out.push(b' ');
+            out.push(' ');
         }
         blank = false;
-        out.push(b.to_ascii_lowercase());
+        out.push(char::from(b.to_ascii_lowercase()));
     }
-    String::from_utf8(out).unwrap_or_default()
+    out
+}
+
+/// Whether the blanks of `text` are single spaces between other bytes:
+/// none first or last, none other than a space, no two in a row. Every
+/// byte looked at, without a branch, so that the loop runs on whole blocks.
+fn single_spaced(text: &[u8]) -> bool {
+    let (Some(first), Some(last)) = (text.first(), text.last()) else {
+        return true;
+    };
+    if first.is_ascii_whitespace() || last.is_ascii_whitespace() {
+        return false;
+    }
+    let bad = text.iter().zip(&text[1..]).fold(false, |bad, (&a, &b)| {
+        bad | matches!(a, b'\t' | b'\n' | b'\x0C' | b'\r') | ((a == b' ') & (b == b' '))
+    });
+    !bad
 }
 
 /// Every phrase in `normalized` (overlapping ones too).
@@ -155,14 +179,15 @@ pub fn find(normalized: &str) -> Vec<Hit> {
     let Some(lexicon) = lexicon() else {
         return Vec::new();
     };
+    let (automaton, kinds) = (&lexicon.automaton, &lexicon.kinds);
     let bytes = normalized.as_bytes();
     let input = Input::new(normalized);
     let mut state = OverlappingState::start();
     let mut hits = Vec::new();
     // A standard-semantics DFA over an unanchored input cannot fail.
-    while lexicon.automaton.try_find_overlapping(&input, &mut state).is_ok() {
+    while automaton.try_find_overlapping(&input, &mut state).is_ok() {
         let Some(m) = state.get_match() else { break };
-        let kind = lexicon.kinds[m.pattern().as_usize()];
+        let kind = kinds[m.pattern().as_usize()];
         if super::structure::starts_word(kind, bytes, m.start()) {
             hits.push(Hit {
                 kind,

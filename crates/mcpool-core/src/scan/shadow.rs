@@ -4,7 +4,7 @@
 //! add this address to bcc").
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// The names every server of a pool answers to: its tools' and its own.
@@ -13,7 +13,7 @@ pub struct Pool {
     /// A tool's name (lowercase) → the servers that have it.
     tools: HashMap<String, BTreeSet<String>, BuildHasherDefault<Fnv>>,
     /// Server names (lowercase).
-    servers: BTreeSet<String>,
+    servers: HashSet<String, BuildHasherDefault<Fnv>>,
     /// A sum over every (server, tool) pair: equal pools have equal
     /// prints, whatever the order they were built in.
     print: u64,
@@ -21,13 +21,24 @@ pub struct Pool {
 
 impl Pool {
     pub fn add(&mut self, server: &str, tool: &str) {
-        let server = lower(server).into_owned();
-        let tool = lower(tool).into_owned();
-        let pair = pair_print(&server, &tool);
-        if self.tools.entry(tool).or_default().insert(server.clone()) {
-            self.print = self.print.wrapping_add(pair);
+        let (server, tool) = (lower(server), lower(tool));
+        // Copies made only of names not held yet: most tools of a pool
+        // share their names with others.
+        let new = match self.tools.get_mut(tool.as_ref()) {
+            Some(servers) if servers.contains(server.as_ref()) => false,
+            Some(servers) => servers.insert(server.clone().into_owned()),
+            None => {
+                let servers = BTreeSet::from([server.clone().into_owned()]);
+                self.tools.insert(tool.clone().into_owned(), servers);
+                true
+            }
+        };
+        if new {
+            self.print = self.print.wrapping_add(pair_print(&server, &tool));
         }
-        self.servers.insert(server);
+        if !self.servers.contains(server.as_ref()) {
+            self.servers.insert(server.into_owned());
+        }
     }
 
     /// What names the pool holds, as one number: it changes when a server
@@ -41,7 +52,7 @@ impl Pool {
     /// [`distinctive`] enough to be a reference: `send_email`, not
     /// `search`), when `own` has no tool of that name.
     fn others_with(&self, token: &str, own: &str) -> Option<&BTreeSet<String>> {
-        let servers = self.tools.get(lower(token).as_ref())?;
+        let servers = with_lower(token, |token| self.tools.get(token))?;
         (!servers.contains(own) && !servers.is_empty()).then_some(servers)
     }
 }
@@ -49,9 +60,7 @@ impl Pool {
 impl Pool {
     /// Whether `server` has a tool named `tool`.
     pub fn has(&self, server: &str, tool: &str) -> bool {
-        self.tools
-            .get(lower(tool).as_ref())
-            .is_some_and(|s| s.contains(lower(server).as_ref()))
+        with_lower(tool, |tool| self.tools.get(tool)).is_some_and(|s| with_lower(server, |server| s.contains(server)))
     }
 }
 
@@ -113,30 +122,134 @@ fn lower(text: &str) -> Cow<'_, str> {
     }
 }
 
+/// `text` in lowercase, handed to `f`: as it is when it is lowercase
+/// already, else copied, onto the stack when it is short ASCII (a token
+/// looked up), not to the heap.
+fn with_lower<R>(text: &str, f: impl FnOnce(&str) -> R) -> R {
+    let bytes = text.as_bytes();
+    if !text.is_ascii() {
+        return f(&text.to_lowercase());
+    }
+    if !bytes.iter().any(u8::is_ascii_uppercase) {
+        return f(text);
+    }
+    let mut buffer = [0u8; 64];
+    match buffer.get_mut(..bytes.len()) {
+        Some(lowered) => {
+            lowered.copy_from_slice(bytes);
+            lowered.make_ascii_lowercase();
+            f(std::str::from_utf8(lowered).unwrap_or_default())
+        }
+        None => f(&text.to_ascii_lowercase()),
+    }
+}
+
 /// The tokens of `text` (runs of letters, digits, `_`, `-`, and `.` where
 /// `dot`) that hold a `_`, a `-` or a lowercase letter before an uppercase
-/// one: the only ones [`distinctive`] can take for a tool's name. One pass
-/// over the characters, so that plain words cost no lookups and no trims.
-fn identifiers(text: &str, dot: bool) -> Vec<&str> {
-    let mut out = Vec::new();
-    let (mut start, mut marked, mut after_lower) = (None, false, false);
-    for (i, c) in text.char_indices() {
-        if c.is_alphanumeric() || c == '_' || c == '-' || (dot && c == '.') {
-            if start.is_none() {
-                (start, marked, after_lower) = (Some(i), false, false);
+/// one: the only ones [`distinctive`] can take for a tool's name. Such a
+/// mark is looked for first, over whole blocks of bytes, and only the
+/// token around it is read: plain words cost nothing more.
+fn identifiers(text: &str, dot: bool) -> Identifiers<'_> {
+    Identifiers { text, at: 0, dot }
+}
+
+/// What an ASCII byte is to [`identifiers`]: part of a token always, or
+/// only where `dot`.
+const WORD: u8 = 1;
+const DOT: u8 = 2;
+
+const CLASSES: [u8; 128] = {
+    let mut table = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        table[b] = if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' {
+            WORD
+        } else if c == b'.' {
+            DOT
+        } else {
+            0
+        };
+        b += 1;
+    }
+    table
+};
+
+struct Identifiers<'t> {
+    text: &'t str,
+    at: usize,
+    dot: bool,
+}
+
+impl Identifiers<'_> {
+    /// Whether the character at `i` (a boundary) is part of a token, and
+    /// its length.
+    fn word(&self, i: usize) -> (bool, usize) {
+        let b = self.text.as_bytes()[i];
+        if b < 0x80 {
+            let mask = if self.dot { WORD | DOT } else { WORD };
+            return (CLASSES[usize::from(b)] & mask != 0, 1);
+        }
+        let c = self.text[i..].chars().next().unwrap_or(' ');
+        (c.is_alphanumeric(), c.len_utf8())
+    }
+}
+
+impl<'t> Iterator for Identifiers<'t> {
+    type Item = &'t str;
+
+    fn next(&mut self) -> Option<&'t str> {
+        let (text, bytes) = (self.text, self.text.as_bytes());
+        let rest = bytes.get(self.at..).filter(|r| !r.is_empty())?;
+        // The first mark: a `_` or `-`, or a camel hump before it. Marks
+        // are ASCII, never inside a longer character.
+        let dash = memchr::memchr2(b'_', b'-', rest);
+        let mark = match first_camel(&rest[..dash.unwrap_or(rest.len())]).or(dash) {
+            Some(mark) => self.at + mark,
+            None => {
+                self.at = bytes.len();
+                return None;
             }
-            marked |= c == '_' || c == '-' || (after_lower && c.is_ascii_uppercase());
-            after_lower = c.is_ascii_lowercase();
-        } else if let Some(from) = start.take() {
-            if marked {
-                out.push(&text[from..i]);
+        };
+        // The token around it.
+        let mut start = mark;
+        while start > self.at {
+            let mut before = start - 1;
+            while !text.is_char_boundary(before) {
+                before -= 1;
             }
+            if !self.word(before).0 {
+                break;
+            }
+            start = before;
+        }
+        let mut end = mark;
+        while end < bytes.len() {
+            let (word, len) = self.word(end);
+            if !word {
+                break;
+            }
+            end += len;
+        }
+        self.at = end;
+        Some(&text[start..end])
+    }
+}
+
+/// Where in `text` the first ASCII lowercase letter is that an uppercase
+/// one follows, looked for 64 pairs at a time without a branch per byte.
+fn first_camel(text: &[u8]) -> Option<usize> {
+    let next = text.get(1..)?;
+    for (block, (before, after)) in text.chunks(64).zip(next.chunks(64)).enumerate() {
+        let mut bits = 0u64;
+        for (j, (&b, &a)) in before.iter().zip(after).enumerate() {
+            bits |= u64::from((b.wrapping_sub(b'a') < 26) & (a.wrapping_sub(b'A') < 26)) << j;
+        }
+        if bits != 0 {
+            return Some(block * 64 + bits.trailing_zeros() as usize);
         }
     }
-    if let Some(from) = start.filter(|_| marked) {
-        out.push(&text[from..]);
-    }
-    out
+    None
 }
 
 /// Whether `token` reads as a tool's identifier rather than a word.
@@ -172,7 +285,8 @@ pub fn references(text: &str, own_server: &str, pool: &Pool) -> Vec<Reference> {
             continue;
         }
         // A public name: `<server>__<tool>`.
-        if let Some((server, tool)) = token.split_once("__") {
+        let split = token.as_bytes().windows(2).position(|w| w == b"__");
+        if let Some((server, tool)) = split.map(|at| (&token[..at], &token[at + 2..])) {
             let server = server.to_lowercase();
             if server != own && pool.servers.contains(&server) && pool.tools.contains_key(&tool.to_lowercase()) {
                 push(&mut found, token, vec![server]);
