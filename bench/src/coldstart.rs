@@ -433,7 +433,10 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         "\nTools in the full listing, first probe → last, per run: {}.\n",
         runs.iter().map(tools).collect::<Vec<_>>().join(", ")
     );
-    let errors: BTreeSet<&str> = runs.iter().flat_map(|r| r.probes.errors.iter().map(String::as_str)).collect();
+    let errors: BTreeSet<&str> = runs
+        .iter()
+        .flat_map(|r| r.probes.errors.iter().map(String::as_str))
+        .collect();
     if !errors.is_empty() {
         let _ = writeln!(out, "Unanswered probes said:\n");
         for e in errors {
