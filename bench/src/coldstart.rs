@@ -158,14 +158,16 @@ async fn measure(cli: &Cli, pid: u32, port: u16, token: &str, started: Instant) 
     let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
     let probes = Arc::new(Mutex::new(Probes::default()));
     let done = Done::default();
-    let lister = tokio::spawn(probe_lists(
+    let lister = tokio::spawn(probe(
+        Probe::List,
         url("/mcp?toolListing=all"),
         token.to_string(),
         cli.probe_ms,
         probes.clone(),
         done.clone(),
     ));
-    let searcher = tokio::spawn(probe_search(
+    let searcher = tokio::spawn(probe(
+        Probe::Search,
         url("/mcp?toolListing=search"),
         token.to_string(),
         cli.probe_ms,
@@ -227,44 +229,18 @@ async fn measure(cli: &Cli, pid: u32, port: u16, token: &str, started: Instant) 
     })
 }
 
-/// A full `tools/list` every `every` until `done`; the listing agent
-/// connects first, so its first list is taken before any server answered.
-async fn probe_lists(
-    url: String,
-    token: String,
-    every: u64,
-    probes: Arc<Mutex<Probes>>,
-    done: Done,
-) -> anyhow::Result<()> {
-    let Some(agent) = connect(&url, &token, every, &probes, &done).await else {
-        return Ok(());
-    };
-    while !done.load(Ordering::SeqCst) {
-        let t = Instant::now();
-        let listed = serve::list_all(agent.peer(), PROBE_LIMIT).await;
-        let ms = t.elapsed().as_secs_f64() * 1000.0;
-        {
-            let mut p = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match listed {
-                Ok(n) => {
-                    p.list_ms.push(ms);
-                    p.first_tools.get_or_insert(n);
-                    p.last_tools = n;
-                }
-                Err(e) => {
-                    p.unanswered += 1;
-                    p.errors.push(e.to_string());
-                }
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(every)).await;
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(5), agent.cancel()).await;
-    Ok(())
+/// What a probe measures: a full `tools/list`, or one search.
+#[derive(Clone, Copy)]
+enum Probe {
+    List,
+    Search,
 }
 
-/// A `mcpool__search_tools` call every `every` until `done`.
-async fn probe_search(
+/// `probe` every `every` until `done`, by an agent of its own on `url`;
+/// the agents connect first, so their first probe comes before any server
+/// answered.
+async fn probe(
+    probe: Probe,
     url: String,
     token: String,
     every: u64,
@@ -281,28 +257,43 @@ async fn probe_search(
     ];
     let mut i = 0;
     while !done.load(Ordering::SeqCst) {
-        let mut args = Map::new();
-        args.insert("query".into(), Value::String(queries[i % queries.len()].into()));
-        i += 1;
-        let call = agent
-            .peer()
-            .call_tool(CallToolRequestParams::new("mcpool__search_tools").with_arguments(args));
         let t = Instant::now();
-        let answered = tokio::time::timeout(PROBE_LIMIT, call).await;
+        let outcome = match probe {
+            Probe::List => serve::list_all(agent.peer(), PROBE_LIMIT).await.map(Some),
+            Probe::Search => search(agent.peer(), queries[i % queries.len()]).await.map(|()| None),
+        };
+        i += 1;
         let ms = t.elapsed().as_secs_f64() * 1000.0;
         {
             let mut p = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            match answered {
-                Ok(Ok(r)) if r.is_error != Some(true) => p.search_ms.push(ms),
-                other => {
+            match outcome {
+                Ok(Some(tools)) => {
+                    p.list_ms.push(ms);
+                    p.first_tools.get_or_insert(tools);
+                    p.last_tools = tools;
+                }
+                Ok(None) => p.search_ms.push(ms),
+                Err(e) => {
                     p.unanswered += 1;
-                    p.errors.push(format!("{other:?}"));
+                    p.errors.push(e.to_string());
                 }
             }
         }
         tokio::time::sleep(Duration::from_millis(every)).await;
     }
     let _ = tokio::time::timeout(Duration::from_secs(5), agent.cancel()).await;
+    Ok(())
+}
+
+/// One `mcpool__search_tools` call, answered without an error in time.
+async fn search(peer: &rmcp::service::Peer<rmcp::service::RoleClient>, query: &str) -> anyhow::Result<()> {
+    let mut args = Map::new();
+    args.insert("query".into(), Value::String(query.into()));
+    let call = peer.call_tool(CallToolRequestParams::new("mcpool__search_tools").with_arguments(args));
+    let result = tokio::time::timeout(PROBE_LIMIT, call).await??;
+    if result.is_error == Some(true) {
+        bail!("the search answered an error: {:?}", result.content);
+    }
     Ok(())
 }
 
@@ -361,15 +352,8 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
     let all = |f: &dyn Fn(&Run) -> &Vec<f64>| {
         Summary::of(&runs.iter().flat_map(|r| f(r).iter().copied()).collect::<Vec<_>>())
     };
-    let _ = writeln!(out, "| what ({} runs) | median | p10–p90 | p99 | min–max |", runs.len());
-    let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: |");
-    let row = |out: &mut String, what: &str, s: Summary, unit: &str, digits: usize| {
-        let _ = writeln!(
-            out,
-            "| {what} | {:.digits$} {unit} | {:.digits$}–{:.digits$} | {:.digits$} | {:.digits$}–{:.digits$} |",
-            s.median, s.p10, s.p90, s.p99, s.min, s.max
-        );
-    };
+    stats::summary_header(&mut out, runs.len());
+    let row = stats::summary_row;
     let mib = |kib: u64| kib as f64 / 1024.0;
     row(
         &mut out,

@@ -19,6 +19,7 @@ mod relay;
 #[allow(dead_code)]
 mod serve;
 mod startup;
+#[allow(dead_code)]
 mod stats;
 #[allow(dead_code)]
 mod sys;

@@ -276,15 +276,8 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         Summary::of(&runs.iter().flat_map(|r| f(r).iter().copied()).collect::<Vec<_>>())
     };
     let mib = |kib: f64| kib / 1024.0;
-    let _ = writeln!(out, "| what ({} runs) | median | p10–p90 | p99 | min–max |", runs.len());
-    let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: |");
-    let row = |out: &mut String, what: &str, s: Summary, unit: &str, digits: usize| {
-        let _ = writeln!(
-            out,
-            "| {what} | {:.digits$} {unit} | {:.digits$}–{:.digits$} | {:.digits$} | {:.digits$}–{:.digits$} |",
-            s.median, s.p10, s.p90, s.p99, s.min, s.max
-        );
-    };
+    stats::summary_header(&mut out, runs.len());
+    let row = stats::summary_row;
     row(
         &mut out,
         "spawn → every server `connected`",

@@ -43,6 +43,23 @@ impl Summary {
     }
 }
 
+/// The header of a table of per-run summaries: what, median, spread.
+pub fn summary_header(out: &mut String, runs: usize) {
+    use std::fmt::Write as _;
+    let _ = writeln!(out, "| what ({runs} runs) | median | p10–p90 | p99 | min–max |");
+    let _ = writeln!(out, "| --- | ---: | ---: | ---: | ---: |");
+}
+
+/// One row of that table: `s` in `unit`, with `digits` after the point.
+pub fn summary_row(out: &mut String, what: &str, s: Summary, unit: &str, digits: usize) {
+    use std::fmt::Write as _;
+    let _ = writeln!(
+        out,
+        "| {what} | {:.digits$} {unit} | {:.digits$}–{:.digits$} | {:.digits$} | {:.digits$}–{:.digits$} |",
+        s.median, s.p10, s.p90, s.p99, s.min, s.max
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
