@@ -71,12 +71,18 @@ async fn send(stdin: &mut tokio::process::ChildStdin, message: Value) -> anyhow:
     Ok(())
 }
 
-/// Reads one JSON line from the bridge's stdout.
+/// The next answer the bridge writes, past any notification the pool sends
+/// meanwhile (a list that changed may be told between two calls).
 async fn answer(lines: &mut tokio::io::Lines<BufReader<tokio::process::ChildStdout>>) -> anyhow::Result<Value> {
-    let line = tokio::time::timeout(LIMIT, lines.next_line())
-        .await??
-        .ok_or_else(|| anyhow::anyhow!("the bridge closed stdout"))?;
-    Ok(serde_json::from_str(&line)?)
+    loop {
+        let line = tokio::time::timeout(LIMIT, lines.next_line())
+            .await??
+            .ok_or_else(|| anyhow::anyhow!("the bridge closed stdout"))?;
+        let message: Value = serde_json::from_str(&line)?;
+        if message.get("id").is_some() || message.get("method").is_none() {
+            return Ok(message);
+        }
+    }
 }
 
 #[tokio::test]
