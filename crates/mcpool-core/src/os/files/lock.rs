@@ -70,9 +70,13 @@ pub enum Place<'a> {
 /// `.NAME.mcpool-lock` beside `target` (one leading dot for a hidden file
 /// too: `.config.json.mcpool-lock`).
 pub fn lock_path(target: &Path) -> PathBuf {
+    target.with_file_name(format!(".{}.mcpool-lock", bare_name(target)))
+}
+
+/// The target's file name without a leading dot (`claude.json`).
+fn bare_name(target: &Path) -> String {
     let name = target.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    let name = name.strip_prefix('.').unwrap_or(&name);
-    target.with_file_name(format!(".{name}.mcpool-lock"))
+    name.strip_prefix('.').unwrap_or(&name).to_string()
 }
 
 /// The lock of `target` in `place`.
@@ -84,9 +88,7 @@ pub fn lock_path_in(target: &Path, place: Place<'_>) -> PathBuf {
     let whole = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
     let digest = sha2::Sha256::digest(whole.as_os_str().as_encoded_bytes());
     let hash: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
-    let name = target.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
-    let name = name.strip_prefix('.').unwrap_or(&name);
-    dir.join("locks").join(format!("{name}-{hash}.lock"))
+    dir.join("locks").join(format!("{}-{hash}.lock", bare_name(target)))
 }
 
 impl FileLock {
