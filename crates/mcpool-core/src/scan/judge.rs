@@ -31,7 +31,7 @@ pub fn findings(
     title: Option<&str>,
     description: Option<&str>,
     schema: &Value,
-    pool: &shadow::Pool,
+    pool: &shadow::Reading<'_>,
 ) -> Vec<Finding> {
     let texts = Texts::of(name, title, description, schema);
     // Each text normalized and its words found once.
@@ -114,7 +114,7 @@ fn judge(
     seen: &Seen,
     (server, name, parameters): (&str, &str, &[&str]),
     about: About,
-    pool: &shadow::Pool,
+    pool: &shadow::Reading<'_>,
     out: &mut Vec<Finding>,
 ) {
     let hidden = &seen.hidden;
@@ -328,7 +328,7 @@ fn judge_phrases(
 fn judge_shadowing(
     at: &At<'_, '_>,
     (server, own_tool, parameters): (&str, &str, &[&str]),
-    pool: &shadow::Pool,
+    pool: &shadow::Reading<'_>,
     normalized: &str,
     hits: &[Hit],
     out: &mut Vec<Finding>,

@@ -25,7 +25,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use shadow::Pool;
+pub use shadow::{Changes, Names, Pool};
 
 /// A definition to scan, as `mcpool scan FILE` takes it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -150,9 +150,24 @@ pub fn scan_all(definitions: &[Definition]) -> Vec<Report> {
 
 /// Scans one definition against `pool` (the names of every server's tools).
 pub fn scan(definition: &Definition, pool: &Pool) -> Report {
+    scan_noting(definition, pool).0
+}
+
+/// Scans one definition against `pool`, and tells which names of the pool
+/// the scan looked up: it says the same in a later pool unless one of
+/// them is among that pool's [`Pool::changed_since`].
+pub fn scan_noting(definition: &Definition, pool: &Pool) -> (Report, Names) {
+    let reading = shadow::Reading::new(pool);
     // The findings in a text of this tool (as it is now, or as approved).
     let of = |title: Option<&str>, description: Option<&str>, schema: &Value| {
-        judge::findings(&definition.server, &definition.name, title, description, schema, pool)
+        judge::findings(
+            &definition.server,
+            &definition.name,
+            title,
+            description,
+            schema,
+            &reading,
+        )
     };
     let now = of(
         definition.title.as_deref(),
@@ -172,13 +187,14 @@ pub fn scan(definition: &Definition, pool: &Pool) -> Report {
     };
     findings.retain(|f| f.severity > Severity::Weak);
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.check.cmp(&b.check)));
-    Report {
+    let report = Report {
         id: definition.id.clone(),
         server: definition.server.clone(),
         name: definition.name.clone(),
         verdict: verdict_of(&findings),
         findings,
-    }
+    };
+    (report, reading.names())
 }
 
 /// A changed definition's findings: what the change brought in counts one

@@ -4,6 +4,7 @@
 //! add this address to bcc").
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -48,26 +49,125 @@ impl Pool {
         self.print
     }
 
-    /// The other servers that have a tool named `token` (a name
-    /// [`distinctive`] enough to be a reference: `send_email`, not
-    /// `search`), when `own` has no tool of that name.
-    fn others_with(&self, token: &str, own: &str) -> Option<&BTreeSet<String>> {
-        let servers = with_lower(token, |token| self.tools.get(token))?;
-        (!servers.contains(own) && !servers.is_empty()).then_some(servers)
+    /// The names whose answers differ between `before` and this pool: a
+    /// tool name that some server gained or lost, a server that came or
+    /// went. A scan that looked none of them up says the same in both.
+    pub fn changed_since(&self, before: &Pool) -> Changes {
+        let mut changed = HashSet::default();
+        if self.print == before.print {
+            return Changes(changed);
+        }
+        for (tool, servers) in &self.tools {
+            if before.tools.get(tool) != Some(servers) {
+                changed.insert(name_print(tool));
+            }
+        }
+        for tool in before.tools.keys().filter(|t| !self.tools.contains_key(*t)) {
+            changed.insert(name_print(tool));
+        }
+        for server in self.servers.symmetric_difference(&before.servers) {
+            changed.insert(name_print(server));
+        }
+        Changes(changed)
     }
 }
 
-impl Pool {
-    /// Whether `server` has a tool named `tool`.
-    pub fn has(&self, server: &str, tool: &str) -> bool {
-        with_lower(tool, |tool| self.tools.get(tool)).is_some_and(|s| with_lower(server, |server| s.contains(server)))
+/// The names (lowercase, as prints) whose answers differ between two
+/// pools ([`Pool::changed_since`]).
+#[derive(Debug, Default)]
+pub struct Changes(HashSet<u64, BuildHasherDefault<Fnv>>);
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
+}
+
+/// The names a scan looked up in its pool, as prints: the scan says the
+/// same in any pool that answers for these as its own did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Names(Box<[u64]>);
+
+impl Names {
+    /// Whether one of these names is among `changes`.
+    pub fn any_in(&self, changes: &Changes) -> bool {
+        !changes.is_empty() && self.0.iter().any(|n| changes.0.contains(n))
+    }
+}
+
+/// A pool as one scan reads it: every name looked up is noted, so that
+/// the scan is made again only when the pool changes for one of them
+/// (`toolctl/scans.rs`), not whenever any server comes or goes.
+pub struct Reading<'p> {
+    pool: &'p Pool,
+    noted: RefCell<Vec<u64>>,
+}
+
+impl<'p> Reading<'p> {
+    pub fn new(pool: &'p Pool) -> Reading<'p> {
+        Reading {
+            pool,
+            noted: RefCell::default(),
+        }
+    }
+
+    /// The names looked up.
+    pub fn names(self) -> Names {
+        let mut noted = self.noted.into_inner();
+        noted.sort_unstable();
+        noted.dedup();
+        Names(noted.into_boxed_slice())
+    }
+
+    /// `name`, lowercase, noted.
+    fn note(&self, name: &str) {
+        self.noted.borrow_mut().push(name_print(name));
+    }
+
+    /// The other servers that have a tool named `token` (a name
+    /// [`distinctive`] enough to be a reference: `send_email`, not
+    /// `search`), when `own` has no tool of that name.
+    fn others_with(&self, token: &str, own: &str) -> Option<&'p BTreeSet<String>> {
+        let servers = with_lower(token, |token| {
+            self.note(token);
+            self.pool.tools.get(token)
+        })?;
+        (!servers.contains(own) && !servers.is_empty()).then_some(servers)
+    }
+
+    /// Whether `server` has a tool named `tool`.
+    fn has(&self, server: &str, tool: &str) -> bool {
+        with_lower(tool, |tool| {
+            self.note(tool);
+            self.pool.tools.get(tool)
+        })
+        .is_some_and(|s| with_lower(server, |server| s.contains(server)))
+    }
+
+    /// Whether the pool has a server named `server` (lowercase).
+    fn has_server(&self, server: &str) -> bool {
+        self.note(server);
+        self.pool.servers.contains(server)
+    }
+
+    /// Whether some server has a tool named `tool` (lowercase).
+    fn has_tool(&self, tool: &str) -> bool {
+        self.note(tool);
+        self.pool.tools.contains_key(tool)
+    }
+}
+
+/// A name's share of [`Names`] and [`Changes`]: FNV-1a.
+fn name_print(name: &str) -> u64 {
+    let mut hasher = Fnv::default();
+    hasher.write(name.as_bytes());
+    hasher.finish()
 }
 
 /// The identifiers of tools `text` names that are not `server`'s own (nor
 /// `own_tool` itself), whatever server they belong to: a definition that
 /// steers them steers tools it does not own.
-pub fn foreign_identifiers<'t>(text: &'t str, server: &str, own_tool: &str, pool: &Pool) -> Vec<&'t str> {
+pub fn foreign_identifiers<'t>(text: &'t str, server: &str, own_tool: &str, pool: &Reading<'_>) -> Vec<&'t str> {
     let mut found: Vec<&str> = Vec::new();
     for token in identifiers(text, false) {
         let token = token.trim_matches(|c: char| c == '-' || c == '_');
@@ -273,7 +373,7 @@ pub struct Reference {
 }
 
 /// The other servers' tools `text` names (`send_email`, `gmail__send_email`).
-pub fn references(text: &str, own_server: &str, pool: &Pool) -> Vec<Reference> {
+pub fn references(text: &str, own_server: &str, pool: &Reading<'_>) -> Vec<Reference> {
     let mut found: Vec<Reference> = Vec::new();
     let own = lower(own_server);
     let own = own.as_ref();
@@ -288,7 +388,7 @@ pub fn references(text: &str, own_server: &str, pool: &Pool) -> Vec<Reference> {
         let split = token.as_bytes().windows(2).position(|w| w == b"__");
         if let Some((server, tool)) = split.map(|at| (&token[..at], &token[at + 2..])) {
             let server = server.to_lowercase();
-            if server != own && pool.servers.contains(&server) && pool.tools.contains_key(&tool.to_lowercase()) {
+            if server != own && pool.has_server(&server) && pool.has_tool(&tool.to_lowercase()) {
                 push(&mut found, token, vec![server]);
                 continue;
             }
