@@ -88,19 +88,29 @@ impl PoolInner {
         }
         // The scanner reads shadowing against every server's tool names.
         let names = crate::toolctl::scans::pool_of(lists.iter().map(|(n, l)| (n.as_str(), l.tools.as_slice())));
+        let mut judged_otherwise = BTreeSet::new();
         for (name, l) in &own {
             let tools = l.map(|l| l.tools.as_slice()).unwrap_or_default();
             if control.scan_off(name) {
-                control.scans.observe(name, None, &names);
+                judged_otherwise.extend(control.scans.observe(name, None, &names));
                 control.more_scans.observe(name, None, &names);
             } else {
-                control.scans.observe(name, l.map(|l| l.tools.as_slice()), &names);
+                judged_otherwise.extend(control.scans.observe(name, l.map(|l| l.tools.as_slice()), &names));
                 let more = l.map(|l| (l.prompts.as_slice(), l.templates.as_slice()));
                 control.more_scans.observe(name, more, &names);
             }
             control.approvals.observe(name, tools, mode);
             self.update_held(name, tools);
             self.reindex(name, l.map(|l| l.tools.as_slice()));
+        }
+        // Servers a tool of which the scan now judges otherwise (it names
+        // a tool that just came or went): what they hold back, and what
+        // their own endpoints list, changed with it.
+        for (name, l) in &lists {
+            if judged_otherwise.contains(name) && !own.iter().any(|(o, _)| o == name) {
+                self.update_held(name, &l.tools);
+                own.push((name.as_str(), Some(l)));
+            }
         }
         let view = tool_view_of(&self.builtin_tools, &lists, |s, t| control.visible(s, t));
         let profiles = control.policy().profiles;

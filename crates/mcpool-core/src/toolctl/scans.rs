@@ -97,13 +97,21 @@ impl Scans {
     /// another server) are scanned again: only they may name it. A start
     /// of hundreds of servers changes the pool at each one, and scanning
     /// every tool each time made it quadratic.
-    pub fn observe(&self, server: &str, tools: Option<&[Tool]>, pool: &Arc<Pool>) {
+    ///
+    /// Returns the other servers a tool of which the scan now judges
+    /// otherwise (found dangerous by a name that came, or no longer):
+    /// what agents see of them changed too.
+    pub fn observe(&self, server: &str, tools: Option<&[Tool]>, pool: &Arc<Pool>) -> BTreeSet<String> {
         let mut reports = crate::sync::lock(&self.reports);
         let changes = pool.changed_since(&reports.pool);
         reports.pool = Arc::clone(pool);
+        let mut judged_otherwise = BTreeSet::new();
         for (name, kept) in reports.servers.iter_mut() {
             for (tool, scanned) in kept.iter_mut().filter(|(_, s)| s.names.any_in(&changes)) {
                 let (report, names) = scan::scan_noting(&scanned.as_definition(name, tool), pool);
+                if report.verdict != scanned.verdict && name != server {
+                    judged_otherwise.insert(name.clone());
+                }
                 scanned.verdict = report.verdict;
                 scanned.findings = report.findings;
                 scanned.names = names;
@@ -112,7 +120,7 @@ impl Scans {
         let servers = &mut reports.servers;
         let Some(tools) = tools else {
             servers.remove(server);
-            return;
+            return judged_otherwise;
         };
         let known = servers.entry(server.to_string()).or_default();
         let listed: BTreeSet<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
@@ -136,6 +144,7 @@ impl Scans {
                 },
             );
         }
+        judged_otherwise
     }
 
     /// The report on `tool` of `server` as it is now, if it was scanned so.
