@@ -208,21 +208,34 @@ pub(super) enum SigScope {
 }
 
 fn hash_tools(tools: &[Tool]) -> u64 {
-    let mut h = DefaultHasher::new();
-    serde_json::to_string(tools).unwrap_or_default().hash(&mut h);
-    h.finish()
+    let mut h = Hashing(DefaultHasher::new());
+    let _ = serde_json::to_writer(&mut h, tools);
+    h.0.finish()
 }
 
 fn signature<'a>(kind: ListKind, lists: impl Iterator<Item = (&'a str, &'a Lists)>) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = Hashing(DefaultHasher::new());
     for (name, l) in lists {
-        name.hash(&mut h);
-        let json = match kind {
-            ListKind::Tools => serde_json::to_string(&l.tools),
-            ListKind::Prompts => serde_json::to_string(&l.prompts),
-            ListKind::Resources => serde_json::to_string(&(&l.resources, &l.templates)),
+        name.hash(&mut h.0);
+        let _ = match kind {
+            ListKind::Tools => serde_json::to_writer(&mut h, &l.tools),
+            ListKind::Prompts => serde_json::to_writer(&mut h, &l.prompts),
+            ListKind::Resources => serde_json::to_writer(&mut h, &(&l.resources, &l.templates)),
         };
-        json.unwrap_or_default().hash(&mut h);
     }
-    h.finish()
+    h.0.finish()
+}
+
+/// JSON written straight into a hasher: a pool of thousands of tools is
+/// hashed at every list change, and its text would be megabytes.
+struct Hashing(DefaultHasher);
+
+impl std::io::Write for Hashing {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.write(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
