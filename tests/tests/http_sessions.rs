@@ -106,3 +106,24 @@ async fn a_call_longer_than_the_idle_time_keeps_its_session_and_idle_sessions_ex
     assert!(logs.contains("idle for 1 s"), "{logs}");
     Ok(())
 }
+
+/// An agent that opens a server's own endpoint while that server still
+/// starts waits in `initialize` (the answer carries the server's
+/// identity). A reply that slow still carries the new session's id, so the
+/// agent's next messages belong to its session: rmcp's client, given none,
+/// had its `initialized` refused with HTTP 400 "Session ID is required".
+#[tokio::test]
+async fn an_initialize_answered_slowly_still_opens_a_session() -> anyhow::Result<()> {
+    let log = TempDir::new("slow-initialize");
+    let slow = faulty_stdio(&log.path().join("spawns"), &["--startup-delay-ms", "1500"]);
+    let pool = Mcpool::start(json!({"mcpServers": {"slow": slow}})).await?;
+    let asked = tokio::time::Instant::now();
+    let agent = pool.agent("/servers/slow/mcp").await?;
+    // The case at hand: the answer came after the 50 ms within which a
+    // reply is sent whole.
+    let waited = asked.elapsed();
+    assert!(waited > Duration::from_millis(200), "initialize took only {waited:?}");
+    let names = agent.tool_names().await?;
+    assert!(names.contains(&"echo".to_string()), "{names:?}");
+    Ok(())
+}

@@ -174,9 +174,10 @@ fn mcp_service(pool: &Pool, scope: Scope, options: &EndpointOptions, shared: &Sh
 /// Where rmcp's status codes differ from what clients expect: ending a
 /// session (`DELETE` with `Mcp-Session-Id`) answers 204, not 202, which
 /// clients such as the Python SDK report as a failed termination (bodies
-/// rmcp refuses are `request_check`'s). A request's reply that has not
-/// begun within 50 ms goes out as a stream then (`slow_reply`); one whose
-/// SSE stream holds only its response is sent as JSON (`json_reply`).
+/// rmcp refuses are `request_check`'s, and so is a 2026-07-28 request's
+/// reply that has not begun within 50 ms, which goes out as a stream then:
+/// `slow_reply`). A reply whose SSE stream holds only its response is sent
+/// as JSON (`json_reply`).
 pub(super) async fn session_end(request: Request, next: Next) -> Response {
     // Nested services see their path without the prefix; the original
     // is kept in an extension.
@@ -188,12 +189,7 @@ pub(super) async fn session_end(request: Request, next: Next) -> Response {
         path == "/mcp" || ((path.starts_with("/servers/") || path.starts_with("/profiles/")) && path.ends_with("/mcp"));
     let json_reply = mcp_path && json_reply::may_answer_json(request.method(), request.headers().get(header::ACCEPT));
     let delete = request.method() == axum::http::Method::DELETE;
-    let stream = mcp_path && request.method() == axum::http::Method::POST && accepts_stream(&request);
-    let mut response = if stream {
-        slow_reply::stream_when_slow(next.run(request)).await
-    } else {
-        next.run(request).await
-    };
+    let mut response = next.run(request).await;
     if delete && response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
     }
@@ -243,9 +239,8 @@ async fn unfolded(response: Response) -> Response {
 }
 
 /// Whether the agent takes an SSE reply (every Streamable HTTP client does).
-fn accepts_stream(request: &Request) -> bool {
-    request
-        .headers()
+fn accepts_stream(headers: &axum::http::HeaderMap) -> bool {
+    headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.split(',').any(|m| m.trim().starts_with("text/event-stream")))

@@ -76,16 +76,37 @@ pub(super) async fn serve(
             return response;
         }
     }
-    let response = service
-        .handle(Request::from_parts(parts, Body::from(bytes.clone())))
-        .await
-        .map(Body::new);
+    // Only a sessionless request other than `initialize` (a 2026-07-28
+    // one) is streamed when slow: rmcp answers a session's request with
+    // its stream's headers at once, and the reply to `initialize` carries
+    // the new session's id in headers that exist only once it is made;
+    // sent early without it, the agent's next message has no session.
+    let slow_may_stream = !session && super::accepts_stream(&parts.headers) && !is_initialize(&bytes);
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let response = if slow_may_stream {
+        let service = service.clone();
+        super::slow_reply::stream_when_slow(async move { service.handle(request).await.map(Body::new) }).await
+    } else {
+        service.handle(request).await.map(Body::new)
+    };
     // rmcp answers 415 for a JSON body it cannot take as a message.
     if json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
         let (code, id, message) = classify(&bytes);
         return rpc_error(StatusCode::BAD_REQUEST, code, id, &message);
     }
     response
+}
+
+/// Whether `bytes` is an `initialize` request (looked at closely only
+/// when it names the method at all).
+fn is_initialize(bytes: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Method<'a> {
+        #[serde(borrow)]
+        method: Option<std::borrow::Cow<'a, str>>,
+    }
+    memchr::memmem::find(bytes, b"\"initialize\"").is_some()
+        && serde_json::from_slice::<Method<'_>>(bytes).is_ok_and(|m| m.method.as_deref() == Some("initialize"))
 }
 
 /// What rmcp's model of an agent's request would lose, kept: a
