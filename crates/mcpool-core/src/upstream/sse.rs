@@ -49,8 +49,7 @@ pub fn header_map(headers: &BTreeMap<String, String>) -> Result<reqwest::header:
 pub async fn open(server: &str, url: &str, headers: &BTreeMap<String, String>) -> Result<SseTransport, ConnectError> {
     let base = url::Url::parse(url).map_err(|e| ConnectError::InvalidUrl(e.to_string()))?;
     let headers = header_map(headers)?;
-    let client = reqwest::Client::new();
-    let response = client
+    let response = super::http_client::stream_client()
         .get(base.clone())
         .headers(headers.clone())
         .header(reqwest::header::ACCEPT, "text/event-stream")
@@ -70,6 +69,9 @@ pub async fn open(server: &str, url: &str, headers: &BTreeMap<String, String>) -
             message: format!("HTTP {status} from the SSE stream"),
         });
     }
+    // The endpoint is named relative to where the stream is (after any
+    // redirect, which kept the origin).
+    let base = response.url().clone();
     let mut events = SseStream::from_bytes_stream(response.bytes_stream());
     let endpoint = loop {
         match events.next().await {
@@ -115,7 +117,7 @@ pub async fn open(server: &str, url: &str, headers: &BTreeMap<String, String>) -
         }
     });
     Ok(SseTransport {
-        client,
+        client: super::http_client::http_client(),
         endpoint,
         headers,
         incoming,
