@@ -29,7 +29,8 @@
 #                            machine (CI's fresh one included) shares one cached
 #                            check; cold it takes some minutes, warm well under one
 #   MCPOOL_MACOS_TOOLS_DIR   where zig's venv and cargo-zigbuild are installed
-#                            (default ~/.cache/mcpool/macos-tools)
+#                            (default ~/.cache/mcpool/macos-tools; cargo-zigbuild
+#                            keeps its compiler wrappers in ~/.cache/cargo-zigbuild)
 #   MCPOOL_SKIP_APT=1        do not install Debian packages
 set -euo pipefail
 
