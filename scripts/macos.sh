@@ -9,8 +9,9 @@
 # What it proves is that the code compiles for macOS, the macOS-only code
 # paths and the dependencies' macOS backends (the keyring's Keychain store,
 # for one) included; not that it works: nothing of mcpool has been run on a
-# Mac. The tray app (Tauri on AppKit/WebKit) is not checked: its crates need
-# Apple's SDK (frameworks and their headers), which cannot be had here.
+# Mac. The tray app is not checked: its notifications crate (notify-rust's
+# mac-notification-sys) compiles Objective-C against Cocoa's headers, which
+# come only with Apple's SDK, and that cannot be had here.
 #
 # Toolchain: Debian's own Rust (rustc-web, cargo-web: /usr/bin/cargo) with
 # its standard library's sources (rust-web-src), checked for macOS with
