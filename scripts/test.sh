@@ -4,9 +4,11 @@
 #   tray app, the fault server) -> the .deb (scripts/package.sh: a release
 #   build and Tauri's bundler) -> cargo test, on a throwaway desktop
 #   (scripts/desktop.sh), which the tray app's own test needs.
-#   Before it, the Windows part (scripts/windows.sh; MCPOOL_TEST_WINDOWS=0
-#   skips it): the .exe programs and the zip in dist/windows, then its tests
-#   under Wine.
+#   Before it, the macOS check (scripts/macos.sh; MCPOOL_TEST_MACOS=0 skips
+#   it): the core and the command line, with their unit tests, type-checked
+#   for aarch64-apple-darwin; then the Windows part (scripts/windows.sh;
+#   MCPOOL_TEST_WINDOWS=0 skips it): the .exe programs and the zip in
+#   dist/windows, then its tests under Wine.
 # cargo test runs last so that the output ends with its own summary.
 set -euo pipefail
 
@@ -47,6 +49,17 @@ cargo build --workspace --bins
 step "package: the .deb (release build + Tauri's bundler; tests/tests/package.rs checks and installs it)"
 MCPOOL_TEST_DEB="$(bash scripts/package.sh deb </dev/null)"
 export MCPOOL_TEST_DEB
+
+# The macOS check (MCPOOL_TEST_MACOS=0 leaves it out): mcpool-core and the
+# command line, with their unit tests, type-checked for Apple silicon
+# (nothing linked or run: no macOS SDK here). Its target dir is outside the
+# checkout too, so a warm run checks only mcpool's own two crates.
+if [ "${MCPOOL_TEST_MACOS:-1}" = 1 ]; then
+    step "macOS: scripts/macos.sh check (mcpool-core and mcpool with their unit tests, type-checked for aarch64-apple-darwin)"
+    bash scripts/macos.sh check </dev/null
+else
+    step "macOS: skipped (MCPOOL_TEST_MACOS=0)"
+fi
 
 # The Windows part (MCPOOL_TEST_WINDOWS=0 leaves it out): the release .exe
 # programs and the zip, then mcpool-core's unit tests and tests/tests/wine/
