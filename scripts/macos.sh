@@ -40,6 +40,8 @@ cd "$ROOT"
 
 say() { printf '[macos] %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
+# shellcheck source=scripts/apt.sh
+. "$ROOT/scripts/apt.sh"
 
 TARGET=aarch64-apple-darwin
 if [ -n "${XDG_CACHE_HOME:-}${HOME:-}" ]; then
@@ -68,21 +70,7 @@ APT_PACKAGES=(rustc-web cargo-web rust-web-src python3 python3-venv)
 CARGO=/usr/bin/cargo
 
 packages() {
-    if [ "${MCPOOL_SKIP_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
-        return
-    fi
-    local missing=() p
-    for p in "${APT_PACKAGES[@]}"; do
-        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-            missing+=("$p")
-        fi
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        [ "$(id -u)" -eq 0 ] || die "need root to install: ${missing[*]}"
-        say "apt: installing ${missing[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2
-    fi
+    apt_install_missing "${APT_PACKAGES[@]}"
     [ -x "$CARGO" ] || die "$CARGO is missing (Debian's cargo-web)"
 }
 

@@ -45,6 +45,8 @@ cd "$ROOT"
 
 say() { printf '[windows] %s\n' "$*" >&2; }
 die() { say "ERROR: $*"; exit 1; }
+# shellcheck source=scripts/apt.sh
+. "$ROOT/scripts/apt.sh"
 
 TARGET=x86_64-win7-windows-gnu
 TARGET_ENV=X86_64_WIN7_WINDOWS_GNU
@@ -70,21 +72,7 @@ APT_PACKAGES=(rustc-web cargo-web rust-web-src gcc-mingw-w64-x86-64 wine64 wine 
 CARGO=/usr/bin/cargo
 
 packages() {
-    if [ "${MCPOOL_SKIP_APT:-0}" = 1 ] || ! command -v apt-get >/dev/null 2>&1; then
-        return
-    fi
-    local missing=() p
-    for p in "${APT_PACKAGES[@]}"; do
-        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
-            missing+=("$p")
-        fi
-    done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        [ "$(id -u)" -eq 0 ] || die "need root to install: ${missing[*]}"
-        say "apt: installing ${missing[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get update -q </dev/null >&2
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2
-    fi
+    apt_install_missing "${APT_PACKAGES[@]}"
 }
 
 # cargo for Windows: build-std, the MinGW linker and C compiler (for the
