@@ -25,7 +25,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use shadow::{Changes, Names, Pool};
+pub use shadow::{Asked, Changes, Pool};
 
 /// A definition to scan, as `mcpool scan FILE` takes it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -153,10 +153,10 @@ pub fn scan(definition: &Definition, pool: &Pool) -> Report {
     scan_noting(definition, pool).0
 }
 
-/// Scans one definition against `pool`, and tells which names of the pool
-/// the scan looked up: it says the same in a later pool unless one of
-/// them is among that pool's [`Pool::changed_since`].
-pub fn scan_noting(definition: &Definition, pool: &Pool) -> (Report, Names) {
+/// Scans one definition against `pool`, and tells what the scan asked of
+/// the pool: it says the same in a later pool unless that pool answers
+/// one of these otherwise ([`Asked::answered_otherwise`]).
+pub fn scan_noting(definition: &Definition, pool: &Pool) -> (Report, Asked) {
     let reading = shadow::Reading::new(pool);
     // The findings in a text of this tool (as it is now, or as approved).
     let of = |title: Option<&str>, description: Option<&str>, schema: &Value| {
@@ -194,7 +194,7 @@ pub fn scan_noting(definition: &Definition, pool: &Pool) -> (Report, Names) {
         verdict: verdict_of(&findings),
         findings,
     };
-    (report, reading.names())
+    (report, reading.asked())
 }
 
 /// A changed definition's findings: what the change brought in counts one

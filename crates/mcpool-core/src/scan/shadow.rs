@@ -49,6 +49,14 @@ impl Pool {
         self.print
     }
 
+    /// The other servers that have a tool named `token` (lowercase; a
+    /// name [`distinctive`] enough to be a reference: `send_email`, not
+    /// `search`), when `own` (lowercase) has no tool of that name.
+    fn others_with(&self, token: &str, own: &str) -> Option<&BTreeSet<String>> {
+        let servers = self.tools.get(token)?;
+        (!servers.contains(own) && !servers.is_empty()).then_some(servers)
+    }
+
     /// The names whose answers differ between `before` and this pool: a
     /// tool name that some server gained or lost, a server that came or
     /// went. A scan that looked none of them up says the same in both.
@@ -83,81 +91,140 @@ impl Changes {
     }
 }
 
-/// The names a scan looked up in its pool, as prints: the scan says the
-/// same in any pool that answers for these as its own did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Names(Box<[u64]>);
+/// One question a scan put to its pool: its answer, and so the scan, may
+/// differ in a pool where its name changed ([`Pool::changed_since`]).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+enum Question {
+    /// The servers other than `own` that have a tool named `tool`, when
+    /// `own` has none ([`Pool::others_with`]).
+    Others { tool: Box<str>, own: Box<str> },
+    /// Whether `server` has a tool named `tool`.
+    Has { server: Box<str>, tool: Box<str> },
+    /// Whether there is a server of this name.
+    Server(Box<str>),
+    /// Whether some server has a tool of this name.
+    Tool(Box<str>),
+}
 
-impl Names {
-    /// Whether one of these names is among `changes`.
-    pub fn any_in(&self, changes: &Changes) -> bool {
-        !changes.is_empty() && self.0.iter().any(|n| changes.0.contains(n))
+impl Question {
+    /// The name (lowercase) whose change may change the answer.
+    fn name(&self) -> &str {
+        match self {
+            Question::Others { tool, .. } | Question::Has { tool, .. } | Question::Tool(tool) => tool,
+            Question::Server(server) => server,
+        }
+    }
+
+    /// The answer in `pool`, as a number.
+    fn answer(&self, pool: &Pool) -> u64 {
+        match self {
+            Question::Others { tool, own } => servers_print(pool.others_with(tool, own)),
+            Question::Has { server, tool } => u64::from(pool.tools.get(&**tool).is_some_and(|s| s.contains(&**server))),
+            Question::Server(server) => u64::from(pool.servers.contains(&**server)),
+            Question::Tool(tool) => u64::from(pool.tools.contains_key(&**tool)),
+        }
     }
 }
 
-/// A pool as one scan reads it: every name looked up is noted, so that
-/// the scan is made again only when the pool changes for one of them
-/// (`toolctl/scans.rs`), not whenever any server comes or goes.
+/// What [`Pool::others_with`] answered, as a number: 0 for none.
+fn servers_print(servers: Option<&BTreeSet<String>>) -> u64 {
+    let mut hasher = Fnv::default();
+    for server in servers.into_iter().flatten() {
+        hasher.write(server.as_bytes());
+        hasher.write(&[0]);
+    }
+    hasher.finish()
+}
+
+/// The questions a scan put to its pool, with their answers: the scan
+/// says the same in any pool that answers them as its own did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Asked(Box<[(Question, u64)]>);
+
+impl Asked {
+    /// Whether `pool`, which differs from the pool these were asked in by
+    /// `changes`, answers one of them otherwise. Only the questions about
+    /// a name that changed are put again: a server that comes with a tool
+    /// named as this one is (`search`) changes that name, but not the
+    /// answer to "which other servers have a `search`" for a server that
+    /// has one itself.
+    pub fn answered_otherwise(&self, pool: &Pool, changes: &Changes) -> bool {
+        !changes.is_empty()
+            && self
+                .0
+                .iter()
+                .any(|(q, answer)| changes.0.contains(&name_print(q.name())) && q.answer(pool) != *answer)
+    }
+}
+
+/// A pool as one scan reads it: every question put to it is noted with
+/// its answer, so that the scan is made again only when the pool answers
+/// one of them otherwise (`toolctl/scans.rs`), not whenever any server
+/// comes or goes.
 pub struct Reading<'p> {
     pool: &'p Pool,
-    noted: RefCell<Vec<u64>>,
+    asked: RefCell<Vec<(Question, u64)>>,
 }
 
 impl<'p> Reading<'p> {
     pub fn new(pool: &'p Pool) -> Reading<'p> {
         Reading {
             pool,
-            noted: RefCell::default(),
+            asked: RefCell::default(),
         }
     }
 
-    /// The names looked up.
-    pub fn names(self) -> Names {
-        let mut noted = self.noted.into_inner();
-        noted.sort_unstable();
-        noted.dedup();
-        Names(noted.into_boxed_slice())
+    /// The questions put, each once.
+    pub fn asked(self) -> Asked {
+        let mut asked = self.asked.into_inner();
+        asked.sort_unstable();
+        asked.dedup();
+        Asked(asked.into_boxed_slice())
     }
 
-    /// `name`, lowercase, noted.
-    fn note(&self, name: &str) {
-        self.noted.borrow_mut().push(name_print(name));
+    fn note(&self, question: Question) -> u64 {
+        let answer = question.answer(self.pool);
+        self.asked.borrow_mut().push((question, answer));
+        answer
     }
 
-    /// The other servers that have a tool named `token` (a name
-    /// [`distinctive`] enough to be a reference: `send_email`, not
-    /// `search`), when `own` has no tool of that name.
+    /// [`Pool::others_with`] (`token` in any case, `own` lowercase).
     fn others_with(&self, token: &str, own: &str) -> Option<&'p BTreeSet<String>> {
-        let servers = with_lower(token, |token| {
-            self.note(token);
-            self.pool.tools.get(token)
-        })?;
-        (!servers.contains(own) && !servers.is_empty()).then_some(servers)
+        with_lower(token, |token| {
+            let servers = self.pool.others_with(token, own);
+            self.asked.borrow_mut().push((
+                Question::Others {
+                    tool: token.into(),
+                    own: own.into(),
+                },
+                servers_print(servers),
+            ));
+            servers
+        })
     }
 
     /// Whether `server` has a tool named `tool`.
     fn has(&self, server: &str, tool: &str) -> bool {
-        with_lower(tool, |tool| {
-            self.note(tool);
-            self.pool.tools.get(tool)
-        })
-        .is_some_and(|s| with_lower(server, |server| s.contains(server)))
+        let server = lower(server);
+        let tool = lower(tool);
+        self.note(Question::Has {
+            server: server.as_ref().into(),
+            tool: tool.as_ref().into(),
+        }) == 1
     }
 
     /// Whether the pool has a server named `server` (lowercase).
     fn has_server(&self, server: &str) -> bool {
-        self.note(server);
-        self.pool.servers.contains(server)
+        self.note(Question::Server(server.into())) == 1
     }
 
     /// Whether some server has a tool named `tool` (lowercase).
     fn has_tool(&self, tool: &str) -> bool {
-        self.note(tool);
-        self.pool.tools.contains_key(tool)
+        self.note(Question::Tool(tool.into())) == 1
     }
 }
 
-/// A name's share of [`Names`] and [`Changes`]: FNV-1a.
+/// A name's share of [`Changes`]: FNV-1a.
 fn name_print(name: &str) -> u64 {
     let mut hasher = Fnv::default();
     hasher.write(name.as_bytes());

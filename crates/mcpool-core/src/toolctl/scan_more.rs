@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use super::scans::ScanReport;
-use crate::scan::{self, Names, Pool, Verdict};
+use crate::scan::{self, Asked, Pool, Verdict};
 
 /// What kind of definition a report is of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -40,14 +40,14 @@ struct Scanned {
     fingerprint: u64,
     report: ScanReport,
     /// The definition scanned, to scan again when the pool changes for
-    /// one of `names`, the pool's names the scan looked up.
+    /// one of the questions it `asked`.
     definition: scan::Definition,
-    names: Names,
+    asked: Asked,
 }
 
 impl Scanned {
     fn new(fingerprint: u64, definition: scan::Definition, pool: &Pool) -> Scanned {
-        let (report, names) = scan::scan_noting(&definition, pool);
+        let (report, asked) = scan::scan_noting(&definition, pool);
         Scanned {
             fingerprint,
             report: ScanReport {
@@ -55,7 +55,7 @@ impl Scanned {
                 findings: report.findings,
             },
             definition,
-            names,
+            asked,
         }
     }
 }
@@ -151,7 +151,7 @@ impl MoreScans {
         made.pool = Arc::clone(pool);
         let servers = &mut made.servers;
         for scanned in servers.values_mut().flat_map(|r| r.values_mut()) {
-            if scanned.names.any_in(&changes) {
+            if scanned.asked.answered_otherwise(pool, &changes) {
                 *scanned = Scanned::new(scanned.fingerprint, scanned.definition.clone(), pool);
             }
         }

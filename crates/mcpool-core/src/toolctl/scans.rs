@@ -12,7 +12,7 @@ use rmcp::model::Tool;
 use serde::Serialize;
 
 use super::approvals::Definition;
-use crate::scan::{self, Finding, Names, Pool, Verdict};
+use crate::scan::{self, Asked, Finding, Pool, Verdict};
 
 /// A server entry's scan settings: `"scan": "off"` and `scanAllow`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,8 +35,8 @@ struct Scanned {
     title: Option<String>,
     verdict: Verdict,
     findings: Vec<Finding>,
-    /// The pool's names the scan looked up.
-    names: Names,
+    /// What the scan asked of the pool, with the answers.
+    asked: Asked,
 }
 
 impl Scanned {
@@ -107,14 +107,17 @@ impl Scans {
         reports.pool = Arc::clone(pool);
         let mut judged_otherwise = BTreeSet::new();
         for (name, kept) in reports.servers.iter_mut() {
-            for (tool, scanned) in kept.iter_mut().filter(|(_, s)| s.names.any_in(&changes)) {
-                let (report, names) = scan::scan_noting(&scanned.as_definition(name, tool), pool);
+            for (tool, scanned) in kept
+                .iter_mut()
+                .filter(|(_, s)| s.asked.answered_otherwise(pool, &changes))
+            {
+                let (report, asked) = scan::scan_noting(&scanned.as_definition(name, tool), pool);
                 if report.verdict != scanned.verdict && name != server {
                     judged_otherwise.insert(name.clone());
                 }
                 scanned.verdict = report.verdict;
                 scanned.findings = report.findings;
-                scanned.names = names;
+                scanned.asked = asked;
             }
         }
         let servers = &mut reports.servers;
@@ -132,7 +135,7 @@ impl Scans {
             if current {
                 continue;
             }
-            let (report, names) = scan::scan_noting(&definition_of(server, tool), pool);
+            let (report, asked) = scan::scan_noting(&definition_of(server, tool), pool);
             known.insert(
                 tool.name.to_string(),
                 Scanned {
@@ -140,7 +143,7 @@ impl Scans {
                     title: tool.title.clone(),
                     verdict: report.verdict,
                     findings: report.findings,
-                    names,
+                    asked,
                 },
             );
         }
@@ -248,7 +251,7 @@ mod tests {
     }
 
     #[test]
-    fn a_server_whose_names_no_tool_mentions_scans_nothing_again() {
+    fn a_server_that_changes_no_answer_scans_nothing_again() {
         let scans = Scans::default();
         let steer = tool(
             "notes_add",
@@ -257,23 +260,26 @@ mod tests {
         let plain = tool("notes_list", "Lists the notes.");
         let notes = [steer.clone(), plain.clone()];
         scans.observe("notes", Some(&notes), &pool_of([("notes", &notes[..])].into_iter()));
-        let names_of = |name: &str| {
+        // Whether the pool `with` the notes server and `other` answers a
+        // question of `name`'s scan otherwise.
+        let otherwise = |name: &str, other: (&str, &[Tool])| {
             let reports = crate::sync::lock(&scans.reports);
-            reports.servers["notes"][name].names.clone()
+            let pool = pool_of([("notes", &notes[..]), other].into_iter());
+            let changes = pool.changed_since(&reports.pool);
+            assert!(!changes.is_empty());
+            reports.servers["notes"][name].asked.answered_otherwise(&pool, &changes)
         };
         let weather = [tool("get_forecast", "The weather.")];
+        assert!(!otherwise("notes_add", ("weather", &weather)), "nothing of it is named");
+        // A second server with tools named as these: the names changed
+        // (two servers have them now), the answers did not (the notes
+        // server has its own), as in a pool of many servers that share
+        // their tools' names.
+        assert!(!otherwise("notes_add", ("notes-copy", &notes)));
+        assert!(!otherwise("notes_list", ("notes-copy", &notes)));
         let mail = [tool("send_email", "Sends an e-mail.")];
-        let with_weather = pool_of([("notes", &notes[..]), ("weather", &weather[..])].into_iter());
-        let changes = with_weather.changed_since(&crate::sync::lock(&scans.reports).pool);
-        assert!(!changes.is_empty());
-        assert!(
-            !names_of("notes_add").any_in(&changes),
-            "nothing of the weather server is named"
-        );
-        let with_mail = pool_of([("notes", &notes[..]), ("mail", &mail[..])].into_iter());
-        let changes = with_mail.changed_since(&crate::sync::lock(&scans.reports).pool);
-        assert!(names_of("notes_add").any_in(&changes), "send_email is named");
-        assert!(!names_of("notes_list").any_in(&changes));
+        assert!(otherwise("notes_add", ("mail", &mail)), "send_email is named");
+        assert!(!otherwise("notes_list", ("mail", &mail)));
     }
 
     /// The tools of the scanner's labelled set (`bench/scan/cases.json`),
