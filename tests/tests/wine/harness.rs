@@ -136,7 +136,8 @@ impl WinePool {
         let service = handler
             .clone()
             .serve(StreamableHttpClientTransport::from_config(config))
-            .await?;
+            .await
+            .with_context(|| format!("the agent did not connect; log:\n{}", self.logs()))?;
         Ok(Agent { service, handler })
     }
 
@@ -148,8 +149,13 @@ impl WinePool {
             .await?;
         let status = r.status();
         if !status.is_success() {
-            // What the test then fails on says why.
-            eprintln!("POST {path}: {status}: {}", r.text().await.unwrap_or_default());
+            // What the test then fails on says why: the answer, and the
+            // pool's log (its folder goes with the test).
+            eprintln!(
+                "POST {path}: {status}: {}\nlog:\n{}",
+                r.text().await.unwrap_or_default(),
+                self.logs()
+            );
         }
         Ok(status.as_u16())
     }
