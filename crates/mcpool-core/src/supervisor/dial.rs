@@ -179,38 +179,42 @@ impl Supervisor {
             tokio::time::timeout(spec.timeout, work).await
         };
         let outcome = tokio::select! {
+            biased;
             _ = cancel.cancelled() => None,
             r = started => Some(r.unwrap_or(Err(ConnectError::Timeout(spec.timeout)))),
         };
         let mut inner = self.lock();
+        // Cancelled by an explicit action, which already set the state and
+        // counted this attempt as finished (under this lock, so this is
+        // exact): whatever it came to is nobody's now, not even when it came
+        // to something just before the action. Applied, its failure would
+        // put a backoff on the state the action made, and the request that
+        // came after it would be refused.
+        let outcome = match outcome {
+            Some(outcome) if !cancel.is_cancelled() => outcome,
+            abandoned => {
+                drop(inner);
+                if let Some(Ok((established, _))) = abandoned {
+                    close_unused(established, ledger);
+                }
+                self.notify_status();
+                return Err(Unavailable {
+                    sentence: super::abandoned_sentence(&self.name),
+                });
+            }
+        };
         inner.attempts.done += 1;
         // Attempts are serialised by `attempt_lock`, so the token is ours.
         inner.attempts.cancel = None;
         let result = match outcome {
-            None => {
-                // Cancelled by an explicit action, which already set the state.
-                let sentence = format!("Server '{}' was disconnected while connecting.", self.name);
-                inner.attempts.failure = Some(sentence.clone());
+            Ok((established, _)) if !inner.machine.accepts_connection() => {
                 drop(inner);
-                Err(Unavailable { sentence })
-            }
-            Some(Ok((established, _))) if !inner.machine.accepts_connection() => {
-                drop(inner);
-                tokio::spawn(close(Live {
-                    peer: established.peer,
-                    ledger,
-                    activity: Arc::default(),
-                    listen: None,
-                    info: None,
-                    generation: 0,
-                    cancel: Some(established.running.cancellation_token()),
-                    group: established.group,
-                }));
+                close_unused(established, ledger);
                 return Err(Unavailable {
-                    sentence: format!("Server '{}' was disconnected while connecting.", self.name),
+                    sentence: super::abandoned_sentence(&self.name),
                 });
             }
-            Some(Ok((established, (lists, warnings)))) => {
+            Ok((established, (lists, warnings))) => {
                 inner.generation += 1;
                 let generation = inner.generation;
                 let info = established.peer.peer_info();
@@ -252,7 +256,7 @@ impl Supervisor {
                 }
                 return Ok(link);
             }
-            Some(Err(err)) => {
+            Err(err) => {
                 let error = redact(&err.to_string(), &secret_values);
                 inner.recent.failed(&err);
                 let kind_event = Event::AttemptFailed {
@@ -316,4 +320,19 @@ impl Supervisor {
             self.notify_lists();
         }
     }
+}
+
+/// Closes a connection made for an attempt whose outcome is nobody's, and
+/// stops its process.
+fn close_unused(established: upstream::Established, ledger: Arc<ProgressLedger>) {
+    tokio::spawn(close(Live {
+        peer: established.peer,
+        ledger,
+        activity: Arc::default(),
+        listen: None,
+        info: None,
+        generation: 0,
+        cancel: Some(established.running.cancellation_token()),
+        group: established.group,
+    }));
 }

@@ -154,10 +154,20 @@ struct Inner {
 struct Attempts {
     /// Cancels the attempt in flight; set exactly while the machine is attempting.
     cancel: Option<CancellationToken>,
-    /// Attempts finished so far: a request that waited sees it move.
+    /// Attempts finished so far: a request that waited sees it move. An
+    /// attempt abandoned by an explicit action counts as finished when it
+    /// is abandoned, not when its task ends: a request that comes after the
+    /// action (a reconnect right after a disconnect) waits for an attempt
+    /// of its own instead of taking the abandoned one's outcome.
     done: u64,
     /// What the last attempt's failure told its request, for those that waited.
     failure: Option<String>,
+}
+
+/// What a request that waited on an attempt abandoned by an explicit
+/// action (disconnect, reconnect, stop) is told.
+fn abandoned_sentence(name: &str) -> String {
+    format!("Server '{name}' was disconnected while connecting.")
 }
 
 /// What applying an event leaves to the caller.
@@ -333,6 +343,9 @@ impl Supervisor {
                 Effect::CancelAttempt => {
                     if let Some(c) = inner.attempts.cancel.take() {
                         c.cancel();
+                        // Finished for whoever waits on it (see `Attempts::done`).
+                        inner.attempts.done += 1;
+                        inner.attempts.failure = Some(abandoned_sentence(&self.name));
                     }
                 }
                 Effect::Close => {

@@ -215,6 +215,38 @@ async fn a_stopped_server_refuses_everything_for_good() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A reconnect right after a disconnect that abandoned an attempt (issue
+/// 44): the abandoned attempt's task ends after the reconnect has begun
+/// to wait for its turn, and its "disconnected while connecting" is not
+/// the reconnect's answer; the reconnect makes an attempt of its own.
+#[tokio::test]
+async fn a_reconnect_right_after_a_disconnect_makes_its_own_attempt() {
+    let (sup, _) = supervisor(never_answers(60_000), None);
+    let first = tokio::spawn({
+        let sup = sup.clone();
+        async move { sup.peer().await }
+    });
+    while !sup.snapshot().connecting {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    sup.disconnect();
+    assert_eq!(sup.status(), Status::Disabled);
+    let reconnect = tokio::time::timeout(Duration::from_secs(2), sup.reconnect()).await;
+    assert!(
+        reconnect.is_err(),
+        "the reconnect answered with the abandoned attempt's outcome: {reconnect:?}"
+    );
+    assert!(sup.snapshot().connecting, "the reconnect's own attempt is under way");
+    let first = first.await.expect("joined").err().expect("abandoned");
+    assert!(
+        first.sentence.contains("disconnected while connecting"),
+        "{}",
+        first.sentence
+    );
+    sup.disconnect();
+    assert_eq!(attempts(&sup), 2, "the abandoned one and the reconnect's");
+}
+
 // On Windows tokio reads a child's pipes on its blocking pool (anonymous
 // pipes have no overlapped I/O), and paused time never jumps while a
 // blocking read is outstanding; the attempt's logic is the same code on
