@@ -150,14 +150,19 @@ pub fn scan_all(definitions: &[Definition]) -> Vec<Report> {
 
 /// Scans one definition against `pool` (the names of every server's tools).
 pub fn scan(definition: &Definition, pool: &Pool) -> Report {
-    scan_noting(definition, pool).0
+    scan_reading(definition, &shadow::Reading::new(pool))
 }
 
 /// Scans one definition against `pool`, and tells what the scan asked of
 /// the pool: it says the same in a later pool unless that pool answers
 /// one of these otherwise ([`Asked::answered_otherwise`]).
 pub fn scan_noting(definition: &Definition, pool: &Pool) -> (Report, Asked) {
-    let reading = shadow::Reading::new(pool);
+    let reading = shadow::Reading::noting(pool);
+    let report = scan_reading(definition, &reading);
+    (report, reading.asked())
+}
+
+fn scan_reading(definition: &Definition, reading: &shadow::Reading<'_>) -> Report {
     // The findings in a text of this tool (as it is now, or as approved).
     let of = |title: Option<&str>, description: Option<&str>, schema: &Value| {
         judge::findings(
@@ -187,14 +192,13 @@ pub fn scan_noting(definition: &Definition, pool: &Pool) -> (Report, Asked) {
     };
     findings.retain(|f| f.severity > Severity::Weak);
     findings.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.check.cmp(&b.check)));
-    let report = Report {
+    Report {
         id: definition.id.clone(),
         server: definition.server.clone(),
         name: definition.name.clone(),
         verdict: verdict_of(&findings),
         findings,
-    };
-    (report, reading.asked())
+    }
 }
 
 /// A changed definition's findings: what the change brought in counts one

@@ -163,28 +163,38 @@ impl Asked {
 /// comes or goes.
 pub struct Reading<'p> {
     pool: &'p Pool,
-    asked: RefCell<Vec<(Question, u64)>>,
+    /// `None`: nothing is noted (a scan made once, as `mcpool scan` makes
+    /// them, spares the copies).
+    asked: Option<RefCell<Vec<(Question, u64)>>>,
 }
 
 impl<'p> Reading<'p> {
+    /// A reading that notes nothing.
     pub fn new(pool: &'p Pool) -> Reading<'p> {
+        Reading { pool, asked: None }
+    }
+
+    /// A reading that notes every question and its answer.
+    pub fn noting(pool: &'p Pool) -> Reading<'p> {
         Reading {
             pool,
-            asked: RefCell::default(),
+            asked: Some(RefCell::default()),
         }
     }
 
     /// The questions put, each once.
     pub fn asked(self) -> Asked {
-        let mut asked = self.asked.into_inner();
+        let mut asked = self.asked.map(RefCell::into_inner).unwrap_or_default();
         asked.sort_unstable();
         asked.dedup();
         Asked(asked.into_boxed_slice())
     }
 
-    fn note(&self, question: Question) -> u64 {
-        let answer = question.answer(self.pool);
-        self.asked.borrow_mut().push((question, answer));
+    /// `answer`, noted as the answer to the question `question` makes.
+    fn note(&self, answer: u64, question: impl FnOnce() -> Question) -> u64 {
+        if let Some(asked) = &self.asked {
+            asked.borrow_mut().push((question(), answer));
+        }
         answer
     }
 
@@ -192,22 +202,25 @@ impl<'p> Reading<'p> {
     fn others_with(&self, token: &str, own: &str) -> Option<&'p BTreeSet<String>> {
         with_lower(token, |token| {
             let servers = self.pool.others_with(token, own);
-            self.asked.borrow_mut().push((
-                Question::Others {
+            if self.asked.is_some() {
+                self.note(servers_print(servers), || Question::Others {
                     tool: token.into(),
                     own: own.into(),
-                },
-                servers_print(servers),
-            ));
+                });
+            }
             servers
         })
     }
 
     /// Whether `server` has a tool named `tool`.
     fn has(&self, server: &str, tool: &str) -> bool {
-        let server = lower(server);
-        let tool = lower(tool);
-        self.note(Question::Has {
+        let (server, tool) = (lower(server), lower(tool));
+        let has = self
+            .pool
+            .tools
+            .get(tool.as_ref())
+            .is_some_and(|s| s.contains(server.as_ref()));
+        self.note(u64::from(has), || Question::Has {
             server: server.as_ref().into(),
             tool: tool.as_ref().into(),
         }) == 1
@@ -215,12 +228,14 @@ impl<'p> Reading<'p> {
 
     /// Whether the pool has a server named `server` (lowercase).
     fn has_server(&self, server: &str) -> bool {
-        self.note(Question::Server(server.into())) == 1
+        let has = self.pool.servers.contains(server);
+        self.note(u64::from(has), || Question::Server(server.into())) == 1
     }
 
     /// Whether some server has a tool named `tool` (lowercase).
     fn has_tool(&self, tool: &str) -> bool {
-        self.note(Question::Tool(tool.into())) == 1
+        let has = self.pool.tools.contains_key(tool);
+        self.note(u64::from(has), || Question::Tool(tool.into())) == 1
     }
 }
 
