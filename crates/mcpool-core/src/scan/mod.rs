@@ -171,7 +171,7 @@ fn scan_reading(definition: &Definition, reading: &shadow::Reading<'_>) -> Repor
             title,
             description,
             schema,
-            &reading,
+            reading,
         )
     };
     let now = of(
