@@ -8,21 +8,33 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
-use rmcp::model::Tool;
+use rmcp::model::{JsonObject, Tool};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::ApproveMode;
 
 /// What of a tool is approved: the text a model reads and acts on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Definition {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(rename = "inputSchema")]
     pub input_schema: Value,
+    /// The schema as the server's list held it when this was made from
+    /// it: a list that holds that same allocation holds the same schema,
+    /// so the check made for every listed tool at every listing is a
+    /// pointer compare, not a walk of the schema.
+    #[serde(skip)]
+    seen: Option<Arc<JsonObject>>,
+}
+
+impl PartialEq for Definition {
+    fn eq(&self, other: &Definition) -> bool {
+        self.description == other.description && self.input_schema == other.input_schema
+    }
 }
 
 impl Definition {
@@ -30,6 +42,7 @@ impl Definition {
         Definition {
             description: tool.description.as_ref().map(|d| d.to_string()),
             input_schema: Value::Object((*tool.input_schema).clone()),
+            seen: Some(Arc::clone(&tool.input_schema)),
         }
     }
 
@@ -37,7 +50,8 @@ impl Definition {
     /// for every listed tool and every call.
     pub fn matches(&self, tool: &Tool) -> bool {
         self.description.as_deref() == tool.description.as_deref()
-            && self.input_schema.as_object() == Some(&*tool.input_schema)
+            && (self.seen.as_ref().is_some_and(|s| Arc::ptr_eq(s, &tool.input_schema))
+                || self.input_schema.as_object() == Some(&*tool.input_schema))
     }
 }
 
@@ -175,6 +189,32 @@ impl Approvals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_definition_matches_its_tool_by_the_same_schema_or_an_equal_one_and_not_a_changed_one() {
+        let tool: Tool = serde_json::from_value(serde_json::json!({
+            "name": "echo", "description": "Echoes", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}
+        }))
+        .unwrap();
+        let definition = Definition::of(&tool);
+        assert!(definition.matches(&tool));
+        // Read again: an equal schema in another allocation.
+        let again: Tool = serde_json::from_value(serde_json::to_value(&tool).unwrap()).unwrap();
+        assert!(!Arc::ptr_eq(&again.input_schema, &tool.input_schema));
+        assert!(definition.matches(&again));
+        let loaded: Definition = serde_json::from_str(&serde_json::to_string(&definition).unwrap()).unwrap();
+        assert!(loaded.matches(&tool));
+        assert_eq!(loaded, definition);
+        let mut changed = tool.clone();
+        let mut schema = (*tool.input_schema).clone();
+        schema.insert("required".into(), serde_json::json!(["text"]));
+        changed.input_schema = Arc::new(schema);
+        assert!(!definition.matches(&changed));
+        assert!(!loaded.matches(&changed));
+        let mut reworded = tool.clone();
+        reworded.description = Some("Echoes, and more".into());
+        assert!(!definition.matches(&reworded));
+    }
     use serde_json::json;
 
     fn tool(name: &str, description: &str, schema: Value) -> Tool {
