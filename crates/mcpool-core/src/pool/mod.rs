@@ -60,6 +60,9 @@ struct PoolInner {
     events: broadcast::Sender<StatusEvent>,
     last_status: Mutex<BTreeMap<String, (Status, Option<String>)>>,
     signatures: Mutex<BTreeMap<(ListKind, SigScope), u64>>,
+    /// Per server, its visible tools with a hash of each, which the tool
+    /// list signatures are made of (`changes.rs`).
+    tool_digests: Mutex<BTreeMap<String, Arc<changes::ToolDigest>>>,
     /// Per server, the tools held back for approval, as last announced.
     held: Mutex<BTreeMap<String, BTreeSet<String>>>,
     held_events: broadcast::Sender<HeldEvent>,
@@ -176,6 +179,7 @@ impl Pool {
                 events,
                 last_status: Mutex::new(BTreeMap::new()),
                 signatures: Mutex::new(BTreeMap::new()),
+                tool_digests: Mutex::new(BTreeMap::new()),
                 held: Mutex::new(BTreeMap::new()),
                 held_events,
                 config: tokio::sync::watch::Sender::new(ConfigState::default()),

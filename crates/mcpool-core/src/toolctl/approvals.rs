@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use rmcp::model::{JsonObject, Tool};
 use serde::{Deserialize, Serialize};
@@ -71,7 +71,7 @@ pub enum Verdict {
 
 type ServerApprovals = BTreeMap<String, Definition>;
 
-#[derive(Serialize, Deserialize, Default)]
+#[derive(Deserialize, Default)]
 struct ApprovalFile {
     /// Server name → tool name → approved definition.
     servers: BTreeMap<String, ServerApprovals>,
@@ -104,7 +104,27 @@ pub fn review(approved: Option<&ServerApprovals>, tools: &[Tool], mode: ApproveM
 #[derive(Default)]
 pub struct Approvals {
     path: Option<PathBuf>,
-    servers: Mutex<BTreeMap<String, ServerApprovals>>,
+    /// Each server's approvals behind an `Arc`, so a snapshot for the
+    /// writer is a few hundred pointer copies, not every schema.
+    servers: Arc<Mutex<BTreeMap<String, Arc<ServerApprovals>>>>,
+    writes: Arc<Writes>,
+}
+
+/// The file's writer: one thread at a time writes the newest state, and
+/// what is approved while it writes goes into its next write. A pool that
+/// sees hundreds of servers for the first time approves each on its own
+/// and must not write (and sync) the whole file on the connecting path
+/// each time.
+#[derive(Default)]
+struct Writes {
+    state: Mutex<WriteState>,
+    idle: Condvar,
+}
+
+#[derive(Default)]
+struct WriteState {
+    running: bool,
+    dirty: bool,
 }
 
 impl std::fmt::Debug for Approvals {
@@ -123,31 +143,31 @@ impl Approvals {
     /// empty, which is what a first start looks like.
     pub fn open(path: PathBuf) -> Self {
         let file: ApprovalFile = crate::os::files::read_json_or_default(&path, "the tool approvals file");
-        let servers = file.servers;
+        let servers = file.servers.into_iter().map(|(name, a)| (name, Arc::new(a))).collect();
         Approvals {
             path: Some(path),
-            servers: Mutex::new(servers),
+            servers: Arc::new(Mutex::new(servers)),
+            writes: Arc::default(),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, ServerApprovals>> {
+    fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Arc<ServerApprovals>>> {
         crate::sync::lock(&self.servers)
     }
 
     /// Takes in a list just seen from `server`: approves what the mode
-    /// approves on sight and answers the names held back.
+    /// approves on sight and answers the names held back. The file is
+    /// written in the background.
     pub fn observe(&self, server: &str, tools: &[Tool], mode: ApproveMode) -> Vec<String> {
         if tools.is_empty() {
             return Vec::new();
         }
         let mut servers = self.lock();
-        let outcome = review(servers.get(server), tools, mode);
+        let outcome = review(servers.get(server).map(|a| &**a), tools, mode);
         if !outcome.approve.is_empty() {
-            servers
-                .entry(server.to_string())
-                .or_default()
-                .extend(outcome.approve.iter().cloned());
-            self.save(&servers);
+            Arc::make_mut(servers.entry(server.to_string()).or_default()).extend(outcome.approve.iter().cloned());
+            drop(servers);
+            self.save();
         }
         outcome.held
     }
@@ -162,20 +182,68 @@ impl Approvals {
         }
     }
 
-    /// The user approves `tool` as it is defined now.
+    /// The user approves `tool` as it is defined now; on disk when this
+    /// returns.
     pub fn approve(&self, server: &str, tool: &Tool) {
-        let mut servers = self.lock();
-        servers
-            .entry(server.to_string())
-            .or_default()
+        Arc::make_mut(self.lock().entry(server.to_string()).or_default())
             .insert(tool.name.to_string(), Definition::of(tool));
-        self.save(&servers);
+        self.save();
+        self.flush();
     }
 
-    fn save(&self, servers: &BTreeMap<String, ServerApprovals>) {
+    /// Waits until every approval made so far is on disk.
+    pub fn flush(&self) {
+        let mut state = crate::sync::lock(&self.writes.state);
+        while state.running {
+            state = self.writes.idle.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Has the file written with the current approvals, by the running
+    /// writer or a new one.
+    fn save(&self) {
         let Some(path) = &self.path else { return };
-        let file = ApprovalFile {
-            servers: servers.clone(),
+        {
+            let mut state = crate::sync::lock(&self.writes.state);
+            state.dirty = true;
+            if state.running {
+                return;
+            }
+            state.running = true;
+        }
+        let (owned, servers, writes) = (path.clone(), Arc::clone(&self.servers), Arc::clone(&self.writes));
+        let spawned = std::thread::Builder::new()
+            .name("mcpool-approvals".into())
+            .spawn(move || write_while_dirty(&owned, &servers, &writes));
+        if spawned.is_err() {
+            write_while_dirty(path, &self.servers, &self.writes);
+        }
+    }
+}
+
+impl Drop for Approvals {
+    /// What was approved is on disk before the store is gone.
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The writer's loop: writes the newest approvals until none came in
+/// during a write.
+fn write_while_dirty(path: &Path, servers: &Mutex<BTreeMap<String, Arc<ServerApprovals>>>, writes: &Writes) {
+    loop {
+        {
+            let mut state = crate::sync::lock(&writes.state);
+            if !state.dirty {
+                state.running = false;
+                writes.idle.notify_all();
+                return;
+            }
+            state.dirty = false;
+        }
+        let snapshot = crate::sync::lock(servers).clone();
+        let file = ApprovalFileRef {
+            servers: snapshot.iter().map(|(name, a)| (name.as_str(), &**a)).collect(),
         };
         let written = serde_json::to_string_pretty(&file)
             .map_err(std::io::Error::other)
@@ -184,6 +252,12 @@ impl Approvals {
             tracing::warn!("cannot write the tool approvals file {}: {e}", path.display());
         }
     }
+}
+
+/// [`ApprovalFile`] as written, borrowing a snapshot.
+#[derive(Serialize)]
+struct ApprovalFileRef<'a> {
+    servers: BTreeMap<&'a str, &'a ServerApprovals>,
 }
 
 #[cfg(test)]
@@ -277,6 +351,37 @@ mod tests {
     }
 
     #[test]
+    fn approvals_made_while_the_file_is_written_are_all_on_disk_after() {
+        let dir = std::env::temp_dir().join(format!("mcpool-approvals-many-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = file_for(&dir, "default");
+        let echo = tool("echo", "Echoes", obj());
+        let changed = tool("echo", "Changed", obj());
+        let store = Approvals::open(path.clone());
+        std::thread::scope(|s| {
+            for part in 0..4 {
+                let (store, echo) = (&store, &echo);
+                s.spawn(move || {
+                    for i in 0..50 {
+                        store.observe(&format!("s{part}-{i}"), std::slice::from_ref(echo), ApproveMode::Auto);
+                    }
+                });
+            }
+        });
+        store.flush();
+        let again = Approvals::open(path.clone());
+        for part in 0..4 {
+            for i in 0..50 {
+                let server = format!("s{part}-{i}");
+                assert_eq!(again.verdict(&server, &echo), Verdict::Approved, "{server}");
+                assert!(matches!(again.verdict(&server, &changed), Verdict::Changed { .. }));
+            }
+        }
+        drop((store, again));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn approvals_survive_a_restart_in_a_private_file() {
         let dir = std::env::temp_dir().join(format!("mcpool-approvals-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -297,6 +402,7 @@ mod tests {
         std::fs::write(&path, "{not json").unwrap();
         let fresh = Approvals::open(path);
         assert!(fresh.observe("s", &[changed], ApproveMode::Auto).is_empty());
+        drop(fresh);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
