@@ -42,6 +42,11 @@ const PROBE_LIMIT: Duration = Duration::from_secs(30);
 
 /// Raised by the measuring loop to stop the probes.
 type Done = Arc<AtomicBool>;
+/// Raised when every server is connected: later probes are the baseline.
+type Settled = Arc<AtomicBool>;
+/// Probes of each kind made once every server is connected, the baseline
+/// the probes while they start are read against.
+const AT_REST: usize = 10;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -86,6 +91,9 @@ struct Run {
 struct Probes {
     list_ms: Vec<f64>,
     search_ms: Vec<f64>,
+    /// The same, once every server is connected.
+    rest_list_ms: Vec<f64>,
+    rest_search_ms: Vec<f64>,
     /// Probes that failed or took longer than [`PROBE_LIMIT`].
     unanswered: usize,
     /// Why an agent could not connect, when it could not.
@@ -158,13 +166,14 @@ async fn measure(cli: &Cli, pid: u32, port: u16, token: &str, started: Instant) 
     let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
     let probes = Arc::new(Mutex::new(Probes::default()));
     let done = Done::default();
+    let settled = Settled::default();
     let lister = tokio::spawn(probe(
         Probe::List,
         url("/mcp?toolListing=all"),
         token.to_string(),
         cli.probe_ms,
         probes.clone(),
-        done.clone(),
+        (done.clone(), settled.clone()),
     ));
     let searcher = tokio::spawn(probe(
         Probe::Search,
@@ -172,7 +181,7 @@ async fn measure(cli: &Cli, pid: u32, port: u16, token: &str, started: Instant) 
         token.to_string(),
         cli.probe_ms,
         probes.clone(),
-        done.clone(),
+        (done.clone(), settled.clone()),
     ));
 
     let http = reqwest::Client::new();
@@ -211,6 +220,19 @@ async fn measure(cli: &Cli, pid: u32, port: u16, token: &str, started: Instant) 
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
+    // What the start cost, before the baseline probes add to it.
+    let (hwm_kib, cpu_ms) = (sys::status_kb(pid, "VmHWM")?, sys::cpu_ns(Some(pid)) as f64 / 1e6);
+    settled.store(true, Ordering::SeqCst);
+    let rest_deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < rest_deadline {
+        {
+            let p = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if p.rest_list_ms.len() >= AT_REST && p.rest_search_ms.len() >= AT_REST {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     done.store(true, Ordering::SeqCst);
     lister.await??;
     searcher.await??;
@@ -222,8 +244,8 @@ async fn measure(cli: &Cli, pid: u32, port: u16, token: &str, started: Instant) 
     Ok(Run {
         all_connected_ms,
         ever_failed: ever_failed.len(),
-        hwm_kib: sys::status_kb(pid, "VmHWM")?,
-        cpu_ms: sys::cpu_ns(Some(pid)) as f64 / 1e6,
+        hwm_kib,
+        cpu_ms,
         servers_rss_kib,
         probes,
     })
@@ -245,7 +267,7 @@ async fn probe(
     token: String,
     every: u64,
     probes: Arc<Mutex<Probes>>,
-    done: Done,
+    (done, settled): (Done, Settled),
 ) -> anyhow::Result<()> {
     let Some(agent) = connect(&url, &token, every, &probes, &done).await else {
         return Ok(());
@@ -257,6 +279,7 @@ async fn probe(
     ];
     let mut i = 0;
     while !done.load(Ordering::SeqCst) {
+        let at_rest = settled.load(Ordering::SeqCst);
         let t = Instant::now();
         let outcome = match probe {
             Probe::List => serve::list_all(agent.peer(), PROBE_LIMIT).await.map(Some),
@@ -267,6 +290,8 @@ async fn probe(
         {
             let mut p = probes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             match outcome {
+                Ok(Some(_)) if at_rest => p.rest_list_ms.push(ms),
+                Ok(None) if at_rest => p.rest_search_ms.push(ms),
                 Ok(Some(tools)) => {
                     p.list_ms.push(ms);
                     p.first_tools.get_or_insert(tools);
@@ -329,8 +354,9 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         "Each run starts a fresh `mcpool serve` on a config of {} mcpool-faulty stdio servers, each with {} extra \
          tools and spending {} ms of CPU before it answers (as loading a Node or Python server's code does); \
          nobody asks for any of them, so they must connect by themselves. Meanwhile one agent lists every tool \
-         (`/mcp?toolListing=all`) and another calls `mcpool__search_tools` (`/mcp`), each every {} ms. The \
-         servers' own start-up costs {:.0} CPU-seconds per run on {} cores.\n",
+         (`/mcp?toolListing=all`) and another calls `mcpool__search_tools` (`/mcp`), each every {} ms, and \
+         {AT_REST} more of each once every server is connected, as a baseline. The servers' own start-up \
+         costs {:.0} CPU-seconds per run on {} cores.\n",
         cli.servers,
         cli.extra_tools,
         cli.busy_start_ms,
@@ -380,6 +406,20 @@ fn report(cli: &Cli, runs: &[Run], load_before: &str) -> String {
         &mut out,
         "`mcpool__search_tools` while they start",
         all(&|r| &r.probes.search_ms),
+        "ms",
+        1,
+    );
+    row(
+        &mut out,
+        "full `tools/list`, every server connected (baseline)",
+        all(&|r| &r.probes.rest_list_ms),
+        "ms",
+        1,
+    );
+    row(
+        &mut out,
+        "`mcpool__search_tools`, every server connected (baseline)",
+        all(&|r| &r.probes.rest_search_ms),
         "ms",
         1,
     );
