@@ -350,13 +350,17 @@ mod tests {
         assert_eq!(grown.held, vec!["b"]);
     }
 
+    /// A scratch folder, the approvals file in it, and a tool as first
+    /// seen and as changed since.
+    fn echo_and_changed(tag: &str) -> (PathBuf, PathBuf, Tool, Tool) {
+        let dir = crate::scratch::scratch_dir(tag);
+        let path = file_for(&dir, "default");
+        (dir, path, tool("echo", "Echoes", obj()), tool("echo", "Changed", obj()))
+    }
+
     #[test]
     fn approvals_made_while_the_file_is_written_are_all_on_disk_after() {
-        let dir = std::env::temp_dir().join(format!("mcpool-approvals-many-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let path = file_for(&dir, "default");
-        let echo = tool("echo", "Echoes", obj());
-        let changed = tool("echo", "Changed", obj());
+        let (dir, path, echo, changed) = echo_and_changed("approvals-many");
         let store = Approvals::open(path.clone());
         std::thread::scope(|s| {
             for part in 0..4 {
@@ -383,11 +387,7 @@ mod tests {
 
     #[test]
     fn approvals_survive_a_restart_in_a_private_file() {
-        let dir = std::env::temp_dir().join(format!("mcpool-approvals-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let path = file_for(&dir, "default");
-        let echo = tool("echo", "Echoes", obj());
-        let changed = tool("echo", "Changed", obj());
+        let (dir, path, echo, changed) = echo_and_changed("approvals");
         {
             let store = Approvals::open(path.clone());
             store.observe("s", std::slice::from_ref(&echo), ApproveMode::Auto);
