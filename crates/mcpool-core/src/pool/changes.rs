@@ -309,7 +309,13 @@ fn signatures_of(
         profile: of_profiles.iter().map(Hasher::finish).collect(),
         servers: own
             .iter()
-            .map(|(name, _)| (name.to_string(), digests.get(*name).map_or(0, |d| d.of_server)))
+            .map(|(name, _)| {
+                // A server gone lists what one with no visible tools does.
+                let of_server = digests
+                    .get(*name)
+                    .map_or_else(|| DefaultHasher::new().finish(), |d| d.of_server);
+                (name.to_string(), of_server)
+            })
             .collect(),
     }
 }
