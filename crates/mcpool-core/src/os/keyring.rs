@@ -55,7 +55,10 @@ mod tests {
         assert!(words(Platform::Windows).store.contains("Credential Manager"));
         assert!(words(Platform::Linux).unreachable_hint.contains("Secret Service"));
         for platform in [Platform::MacOs, Platform::Windows] {
-            assert!(!words(platform).unreachable_hint.contains("Secret Service"), "{platform:?}");
+            assert!(
+                !words(platform).unreachable_hint.contains("Secret Service"),
+                "{platform:?}"
+            );
         }
         assert!(!words(Platform::MacOs).refused_hint.contains("Secret Service"));
     }

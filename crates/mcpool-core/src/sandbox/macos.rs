@@ -29,10 +29,13 @@ extern "C" {
 /// whose every version has Seatbelt.
 pub const UNAVAILABLE: &str = "Seatbelt (sandbox_init) is not available";
 
-/// What Seatbelt cannot restrict that the plan asks: nothing (a server's
-/// network is allowed or not as a whole, as on Linux).
+/// What the profile leaves open that the Linux walls close: POSIX shared
+/// memory and semaphores go by name, not by path, and runtimes need their
+/// own (Python's multiprocessing), so the profile gives them all.
 pub fn missing(_network: bool) -> Option<Vec<String>> {
-    Some(Vec::new())
+    Some(vec![
+        "other processes' POSIX shared memory and semaphores (Seatbelt names them, not their owners)".to_string(),
+    ])
 }
 
 /// The profile's text, ready for the child.

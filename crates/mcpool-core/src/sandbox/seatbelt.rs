@@ -75,21 +75,40 @@ pub fn profile(plan: &Plan, hidden: &[PathBuf]) -> Result<String, String> {
          (allow process-info* (target same-sandbox))\n\
          (allow sysctl-read)\n\
          (allow ipc-posix-shm ipc-posix-sem)\n\
-         (allow user-preference-read)\n\
          (allow file-read-metadata)\n\
          (allow system-socket (socket-domain AF_UNIX))\n",
     );
-    rule(&mut out, "allow mach-lookup", "global-name", SERVICES.iter().map(|s| s.to_string()));
+    rule(
+        &mut out,
+        "allow mach-lookup",
+        "global-name",
+        SERVICES.iter().map(|s| s.to_string()),
+    );
     let system = SYSTEM_READ.iter().map(PathBuf::from);
     let read: Vec<PathBuf> = system.chain(plan.read.iter().cloned()).collect();
     rule(&mut out, "allow file-read* process-exec", "subpath", names(&read)?);
-    rule(&mut out, "allow file-read* file-write* process-exec", "subpath", names(&plan.write)?);
-    rule(&mut out, "deny file-read* file-write* process-exec", "subpath", names(hidden)?);
+    rule(
+        &mut out,
+        "allow file-read* file-write* process-exec",
+        "subpath",
+        names(&plan.write)?,
+    );
+    rule(
+        &mut out,
+        "deny file-read* file-write* process-exec",
+        "subpath",
+        names(hidden)?,
+    );
     let inside = |p: &&PathBuf| hidden.iter().any(|h| p.starts_with(h) && *p != h);
     let back_read: Vec<PathBuf> = plan.read.iter().filter(inside).cloned().collect();
     let back_write: Vec<PathBuf> = plan.write.iter().filter(inside).cloned().collect();
     rule(&mut out, "allow file-read* process-exec", "subpath", names(&back_read)?);
-    rule(&mut out, "allow file-read* file-write* process-exec", "subpath", names(&back_write)?);
+    rule(
+        &mut out,
+        "allow file-read* file-write* process-exec",
+        "subpath",
+        names(&back_write)?,
+    );
     rule(&mut out, "allow network-outbound", "literal", names(&plan.sockets)?);
     if plan.network {
         out.push_str(
@@ -179,7 +198,10 @@ mod tests {
     fn a_small_plan_without_network_is_this_profile() {
         let text = profile(&plan(false), &hidden()).unwrap();
         let system: String = SYSTEM_READ.iter().map(|p| format!("\n    (subpath \"{p}\")")).collect();
-        let services: String = SERVICES.iter().map(|s| format!("\n    (global-name \"{s}\")")).collect();
+        let services: String = SERVICES
+            .iter()
+            .map(|s| format!("\n    (global-name \"{s}\")"))
+            .collect();
         let want = format!(
             r#"(version 1)
 (deny default)
@@ -188,7 +210,6 @@ mod tests {
 (allow process-info* (target same-sandbox))
 (allow sysctl-read)
 (allow ipc-posix-shm ipc-posix-sem)
-(allow user-preference-read)
 (allow file-read-metadata)
 (allow system-socket (socket-domain AF_UNIX))
 (allow mach-lookup{services})
@@ -214,10 +235,16 @@ mod tests {
         let on = profile(&plan(true), &hidden()).unwrap();
         assert!(on.starts_with(&off), "the network only adds rules");
         let added = &on[off.len()..];
-        assert!(added.starts_with("(allow system-socket)\n(allow network-outbound (remote ip))\n"), "{added}");
+        assert!(
+            added.starts_with("(allow system-socket)\n(allow network-outbound (remote ip))\n"),
+            "{added}"
+        );
         assert!(added.contains("(allow network-outbound (literal \"/private/var/run/mDNSResponder\"))"));
         assert!(added.contains("(global-name \"com.apple.trustd.agent\")"), "{added}");
-        assert!(!on.contains("com.apple.SecurityServer"), "the keychain's service is never looked up");
+        assert!(
+            !on.contains("com.apple.SecurityServer"),
+            "the keychain's service is never looked up"
+        );
         assert!(!off.contains("(remote ip)") && !off.contains("mDNSResponder"), "{off}");
     }
 
@@ -228,9 +255,14 @@ mod tests {
         let keychains = PathBuf::from("/Users/u/Library/Keychains");
         let text = profile(&wide, &[keychains]).unwrap();
         let grant = text.find("(subpath \"/Users/u\")").unwrap();
-        let denial = text.find("(deny file-read* file-write* process-exec\n    (subpath \"/Users/u/Library/Keychains\"))");
+        let denial =
+            text.find("(deny file-read* file-write* process-exec\n    (subpath \"/Users/u/Library/Keychains\"))");
         assert!(denial.is_some_and(|d| d > grant), "{text}");
-        assert_eq!(text.matches("(deny ").count(), 2, "deny default and the keychains: {text}");
+        assert_eq!(
+            text.matches("(deny ").count(),
+            2,
+            "deny default and the keychains: {text}"
+        );
     }
 
     #[test]
@@ -240,7 +272,10 @@ mod tests {
         odd.read = vec![PathBuf::from(r#"/opt/we"ird\"#)];
         let text = profile(&odd, &[]).unwrap();
         assert!(text.contains(r#"(subpath "/opt/we\"ird\\")"#), "{text}");
-        assert!(!text.contains("(deny file-read*"), "no hidden folder, no denial: {text}");
+        assert!(
+            !text.contains("(deny file-read*"),
+            "no hidden folder, no denial: {text}"
+        );
     }
 
     #[cfg(unix)]
@@ -250,6 +285,9 @@ mod tests {
         let mut bad = plan(false);
         bad.write.push(PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/\xff")));
         let e = profile(&bad, &[]).unwrap_err();
-        assert!(e.starts_with("the path /tmp/") && e.ends_with("is not UTF-8, which a Seatbelt profile cannot name"), "{e}");
+        assert!(
+            e.starts_with("the path /tmp/") && e.ends_with("is not UTF-8, which a Seatbelt profile cannot name"),
+            "{e}"
+        );
     }
 }

@@ -11,5 +11,6 @@ pub const STATUS_SAYS_WHETHER_SHOWN: bool = true;
 /// Why no desktop can show a page here, if none can.
 pub fn no_desktop() -> Option<&'static str> {
     let named = |v: &str| std::env::var_os(v).is_some_and(|d| !d.is_empty());
-    (!named("DISPLAY") && !named("WAYLAND_DISPLAY")).then_some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)")
+    (!named("DISPLAY") && !named("WAYLAND_DISPLAY"))
+        .then_some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)")
 }

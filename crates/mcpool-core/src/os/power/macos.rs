@@ -24,7 +24,10 @@ use crate::os::power::{watcher, PowerWatcher};
 const TURN: Duration = Duration::from_millis(500);
 
 pub fn watchers() -> Vec<Box<dyn PowerWatcher>> {
-    vec![watcher("iokit-power", sleep::run), watcher("network-store", network::run)]
+    vec![
+        watcher("iokit-power", sleep::run),
+        watcher("network-store", network::run),
+    ]
 }
 
 /// The sender a callback writes to.
