@@ -10,6 +10,7 @@
 #![cfg_attr(windows, windows_subsystem = "windows")]
 
 mod notices;
+mod os;
 mod render;
 
 use std::collections::BTreeMap;
@@ -72,7 +73,7 @@ fn main() -> ExitCode {
     let cli = <Cli as clap::Parser>::parse();
     mcpool_core::os::process::start_guardian(); // first, before any thread: it forks
     mcpool_core::log::init();
-    if let Some(why) = no_display() {
+    if let Some(why) = os::no_display() {
         say_fatal(&format!("mcpool: {why}; the tray app needs a desktop session. Run `mcpool serve` for the same pool and endpoint without one."));
         return ExitCode::from(2);
     }
@@ -85,52 +86,13 @@ fn main() -> ExitCode {
     }
 }
 
-/// A sentence that ends the app: on stderr, and on Windows also in a
-/// message box when the app has no stderr (started from the Start menu, the
-/// Run key or Explorer), where it would otherwise end without a word.
+/// A sentence that ends the app: on stderr, and where the app has no
+/// stderr (on Windows, started from the Start menu, the Run key or
+/// Explorer) also where the person sees it (a message box), so it does not
+/// end without a word.
 fn say_fatal(sentence: &str) {
     eprintln!("{sentence}");
-    #[cfg(windows)]
-    {
-        use std::os::windows::io::AsRawHandle;
-        if std::io::stderr().as_raw_handle().is_null() {
-            use windows_sys::Win32::UI::WindowsAndMessaging::{MessageBoxW, MB_ICONERROR, MB_OK};
-            let wide = |s: &str| s.encode_utf16().chain(Some(0)).collect::<Vec<u16>>();
-            let (text, title) = (wide(sentence), wide("mcpool"));
-            // SAFETY: both strings are NUL-terminated UTF-16 that live
-            // across the call; no owner window.
-            unsafe {
-                MessageBoxW(
-                    std::ptr::null_mut(),
-                    text.as_ptr(),
-                    title.as_ptr(),
-                    MB_OK | MB_ICONERROR,
-                )
-            };
-        }
-    }
-}
-
-/// Why no window can open here, if none can.
-fn no_display() -> Option<String> {
-    #[cfg(target_os = "linux")]
-    {
-        if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
-            return Some("no display (neither DISPLAY nor WAYLAND_DISPLAY is set)".into());
-        }
-        // A display that is named but cannot be opened (a stale DISPLAY
-        // over ssh): GTK would fail inside Tauri with a panic; say it
-        // plainly instead. Tauri's own init later finds GTK ready.
-        if gtk::init().is_err() {
-            let named = ["WAYLAND_DISPLAY", "DISPLAY"]
-                .iter()
-                .filter_map(|v| std::env::var(v).ok().map(|d| format!("{v}={d}")))
-                .collect::<Vec<_>>()
-                .join(", ");
-            return Some(format!("cannot open the display ({named})"));
-        }
-    }
-    None
+    os::show_fatal(sentence);
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -395,7 +357,7 @@ pub(crate) fn open_dashboard(app: &AppHandle, server: Option<String>) {
             Ok(url) => {
                 let handle = app.clone();
                 let _ = app.run_on_main_thread(move || {
-                    let shown = match no_webview() {
+                    let shown = match os::no_webview() {
                         Some(why) => Err(why),
                         None => show_dashboard(&handle, url.clone(), server.as_deref()).map_err(|e| e.to_string()),
                     };
@@ -403,7 +365,7 @@ pub(crate) fn open_dashboard(app: &AppHandle, server: Option<String>) {
                         // No window can be made here: the same dashboard,
                         // signed in by the same link, in the user's browser.
                         tracing::warn!("cannot open the dashboard window ({why}): opening it in the browser");
-                        if let Err(e) = mcpool_core::opener::open_url(url.as_str()) {
+                        if let Err(e) = mcpool_core::os::opener::open_url(url.as_str()) {
                             tracing::error!("cannot open the dashboard in the browser either: {e}");
                         }
                     }
@@ -424,7 +386,7 @@ pub(crate) fn sign_in(app: &AppHandle, server: String) {
     let app = app.clone();
     tauri::async_runtime::spawn(async move {
         let opened = match shared.control.sign_in(&server).await {
-            Ok(url) => mcpool_core::opener::open_url(&url).map_err(anyhow::Error::from),
+            Ok(url) => mcpool_core::os::opener::open_url(&url).map_err(anyhow::Error::from),
             Err(e) => Err(anyhow::Error::from(e)),
         };
         if let Err(e) = opened {
@@ -474,17 +436,6 @@ fn dashboard_link(shared: &Shared, server: Option<&str>) -> anyhow::Result<tauri
     Ok(url)
 }
 
-/// Why no web view can be made here, if none can: on Windows, when the
-/// WebView2 runtime is not installed (asked of its loader first, since a
-/// window made without it never comes up and says nothing).
-fn no_webview() -> Option<String> {
-    #[cfg(windows)]
-    if let Err(e) = tauri::webview_version() {
-        return Some(format!("no WebView2 runtime is installed: {e}"));
-    }
-    None
-}
-
 fn show_dashboard(app: &AppHandle, url: tauri::Url, server: Option<&str>) -> tauri::Result<()> {
     let title = match server {
         Some(name) => format!("mcpool — {name}"),
@@ -504,7 +455,7 @@ fn show_dashboard(app: &AppHandle, url: tauri::Url, server: Option<&str>) -> tau
         // accounts are, not in a window of ours.
         .on_new_window(|url, _| {
             if matches!(url.scheme(), "http" | "https") {
-                if let Err(e) = mcpool_core::opener::open_url(url.as_str()) {
+                if let Err(e) = mcpool_core::os::opener::open_url(url.as_str()) {
                     tracing::warn!("cannot open the browser: {e}");
                 }
             }

@@ -83,11 +83,8 @@ mod tests {
         assert_eq!(credential.path(), file_in(&run, 7410));
         assert_eq!(read_file(credential.path()).as_deref(), Some(credential.value()));
         assert_eq!(credential.value().len(), 64);
-        #[cfg(unix)]
-        {
-            assert_eq!(files::mode_of(credential.path()).unwrap(), 0o600);
-            assert_eq!(files::mode_of(&run).unwrap(), 0o700);
-        }
+        files::assert_private(credential.path());
+        files::assert_private_dir(&run);
         let other = ControlCredential::create_in(&run, 7411).unwrap();
         assert_ne!(other.value(), credential.value(), "each instance has its own");
         credential.remove();

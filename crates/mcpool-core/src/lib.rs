@@ -22,7 +22,6 @@ pub mod log;
 pub mod loopback;
 pub mod names;
 pub mod oauth;
-pub mod opener;
 pub mod os;
 pub mod pool;
 pub mod registry;

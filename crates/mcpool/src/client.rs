@@ -211,7 +211,7 @@ pub async fn ui(instance: &Instance, no_open: bool) -> anyhow::Result<ExitCode> 
     println!("{url}");
     if !no_open {
         eprintln!("The link works once, for two minutes.");
-        if let Err(e) = mcpool_core::opener::open_url_checked(&url, std::time::Duration::from_secs(3)) {
+        if let Err(e) = mcpool_core::os::opener::open_url_checked(&url, std::time::Duration::from_secs(3)) {
             eprintln!("mcpool: no browser opened ({e}); open the link above in a browser yourself");
         }
     }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
+use mcpool_core::os::opener::Opened;
 use serde_json::Value;
 
 use crate::client::send_accepted;
@@ -13,6 +14,8 @@ use crate::Instance;
 
 /// A little longer than the instance waits for the browser.
 const WAIT: Duration = Duration::from_secs(330);
+/// How long an opener that fails at once (no browser) has to say so.
+const OPEN_WAIT: Duration = Duration::from_secs(3);
 
 /// One control-API request; a refused token is an error that says so.
 async fn call(
@@ -95,33 +98,16 @@ pub async fn logout(instance: &Instance, name: &str) -> anyhow::Result<ExitCode>
     }
 }
 
-/// Opens `url` with `$BROWSER` (the URL as its one argument), else the
-/// desktop's default browser; `None` when neither is there.
+/// Opens `url` with the one opener (`BROWSER`, else the desktop's default
+/// browser), waiting a moment for it to fail; `None` when nothing showed
+/// the page, so the caller prints the URL.
 fn open(url: &str) -> Option<String> {
-    if let Some(browser) = std::env::var("BROWSER").ok().filter(|b| !b.trim().is_empty()) {
-        let mut words = browser.split_whitespace();
-        let program = words.next()?;
-        let spawned = std::process::Command::new(program)
-            .args(words)
-            .arg(url)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .spawn();
-        return spawned.ok().map(|_| format!("$BROWSER ({program})"));
+    match mcpool_core::os::opener::open_url_checked(url, OPEN_WAIT) {
+        Ok(Opened::Browser(program)) => Some(format!("$BROWSER ({program})")),
+        Ok(Opened::Desktop) => Some("the default browser".to_string()),
+        Err(e) => {
+            tracing::debug!("no browser opened for the sign-in: {e}");
+            None
+        }
     }
-    let desktop = cfg!(target_os = "macos")
-        || std::env::var_os("DISPLAY").is_some()
-        || std::env::var_os("WAYLAND_DISPLAY").is_some();
-    if !desktop {
-        return None;
-    }
-    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-    std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .ok()
-        .map(|_| "the default browser".to_string())
 }

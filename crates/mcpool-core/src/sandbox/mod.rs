@@ -1,12 +1,14 @@
 //! What a local server may read, write and reach: the entry's `sandbox`
 //! (or the config's default) as a [`Sandbox`], the paths and network a
 //! mode gives for one command ([`policy`], pure), and the kernel's
-//! enforcement in the child between fork and exec (`linux.rs`: Landlock
-//! and `no_new_privs`; on other systems nothing yet, said as
-//! `not available`). mcpool itself is never restricted.
+//! enforcement in the child between fork and exec (`linux.rs`: Landlock,
+//! namespaces and `no_new_privs`; `macos.rs`: a Seatbelt profile made from
+//! the plan by [`seatbelt`], pure; on Windows nothing yet, said as `not
+//! available` by `other.rs`). mcpool itself is never restricted.
 
 pub mod denial;
 pub mod policy;
+pub mod seatbelt;
 #[cfg(test)]
 mod tests;
 
@@ -14,9 +16,13 @@ mod tests;
 mod linux;
 #[cfg(target_os = "linux")]
 use linux as sys;
-#[cfg(not(target_os = "linux"))]
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as sys;
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 mod other;
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 use other as sys;
 
 use std::path::PathBuf;
@@ -93,7 +99,7 @@ pub enum State {
     /// Some of it: `missing` says what this kernel cannot restrict.
     #[serde(rename = "partly enforced")]
     PartlyEnforced,
-    /// Nothing of it on this system (no Landlock, or not Linux).
+    /// Nothing of it on this system (no Landlock on Linux; Windows as yet).
     #[serde(rename = "not available")]
     NotAvailable,
 }

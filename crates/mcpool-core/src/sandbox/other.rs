@@ -1,6 +1,6 @@
-//! Systems without a sandbox backend yet (macOS: a Seatbelt profile,
-//! Windows: an AppContainer with job limits, both planned behind the same
-//! policy): nothing is enforced, and `status` says so.
+//! Systems without a sandbox backend yet (Windows: an AppContainer with job
+//! limits, planned behind the same policy): nothing is enforced, and
+//! `status` says so.
 
 use std::io;
 

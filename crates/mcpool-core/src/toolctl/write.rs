@@ -276,18 +276,16 @@ mod tests {
         assert!(matches!(e, SwitchError::Shape { .. }), "{e}");
     }
 
-    #[cfg(unix)]
     #[test]
     fn the_file_keeps_its_mode() {
-        use std::os::unix::fs::PermissionsExt;
         let dir = crate::scratch::made_scratch_dir("switch");
         let path = dir.join("config.json");
         std::fs::write(&path, FILE).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        crate::os::files::restrict(&path).unwrap();
         assert!(set_tool_enabled(&path, "fs", "write", false).unwrap());
         assert!(!set_tool_enabled(&path, "fs", "write", false).unwrap());
         assert_eq!(std::fs::read_to_string(dir.join("config.json.bak")).unwrap(), FILE);
-        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o640);
+        crate::os::files::assert_private(&path);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

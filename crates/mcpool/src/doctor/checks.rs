@@ -23,13 +23,6 @@ const VERSION_WAIT: Duration = Duration::from_secs(5);
 /// How long the program on the port may take to answer.
 const PORT_WAIT: Duration = Duration::from_secs(3);
 
-/// The store the keyring crate uses here, named in the check.
-const STORE: &str = if cfg!(windows) {
-    " (the Windows Credential Manager)"
-} else {
-    ""
-};
-
 /// Check 1: the keyring answers (on Windows: the Credential Manager,
 /// through the same read and write probe), or the file fallback is in use.
 pub async fn keyring(setup: &Setup) -> Check {
@@ -45,13 +38,13 @@ pub async fn keyring(setup: &Setup) -> Check {
         )),
     };
     let data = mcpool_core::os::paths::data_dir();
+    let words = mcpool_core::os::keyring::this_platform();
     match answer {
-        Ok(()) => Check::ok("keyring", format!("the OS keyring{STORE} answers (profile {profile})")),
-        Err(why) if why.starts_with(WRITE_REFUSED) => Check::warn(
+        Ok(()) => Check::ok(
             "keyring",
-            why,
-            "unlock the keyring (or restart its Secret Service); mcpool's first start must store its token there",
+            format!("the OS keyring{} answers (profile {profile})", words.store),
         ),
+        Err(why) if why.starts_with(WRITE_REFUSED) => Check::warn("keyring", why, words.refused_hint),
         Err(why) => {
             let files: Vec<String> = [mcpool_core::token::token_file(&data), data.join("fingerprint.key")]
                 .iter()
@@ -63,15 +56,7 @@ pub async fn keyring(setup: &Setup) -> Check {
             } else {
                 format!("the file fallback is in use ({}, mode 0600)", files.join(", "))
             };
-            Check::warn(
-                "keyring",
-                format!("{why}; {fallback}"),
-                if cfg!(windows) {
-                    "the Windows Credential Manager should always answer for a signed-in user: sign in again, or see `mcpool doctor --bundle`"
-                } else {
-                    "start and unlock a Secret Service (gnome-keyring or KWallet) in this session"
-                },
-            )
+            Check::warn("keyring", format!("{why}; {fallback}"), words.unreachable_hint)
         }
     }
 }

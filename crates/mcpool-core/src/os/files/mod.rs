@@ -206,6 +206,18 @@ pub(crate) fn assert_private(path: &Path) {
     assert_eq!(mode_of(path).unwrap() & 0o777, 0o600, "{}", path.display());
 }
 
+/// Asserts that the folder `dir` is the user's alone (tests): 0700 on Unix,
+/// the owner-only DACL on Windows (which [`mode_of`] answers as
+/// [`PRIVATE`]); under Wine, as [`assert_private`] says, nothing.
+#[cfg(test)]
+pub(crate) fn assert_private_dir(dir: &Path) {
+    if cfg!(windows) && std::env::var_os("WINEPREFIX").is_some() {
+        return;
+    }
+    let want = if cfg!(windows) { PRIVATE } else { 0o700 };
+    assert_eq!(mode_of(dir).unwrap() & 0o777, want, "{}", dir.display());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

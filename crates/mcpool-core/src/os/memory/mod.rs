@@ -10,7 +10,8 @@
 //! given back once, off the runtime: the heap trimmed, the code pages
 //! unmapped (they stay in the page cache, and what is used again is mapped
 //! again on its next use). A busy pool is never trimmed in the middle of
-//! its work. The platform's part is `linux.rs`; elsewhere it does nothing.
+//! its work. The platform's part is `linux.rs` (heap and code pages) and
+//! `macos.rs` (the malloc zones' free pages); elsewhere it does nothing.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -87,9 +88,13 @@ async fn trim_when_quiet() {
 mod linux;
 #[cfg(target_os = "linux")]
 use linux::give_back;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos::give_back;
 
 /// Nothing to give back where no backend is written.
-#[cfg(not(target_os = "linux"))]
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn give_back() {}
 
 #[cfg(test)]

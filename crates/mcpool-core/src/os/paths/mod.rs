@@ -1,18 +1,23 @@
 //! Where mcpool keeps its files by default, per platform: the folders come
-//! from the `dirs` crate (the XDG folders on Linux, the known folders on
-//! Windows), and each backend says which of them mcpool uses.
+//! from the `dirs` crate (the XDG folders on Linux, `~/Library` on macOS,
+//! the known folders on Windows), and each backend says which of them
+//! mcpool uses.
 //!
-//! | | Linux (`unix.rs`) | Windows (`windows.rs`) |
-//! | --- | --- | --- |
-//! | config | `~/.config/mcpool` | `%APPDATA%\mcpool` (roams with the user) |
-//! | data (token, activity, logs, sessions) | `~/.local/share/mcpool` | `%LOCALAPPDATA%\mcpool` (this machine only) |
-//! | cache | `~/.cache/mcpool` | `%LOCALAPPDATA%\mcpool\cache` |
-//! | runtime (the control credential) | `$XDG_RUNTIME_DIR/mcpool`, else `~/.local/share/mcpool/run` | `%LOCALAPPDATA%\mcpool\run` |
+//! | | Linux (`unix.rs`) | macOS (`macos.rs`) | Windows (`windows.rs`) |
+//! | --- | --- | --- | --- |
+//! | config | `~/.config/mcpool` | `~/Library/Application Support/mcpool` | `%APPDATA%\mcpool` (roams with the user) |
+//! | data (token, activity, logs, sessions) | `~/.local/share/mcpool` | `~/Library/Application Support/mcpool` | `%LOCALAPPDATA%\mcpool` (this machine only) |
+//! | cache | `~/.cache/mcpool` | `~/Library/Caches/mcpool` | `%LOCALAPPDATA%\mcpool\cache` |
+//! | runtime (the control credential) | `$XDG_RUNTIME_DIR/mcpool`, else `~/.local/share/mcpool/run` | `~/Library/Application Support/mcpool/run` | `%LOCALAPPDATA%\mcpool\run` |
 
-#[cfg(unix)]
+#[cfg(all(unix, not(target_os = "macos")))]
 mod unix;
-#[cfg(unix)]
+#[cfg(all(unix, not(target_os = "macos")))]
 use unix as backend;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as backend;
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]

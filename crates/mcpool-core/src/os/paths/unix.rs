@@ -1,5 +1,4 @@
-//! The XDG folders on Linux (`dirs` gives `~/Library/…` on macOS, which a
-//! macOS backend will want to review).
+//! The XDG folders on Linux and the other free Unixes.
 
 use std::path::PathBuf;
 
@@ -16,8 +15,8 @@ pub fn data_dir() -> PathBuf {
 }
 
 /// `$XDG_RUNTIME_DIR/mcpool` (tmpfs, the user's alone, emptied at logout),
-/// else a folder in the data dir where there is no runtime dir (macOS, a
-/// bare SSH session).
+/// else a folder in the data dir where there is no runtime dir (a bare SSH
+/// session).
 pub fn runtime_dir() -> PathBuf {
     dirs::runtime_dir().map_or_else(|| data_dir().join("run"), |d| d.join("mcpool"))
 }

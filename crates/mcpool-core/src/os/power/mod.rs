@@ -2,11 +2,14 @@
 //! [`PowerWatcher`]s (the trait and [`PowerEvent`] are defined here, so no backend names a room above `os/`) that feed `wake/` (its driver and healer never ask the
 //! OS). One backend per platform: `linux.rs` (logind's `PrepareForSleep`,
 //! rtnetlink), `windows.rs` (`PowerRegisterSuspendResumeNotification`,
-//! `NotifyIpInterfaceChange`); none yet on macOS, where the clock-jump
-//! detector of `wake/clock.rs` is the only source.
+//! `NotifyIpInterfaceChange`), `macos.rs` (IOKit's `IORegisterForSystemPower`,
+//! the System Configuration dynamic store). The clock-jump detector of
+//! `wake/clock.rs` runs beside them everywhere.
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "macos")]
+mod macos;
 #[cfg(windows)]
 pub mod windows;
 
@@ -22,7 +25,9 @@ pub fn watchers() -> Vec<Box<dyn PowerWatcher>> {
     return linux::watchers();
     #[cfg(windows)]
     return windows::watchers();
-    #[cfg(not(any(target_os = "linux", windows)))]
+    #[cfg(target_os = "macos")]
+    return macos::watchers();
+    #[cfg(not(any(target_os = "linux", windows, target_os = "macos")))]
     Vec::new()
 }
 

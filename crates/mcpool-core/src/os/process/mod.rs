@@ -9,7 +9,9 @@
 //!   TERM to the group, KILL after the grace. A guardian process, forked
 //!   before the async runtime starts, holds a pipe from mcpool and takes
 //!   every group still listed down when that pipe closes (`kill -9`
-//!   included).
+//!   included). `macos.rs` holds what macOS does its own way (the
+//!   guardian closes the descriptors it lists, as there is no
+//!   `close_range`).
 //! - `windows.rs`: the tree is a Job Object with
 //!   `JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE`. The child starts suspended, joins
 //!   the job, then runs, so none of its descendants escapes it. A stop waits
@@ -33,6 +35,8 @@ use std::time::Duration;
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
+#[cfg(target_os = "macos")]
+mod macos;
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -98,8 +102,10 @@ pub fn spawn(
     }
     #[cfg(unix)]
     if let Some(sandbox) = confine.sandbox.filter(|s| s.is_active()) {
-        // SAFETY: the closure makes only system calls (prctl, Landlock) on
-        // a descriptor opened before the fork; it allocates nothing.
+        // SAFETY: on Linux the closure makes only system calls (prctl,
+        // Landlock) on a descriptor opened before the fork and allocates
+        // nothing; on macOS `sandbox_init` compiles the profile with the
+        // system's malloc, which stays usable after a fork.
         unsafe {
             cmd.pre_exec(move || sandbox.apply_in_child());
         }

@@ -322,6 +322,11 @@ mod guardian {
                 return;
             }
         }
+        #[cfg(target_os = "macos")]
+        // SAFETY: the guardian owns every descriptor it holds.
+        if unsafe { crate::os::process::macos::close_listed_but(keep) } {
+            return;
+        }
         // SAFETY: getrlimit fills our struct; close on fds we may hold.
         let mut limit = libc::rlimit {
             rlim_cur: 0,

@@ -1,9 +1,24 @@
 //! Opens a URL for the person at the machine: the command in `BROWSER`
 //! when set (the URL as its one argument), else the desktop's default
-//! browser. Shared by `mcpool ui`, `mcpool login` and the tray app.
-//! `BROWSER` is the desktop's setting, not one of mcpool's (those are all
-//! read once, in `service::ServeArgs` and `service::Setup`): it is read when
-//! a browser is opened, as `xdg-open` reads it.
+//! browser through the platform's opener (`linux.rs`: `xdg-open`,
+//! `macos.rs`: `open`, `windows.rs`: Explorer). The one opener of `mcpool
+//! ui`, `mcpool login` and the tray app. `BROWSER` is the desktop's
+//! setting, not one of mcpool's (those are all read once, in
+//! `service::ServeArgs` and `service::Setup`): it is read when a browser is
+//! opened, as `xdg-open` reads it.
+
+#[cfg(all(unix, not(target_os = "macos")))]
+mod linux;
+#[cfg(all(unix, not(target_os = "macos")))]
+use linux as backend;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(target_os = "macos")]
+use macos as backend;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as backend;
 
 use std::ffi::OsString;
 use std::process::{Command, Stdio};
@@ -13,31 +28,29 @@ use std::process::{Command, Stdio};
 pub enum Opened {
     /// Through the command named by `BROWSER`.
     Browser(String),
-    /// Through the desktop's opener (`xdg-open`, `open`).
+    /// Through the desktop's opener (`xdg-open`, `open`, Explorer).
     Desktop,
 }
 
 /// Starts the browser at `url` without waiting for it; its output is not
-/// ours to show. An error means nothing could be started: the caller prints
-/// the URL instead.
+/// ours to show. An error means nothing could be started: the caller says
+/// so or shows the URL instead.
 pub fn open_url(url: &str) -> std::io::Result<Opened> {
     open_with(std::env::var_os("BROWSER"), url)
 }
 
 /// [`open_url`], then waits up to `wait` for the opener to end: one that
-/// ends in failure found no browser (`xdg-open` on a machine without a
-/// desktop does), which is an error the caller can say. Still running at
-/// the end of `wait`: it is showing the page. For a command line, which
-/// may wait; the tray opens without waiting.
+/// ends in failure found no browser, which is an error the caller can say.
+/// Still running at the end of `wait`: it is showing the page. For a
+/// command line, which may wait; the tray opens without waiting.
 pub fn open_url_checked(url: &str, wait: std::time::Duration) -> std::io::Result<Opened> {
     open_checked(std::env::var_os("BROWSER"), url, wait)
 }
 
 fn open_checked(browser: Option<OsString>, url: &str, wait: std::time::Duration) -> std::io::Result<Opened> {
-    let (mut command, opened) = command_for(browser, url);
+    let (mut command, opened) = command_for(browser, url)?;
     let mut child = spawn(&mut command)?;
-    // Explorer ends with 1 when it did open the page: its status says nothing.
-    if cfg!(windows) && opened == Opened::Desktop {
+    if opened == Opened::Desktop && !backend::STATUS_SAYS_WHETHER_SHOWN {
         return Ok(opened);
     }
     let until = std::time::Instant::now() + wait;
@@ -57,27 +70,24 @@ fn open_checked(browser: Option<OsString>, url: &str, wait: std::time::Duration)
 }
 
 /// The command that opens `url`: `browser` (the `BROWSER` setting) when
-/// set, else the desktop's opener.
-fn command_for(browser: Option<OsString>, url: &str) -> (Command, Opened) {
+/// set, else the desktop's opener; an error when there is no desktop to
+/// show the page on.
+fn command_for(browser: Option<OsString>, url: &str) -> std::io::Result<(Command, Opened)> {
     let (mut command, opened) = match browser.filter(|b| !b.is_empty()) {
         Some(b) => (Command::new(&b), Opened::Browser(b.to_string_lossy().into_owned())),
         None => {
-            let opener = if cfg!(target_os = "macos") {
-                "open"
-            } else if cfg!(windows) {
-                "explorer"
-            } else {
-                "xdg-open"
-            };
-            (Command::new(opener), Opened::Desktop)
+            if let Some(why) = backend::no_desktop() {
+                return Err(std::io::Error::new(std::io::ErrorKind::NotFound, why));
+            }
+            (Command::new(backend::OPENER), Opened::Desktop)
         }
     };
     command.arg(url);
-    (command, opened)
+    Ok((command, opened))
 }
 
 fn open_with(browser: Option<OsString>, url: &str) -> std::io::Result<Opened> {
-    let (mut command, opened) = command_for(browser, url);
+    let (mut command, opened) = command_for(browser, url)?;
     spawn(&mut command)?;
     Ok(opened)
 }
